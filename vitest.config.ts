@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { defineConfig } from 'vitest/config';
+
+/** Tests use the documented local secrets, never a developer's own .dev.vars. */
+const devVars = parseEnv(readFileSync(new URL('./.dev.vars.example', import.meta.url), 'utf8'));
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // The Worker and everything it imports, inside workerd.
+        plugins: [
+          cloudflareTest({
+            main: './src/index.ts',
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: { bindings: { ...devVars, ENVIRONMENT: 'test' } },
+          }),
+        ],
+        test: { name: 'worker', include: ['test/worker/**/*.test.ts'] },
+      },
+      {
+        // The build scripts run on Node at build time, so their tests run on Node too.
+        test: { name: 'scripts', include: ['test/scripts/**/*.test.ts'], environment: 'node' },
+      },
+    ],
+  },
+});
