@@ -1,0 +1,124 @@
+/**
+ * Builds data/bin-index.bin, the compiled BIN index the Worker imports.
+ *
+ *   npm run build:data                      from the source named in data/bin-source.json
+ *   npm run build:data -- --source F [--format NAME] [--out FILE]
+ *   npm run data:refresh -- --source <path-or-url> [--format NAME]
+ *       builds from a new source and, when it verifies, makes it the embedded default:
+ *       the CSV is copied into data/sources/ and data/bin-source.json points at it.
+ *
+ * Formats: binlist, venelinkochev, iannuttall, openbiin, canonical (detected from the header
+ * when --format is not given). Exits 1 on a broken source, printing the offending lines.
+ */
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { BrokenSourceError, buildIndex, describe, type BuildResult } from './bin-data/build';
+import { IMPORTERS } from './bin-data/importers/index';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CONFIG = join(ROOT, 'data', 'bin-source.json');
+
+interface SourceConfig {
+  source: string;
+  format?: string;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      source: { type: 'string' },
+      format: { type: 'string' },
+      out: { type: 'string', default: join(ROOT, 'data', 'bin-index.bin') },
+      save: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+    },
+  });
+  const config = JSON.parse(await readFile(CONFIG, 'utf8')) as SourceConfig;
+  const source = values.source ?? join(ROOT, config.source);
+  const formatName = values.format ?? (values.source ? undefined : config.format);
+  const importer = formatName === undefined ? undefined : IMPORTERS.find((i) => i.name === formatName);
+  if (formatName !== undefined && !importer) {
+    fail(`unknown --format ${formatName}; one of: ${IMPORTERS.map((i) => i.name).join(', ')}`);
+  }
+  const log = (m: string): void => {
+    if (!values.quiet) console.error(`[build:data] ${m}`);
+  };
+
+  log(`reading ${source}`);
+  const text = await readSource(source);
+  let result: BuildResult;
+  try {
+    result = buildIndex(text, { importer, progress: log });
+  } catch (e) {
+    if (e instanceof BrokenSourceError) fail(`broken source ${source}: ${e.message}`);
+    throw e;
+  }
+  await mkdir(dirname(values.out), { recursive: true });
+  await writeFile(values.out, new Uint8Array(result.artifact));
+  printSummary(source, values.out, result);
+  if (values.save) await saveAsDefault(source, text, result.format);
+}
+
+async function readSource(source: string): Promise<string> {
+  if (/^https?:\/\//.test(source)) {
+    const response = await fetch(source);
+    if (!response.ok) fail(`GET ${source} answered ${response.status}`);
+    return response.text();
+  }
+  return readFile(source, 'utf8').catch((e: Error) => fail(`cannot read ${source}: ${e.message}`));
+}
+
+/** data:refresh: keep the verified source in data/ and make it the default build input. */
+async function saveAsDefault(source: string, text: string, format: string): Promise<void> {
+  const dataDir = join(ROOT, 'data');
+  let kept = isAbsolute(source) ? source : resolve(source);
+  if (/^https?:\/\//.test(source) || relative(dataDir, kept).startsWith('..')) {
+    const name = basename(new URL(source, 'file:///').pathname) || 'source.csv';
+    kept = join(dataDir, 'sources', name);
+    await mkdir(dirname(kept), { recursive: true });
+    if (/^https?:\/\//.test(source)) await writeFile(kept, text);
+    else await copyFile(source, kept);
+  }
+  const config: SourceConfig = { source: relative(ROOT, kept), format };
+  await writeFile(CONFIG, `${JSON.stringify(config, null, 2)}\n`);
+  console.error(`[build:data] data/bin-source.json now points at ${config.source} (${format})`);
+}
+
+function printSummary(source: string, out: string, r: BuildResult): void {
+  const gzip = gzipSync(new Uint8Array(r.artifact), { level: 9 }).length;
+  const topLabels = [...r.labels.unmappedBrandLabels.entries()]
+    .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([l, n]) => `${l} (${n})`).join(', ');
+  const lines = [
+    `source            ${source} (${r.format})`,
+    `rows read         ${r.rowsRead}`,
+    `rows accepted     ${r.rows.length} (+${r.coBadged} co-badged, ${r.duplicates} duplicates merged)`,
+    `rows rejected     ${r.rejected.length}${r.rejected.length ? `: ${describe(r.rejected, 5)}` : ''}`,
+    `unmapped brands   ${sum(r.labels.unmappedBrandLabels)} rows${topLabels ? `: ${topLabels}` : ''}`,
+    `other unmapped    ${sum(r.labels.unmappedLabels)} labels`,
+    `ranges            ${r.dataRangeCount} data, ${r.schemeRangeCount} scheme`,
+    `records           ${r.recordCount} (${r.stringCount} strings)`,
+    `bytes             ${r.artifact.byteLength} (gzip ${gzip}); data index ${r.dataIndexBytes} = `
+      + `${(r.dataIndexBytes / r.dataRangeCount).toFixed(2)} B/range; record table ${r.recordTableBytes}`,
+    `verified          ${r.verify.checkedRows} rows at ${r.verify.checkedKeys} keys, 0 failures, `
+      + `${r.verify.shadowedRows} rows fully overridden by narrower rows`,
+    `seconds           ${r.seconds.toFixed(2)}`,
+    `written           ${relative(process.cwd(), out)}`,
+  ];
+  console.error(lines.map((l) => `[build:data] ${l}`).join('\n'));
+}
+
+function sum(m: Map<string, number>): number {
+  let n = 0;
+  for (const v of m.values()) n += v;
+  return n;
+}
+
+function fail(message: string): never {
+  console.error(`[build:data] error: ${message}`);
+  process.exit(1);
+}
+
+await main();

@@ -1,0 +1,171 @@
+import {
+  BUCKET_BITS, BUCKET_COUNT, FORMAT_VERSION, HEADER, KEY_DIGITS, MAGIC, NO_RECORD, RECORD_WORDS,
+  align4, decodeRecordWords,
+} from './artifact-format';
+import type { BinRecord } from './model';
+
+/** One range index section (data rows or scheme IIN ranges) as views over the artifact. */
+interface RangeIndex {
+  readonly count: number;
+  readonly buckets: Uint32Array;
+  readonly starts: Uint16Array;
+  readonly ends: Uint16Array;
+  readonly recordIds: Uint16Array | Uint32Array;
+}
+
+/** What {@link BinIndex.find} answers: the matching record and which section it came from. */
+export interface BinMatch {
+  record: BinRecord;
+  /** `data` when a BIN data row matched, `scheme` when only a scheme IIN range did. */
+  source: 'data' | 'scheme';
+}
+
+/**
+ * The compiled BIN index held in memory. Construction only makes typed-array views over the
+ * artifact (no copy, no parse), so the index is ready in microseconds; records are decoded on
+ * first use and cached.
+ *
+ * @example
+ * ```ts
+ * import artifact from '../../data/bin-index.bin';
+ * const index = BinIndex.fromArrayBuffer(artifact);
+ * index.find('4444333322221111')?.record.brands; // ['visa']
+ * ```
+ */
+export class BinIndex {
+  readonly recordCount: number;
+  readonly builtAt: Date;
+  readonly sourceRowCount: number;
+  private readonly stringOffsets: Uint32Array;
+  private readonly stringBytes: Uint8Array;
+  private readonly records: Uint32Array;
+  private readonly data: RangeIndex;
+  private readonly scheme: RangeIndex;
+  private readonly decoded: (BinRecord | undefined)[];
+  private readonly utf8 = new TextDecoder();
+
+  private constructor(buffer: ArrayBuffer) {
+    if (buffer.byteLength < HEADER.words * 4) throw new Error('BIN index: artifact too short');
+    const header = new Uint32Array(buffer, 0, HEADER.words);
+    if (header[HEADER.magic] !== MAGIC) throw new Error('BIN index: bad magic number');
+    if (header[HEADER.version] !== FORMAT_VERSION) {
+      throw new Error(`BIN index: format version ${header[HEADER.version]} is not ${FORMAT_VERSION}`);
+    }
+    const h = (k: keyof typeof HEADER): number => header[HEADER[k]]!;
+    this.recordCount = h('recordCount');
+    this.builtAt = new Date(h('builtAtSeconds') * 1000);
+    this.sourceRowCount = h('sourceRowCount');
+    const idBytes = h('recordIdBytes');
+    if (idBytes !== 2 && idBytes !== 4) throw new Error('BIN index: bad record id width');
+    const stringCount = h('stringCount');
+    this.stringOffsets = new Uint32Array(buffer, h('stringsOffset'), stringCount + 1);
+    this.stringBytes = new Uint8Array(
+      buffer, h('stringsOffset') + (stringCount + 1) * 4, h('stringBytesLength'),
+    );
+    this.records = new Uint32Array(buffer, h('recordsOffset'), this.recordCount * RECORD_WORDS);
+    this.data = rangeIndexAt(buffer, h('dataIndexOffset'), h('dataRangeCount'), idBytes);
+    this.scheme = rangeIndexAt(buffer, h('schemeIndexOffset'), h('schemeRangeCount'), idBytes);
+    this.decoded = new Array<BinRecord | undefined>(this.recordCount);
+  }
+
+  /** Wraps a compiled artifact; throws if it is not one. */
+  static fromArrayBuffer(buffer: ArrayBuffer): BinIndex {
+    return new BinIndex(buffer);
+  }
+
+  get dataRangeCount(): number {
+    return this.data.count;
+  }
+
+  get schemeRangeCount(): number {
+    return this.scheme.count;
+  }
+
+  /**
+   * Finds the record for a card number (digits only, at least 8 digits; shorter numbers are
+   * right-padded with zeros). The most specific data row wins; with no data row, a scheme IIN
+   * range; with neither, `undefined`.
+   */
+  find(cardNumber: string): BinMatch | undefined {
+    const key = keyOf(cardNumber);
+    let id = findRecordId(this.data, key);
+    if (id !== NO_RECORD) return { record: this.record(id), source: 'data' };
+    id = findRecordId(this.scheme, key);
+    if (id !== NO_RECORD) return { record: this.record(id), source: 'scheme' };
+    return undefined;
+  }
+
+  /** Record id of the data row covering an 8-digit key, or -1. The hot path, exposed for benches. */
+  findDataRecordId(key: number): number {
+    return findRecordId(this.data, key);
+  }
+
+  /** Record id of the scheme range covering an 8-digit key, or -1. */
+  findSchemeRecordId(key: number): number {
+    return findRecordId(this.scheme, key);
+  }
+
+  /** Decoded record by id (cached: the same object for the same id). */
+  record(id: number): BinRecord {
+    let r = this.decoded[id];
+    if (r === undefined) {
+      const w = id * RECORD_WORDS;
+      const words = this.records;
+      r = Object.freeze(decodeRecordWords(
+        words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!, (s) => this.string(s),
+      )) as BinRecord;
+      this.decoded[id] = r;
+    }
+    return r;
+  }
+
+  private string(id: number): string {
+    return this.utf8.decode(
+      this.stringBytes.subarray(this.stringOffsets[id]!, this.stringOffsets[id + 1]!),
+    );
+  }
+}
+
+/** The first 8 digits of a card number as an integer (the index key). */
+export function keyOf(cardNumber: string): number {
+  let key = 0;
+  for (let i = 0; i < KEY_DIGITS; i++) {
+    const c = cardNumber.charCodeAt(i);
+    key = key * 10 + (c >= 48 && c <= 57 ? c - 48 : 0);
+  }
+  return key;
+}
+
+function rangeIndexAt(buffer: ArrayBuffer, offset: number, count: number, idBytes: number): RangeIndex {
+  const buckets = new Uint32Array(buffer, offset, BUCKET_COUNT + 1);
+  let at = offset + (BUCKET_COUNT + 1) * 4;
+  const starts = new Uint16Array(buffer, at, count);
+  at += align4(count * 2);
+  const ends = new Uint16Array(buffer, at, count);
+  at += align4(count * 2);
+  const recordIds = idBytes === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);
+  if (buckets[BUCKET_COUNT] !== count) throw new Error('BIN index: bucket table does not match range count');
+  return { count, buckets, starts, ends, recordIds };
+}
+
+function findRecordId(index: RangeIndex, key: number): number {
+  const bucket = key >>> BUCKET_BITS;
+  if (bucket >= BUCKET_COUNT) return NO_RECORD;
+  const low = key & 0xffff;
+  const starts = index.starts;
+  let lo = index.buckets[bucket]!;
+  let hi = index.buckets[bucket + 1]! - 1;
+  // Last range in the bucket whose start is <= low.
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts[mid]! <= low) {
+      found = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (found < 0 || index.ends[found]! < low) return NO_RECORD;
+  return index.recordIds[found]!;
+}
