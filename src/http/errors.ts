@@ -1,0 +1,125 @@
+/**
+ * Every way a request can fail, as one tagged union, and the one mapper that turns a failure into
+ * the error document of SPEC.md §2.1 / CONTRACT.md §2. Adding a failure kind without mapping it
+ * fails to compile (the switch is exhaustive).
+ */
+
+/** One item of `validationErrors` (SPEC.md §7.4). */
+export interface FieldError {
+  errorName: string;
+  message: string;
+  jsonPath: string;
+}
+
+export type Failure =
+  | { kind: 'resourceNotFound' }
+  | { kind: 'methodNotAllowed'; allowed: readonly string[] }
+  | { kind: 'authorizationMissing' }
+  | { kind: 'authorizationMalformed' }
+  | { kind: 'accessDenied' }
+  | { kind: 'headerMissing'; header: string }
+  /** 406 for Accept, 415 for Content-Type, 400 for the others. */
+  | { kind: 'headerInvalid'; header: string; status: 400 | 406 | 415; expected: string }
+  | { kind: 'bodyTooLarge'; limitBytes: number }
+  | { kind: 'bodyEmpty' }
+  | { kind: 'bodyNotJson' }
+  | { kind: 'bodyDoesNotMatchSchema'; errors: readonly FieldError[] }
+  | { kind: 'urlContainsInvalidValue'; errors: readonly FieldError[] }
+  | { kind: 'entityNotConfigured' }
+  | { kind: 'merchantNotConfigured'; feature: string }
+  | { kind: 'paymentInstrumentNotSupported' }
+  | { kind: 'currencyNotSupported'; currency: string }
+  | { kind: 'underlyingPaymentInstrumentExpired' }
+  | { kind: 'binNotFound' }
+  | { kind: 'tokenNotFound' }
+  | { kind: 'challengeNotFound' }
+  | { kind: 'storageUnavailable' }
+  | { kind: 'misconfigured'; what: string }
+  | { kind: 'internal' };
+
+/** Thrown by any layer to end the request with a failure; caught once, in the pipeline. */
+export class ApiError extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.kind);
+    this.name = 'ApiError';
+  }
+}
+
+/** Ends the request with the given failure. */
+export function fail(failure: Failure): never {
+  throw new ApiError(failure);
+}
+
+export interface ErrorDocument {
+  errorName: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export interface MappedError {
+  status: number;
+  body: ErrorDocument;
+  headers: Record<string, string>;
+}
+
+export const AUTH_REALM = 'card-edge';
+const AUTHENTICATE = { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}", charset="UTF-8"` };
+
+/** The wire form of a failure: status, error document and any extra headers. */
+export function mapFailure(f: Failure): MappedError {
+  const doc = (status: number, errorName: string, message: string, extra: object = {}, headers = {}): MappedError =>
+    ({ status, body: { errorName, message, ...extra }, headers });
+  switch (f.kind) {
+    case 'resourceNotFound':
+      return doc(404, 'resourceNotFound', 'No resource exists at this path.');
+    case 'methodNotAllowed':
+      return doc(405, 'methodNotAllowed', `Use ${f.allowed.join(' or ')} on this resource.`,
+        { allowedMethods: f.allowed }, { Allow: f.allowed.join(', ') });
+    case 'authorizationMissing':
+      return doc(401, 'headerIsMissing', 'Send HTTP Basic credentials in the Authorization header.',
+        { headerName: 'Authorization' }, AUTHENTICATE);
+    case 'authorizationMalformed':
+      return doc(401, 'headerHasInvalidValue', 'The Authorization header must be "Basic " followed by base64 of username:password.',
+        { headerName: 'Authorization' }, AUTHENTICATE);
+    case 'accessDenied':
+      return doc(401, 'accessDenied', 'The credentials were not accepted.', {}, AUTHENTICATE);
+    case 'headerMissing':
+      return doc(400, 'headerIsMissing', `The ${f.header} header is required.`, { headerName: f.header });
+    case 'headerInvalid':
+      return doc(f.status, 'headerHasInvalidValue', `The ${f.header} header must be ${f.expected}.`, { headerName: f.header });
+    case 'bodyTooLarge':
+      return doc(413, 'bodyIsTooLarge', `The body must not exceed ${f.limitBytes} bytes.`);
+    case 'bodyEmpty':
+      return doc(400, 'bodyIsEmpty', 'The request body must not be empty.');
+    case 'bodyNotJson':
+      return doc(400, 'bodyIsNotJson', 'The request body must be a JSON object.');
+    case 'bodyDoesNotMatchSchema':
+      return doc(400, 'bodyDoesNotMatchSchema', 'The request body does not match the schema; see validationErrors.',
+        { validationErrors: f.errors });
+    case 'urlContainsInvalidValue':
+      return doc(400, 'urlContainsInvalidValue', 'The URL contains invalid values; see validationErrors.',
+        { validationErrors: f.errors });
+    case 'entityNotConfigured':
+      return doc(400, 'entityIsNotConfigured', 'The merchant entity is not configured for these credentials.');
+    case 'merchantNotConfigured':
+      return doc(400, 'merchantIsNotConfigured', `The merchant entity is not configured for ${f.feature}.`);
+    case 'paymentInstrumentNotSupported':
+      return doc(400, 'paymentInstrumentIsNotSupported', 'This card brand is not configured for the merchant entity.');
+    case 'currencyNotSupported':
+      return doc(400, 'currencyIsNotSupported', `The currency ${f.currency} is not configured for the merchant entity.`);
+    case 'underlyingPaymentInstrumentExpired':
+      return doc(400, 'underlyingPaymentInstrumentHasExpired', 'The card behind this token has expired.');
+    case 'binNotFound':
+      return doc(404, 'binNotFound', 'No BIN data or card scheme matches this card number.');
+    case 'tokenNotFound':
+      return doc(404, 'tokenNotFound', 'No such token exists for this merchant.');
+    case 'challengeNotFound':
+      return doc(404, 'challengeNotFound', 'No such challenge exists for this transaction.');
+    case 'storageUnavailable':
+      return doc(503, 'serviceUnavailable', 'Storage is temporarily unavailable; retry later.', {}, { 'Retry-After': '1' });
+    case 'misconfigured':
+      return doc(503, 'serviceUnavailable', 'The service is not configured to serve this request.', {}, { 'Retry-After': '60' });
+    case 'internal':
+      return doc(500, 'internalErrorOccurred', 'An internal error occurred; quote WP-CorrelationId when reporting it.');
+  }
+}

@@ -1,0 +1,85 @@
+import { fail } from './errors';
+
+/** The header rules of one API (CONTRACT.md §2 step 3). */
+export interface ApiProfile {
+  name: 'cardBin' | 'threeDS' | 'tokens';
+  /** The media type of this API's responses, errors included. */
+  mediaType: string;
+  /** Accept must allow mediaType; when `acceptRequired`, a missing Accept is an error. */
+  acceptRequired: boolean;
+  /** Whether wildcards (`*` / `application/*`) in Accept are good enough. */
+  acceptWildcards: boolean;
+  /** Content-Type required on requests with a body. */
+  contentType: string;
+  /** Other headers that must be present with exactly this value. */
+  exactHeaders: Readonly<Record<string, string>>;
+}
+
+export const CARD_BIN_API: ApiProfile = {
+  name: 'cardBin',
+  mediaType: 'application/json',
+  acceptRequired: false,
+  acceptWildcards: true,
+  contentType: 'application/json',
+  exactHeaders: { 'WP-Api-Version': '1' },
+};
+
+export const THREE_DS_API: ApiProfile = {
+  name: 'threeDS',
+  mediaType: 'application/vnd.worldpay.verifications.customers-v1.hal+json',
+  acceptRequired: true,
+  acceptWildcards: false,
+  contentType: 'application/vnd.worldpay.verifications.customers-v1.hal+json',
+  exactHeaders: {},
+};
+
+export const TOKENS_API: ApiProfile = {
+  name: 'tokens',
+  mediaType: 'application/vnd.worldpay.tokens-v1.hal+json',
+  acceptRequired: true,
+  acceptWildcards: false,
+  contentType: 'application/vnd.worldpay.tokens-v1.hal+json',
+  exactHeaders: {},
+};
+
+/** The bare media type of a header value: lower case, parameters (charset...) dropped. */
+export function mediaTypeOf(value: string): string {
+  return value.split(';', 1)[0]!.trim().toLowerCase();
+}
+
+/** Whether an Accept header value allows `mediaType` (q=0 entries excluded). */
+export function acceptAllows(accept: string, mediaType: string, wildcards: boolean): boolean {
+  const wanted = mediaType.toLowerCase();
+  const [type] = wanted.split('/');
+  return accept.split(',').some((entry) => {
+    const [range = '', ...params] = entry.split(';').map((p) => p.trim().toLowerCase());
+    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) return false;
+    if (range === wanted) return true;
+    return wildcards && (range === '*/*' || range === `${type}/*`);
+  });
+}
+
+/**
+ * Enforces the API's header rules, in the order Accept, Content-Type, then exact headers.
+ * `hasBody` is false for GET and DELETE, which carry no Content-Type.
+ */
+export function checkHeaders(headers: Headers, api: ApiProfile, hasBody: boolean): void {
+  const accept = headers.get('Accept');
+  if (accept === null) {
+    if (api.acceptRequired) fail({ kind: 'headerMissing', header: 'Accept' });
+  } else if (!acceptAllows(accept, api.mediaType, api.acceptWildcards)) {
+    fail({ kind: 'headerInvalid', header: 'Accept', status: 406, expected: `an Accept value that allows ${api.mediaType}` });
+  }
+  if (hasBody) {
+    const contentType = headers.get('Content-Type');
+    if (contentType === null) fail({ kind: 'headerMissing', header: 'Content-Type' });
+    if (mediaTypeOf(contentType) !== api.contentType) {
+      fail({ kind: 'headerInvalid', header: 'Content-Type', status: 415, expected: api.contentType });
+    }
+  }
+  for (const [name, expected] of Object.entries(api.exactHeaders)) {
+    const value = headers.get(name);
+    if (value === null) fail({ kind: 'headerMissing', header: name });
+    if (value.trim() !== expected) fail({ kind: 'headerInvalid', header: name, status: 400, expected });
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Structured logging: one JSON object per line, read by Workers Logs. Nothing here may ever
+ * carry a full card number or a credential; {@link redactPans} is the last line of defence for
+ * free text such as exception messages.
+ */
+
+export type LogFields = Record<string, string | number | boolean | undefined> & {
+  level: 'info' | 'warn' | 'error';
+};
+
+export function logLine(fields: LogFields): void {
+  const line = JSON.stringify({ ts: new Date().toISOString(), ...fields });
+  if (fields.level === 'error') console.error(line);
+  else console.log(line);
+}
+
+/** Masks a card number to its first 6 and last 4 digits: `444433******1111`. */
+export function maskPan(pan: string): string {
+  if (pan.length <= 10) return '*'.repeat(pan.length);
+  return `${pan.slice(0, 6)}${'*'.repeat(pan.length - 10)}${pan.slice(-4)}`;
+}
+
+/** Masks every run of 12–19 digits (optionally spaced or dashed) in free text. */
+export function redactPans(text: string): string {
+  return text.replace(/\d(?:[ -]?\d){11,18}/g, (m) => maskPan(m.replace(/[ -]/g, '')));
+}

@@ -1,0 +1,110 @@
+import type { MerchantConfig } from '../config/merchants';
+import { authenticate } from './auth';
+import { readJsonObject } from './body';
+import { ApiError, mapFailure, type Failure } from './errors';
+import { checkHeaders, type ApiProfile } from './headers';
+import { logLine, redactPans } from './log';
+
+/** Per-request state shared by the pipeline, the endpoint and the log line. */
+export interface RequestContext {
+  readonly request: Request;
+  readonly env: Env;
+  readonly ctx: ExecutionContext;
+  readonly url: URL;
+  readonly correlationId: string;
+  /** The matched API, once routing found one: decides the media type of errors. */
+  api?: ApiProfile;
+  /** Safe fields for the log line (never a full card number, never credentials). */
+  readonly log: Record<string, string | number | boolean | undefined>;
+}
+
+/** What an endpoint is handed once the shared pipeline has passed. */
+export interface EndpointCall {
+  readonly merchant: MerchantConfig;
+  /** The parsed JSON object body (empty object for GET and DELETE). */
+  readonly body: Record<string, unknown>;
+  readonly params: Readonly<Record<string, string>>;
+  readonly rc: RequestContext;
+}
+
+export interface EndpointResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One endpoint: the API it belongs to, whether it takes a body, and its handler. */
+export interface Endpoint {
+  api: ApiProfile;
+  hasBody: boolean;
+  handle(call: EndpointCall): Promise<EndpointResult>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Wraps the whole request: correlation id, the one error mapper, common response headers and
+ * one structured log line. `route` does the routing and the endpoint work.
+ */
+export async function serve(
+  request: Request, env: Env, ctx: ExecutionContext,
+  route: (rc: RequestContext) => Promise<Response | EndpointResult>,
+): Promise<Response> {
+  const started = Date.now();
+  const inbound = request.headers.get('WP-CorrelationId');
+  const url = new URL(request.url);
+  const rc: RequestContext = {
+    request, env, ctx, url,
+    correlationId: inbound !== null && UUID.test(inbound) ? inbound.toLowerCase() : crypto.randomUUID(),
+    log: {},
+  };
+  let response: Response;
+  try {
+    const result = await route(rc);
+    response = result instanceof Response ? result : jsonResponse(result, rc.api?.mediaType);
+  } catch (e) {
+    const failure: Failure = e instanceof ApiError ? e.failure : { kind: 'internal' };
+    if (!(e instanceof ApiError)) {
+      rc.log.exception = redactPans(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    }
+    if (failure.kind === 'misconfigured') rc.log.misconfigured = failure.what;
+    const mapped = mapFailure(failure);
+    rc.log.errorName = mapped.body.errorName;
+    response = jsonResponse({ status: mapped.status, body: mapped.body, headers: mapped.headers }, rc.api?.mediaType);
+  }
+  response.headers.set('WP-CorrelationId', rc.correlationId);
+  response.headers.set('Cache-Control', 'no-store');
+  logLine({
+    level: response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info',
+    correlationId: rc.correlationId,
+    method: request.method,
+    path: url.pathname,
+    status: response.status,
+    durationMs: Date.now() - started,
+    ...rc.log,
+  });
+  return response;
+}
+
+/**
+ * The shared pipeline of CONTRACT.md §2 steps 2–4 for one endpoint: Basic auth, the API's header
+ * rules, the body; then the endpoint itself (steps 5–7).
+ */
+export async function runEndpoint(
+  endpoint: Endpoint, rc: RequestContext, params: Record<string, string> = {},
+): Promise<EndpointResult> {
+  rc.api = endpoint.api;
+  rc.log.api = endpoint.api.name;
+  const merchant = await authenticate(rc.request, rc.env.MERCHANT_PASSWORD_HASHES);
+  rc.log.merchant = merchant.username;
+  checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
+  const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
+  return endpoint.handle({ merchant, body, params, rc });
+}
+
+function jsonResponse(result: EndpointResult, mediaType = 'application/json'): Response {
+  const headers = new Headers(result.headers);
+  if (result.body === undefined) return new Response(null, { status: result.status, headers });
+  headers.set('Content-Type', mediaType);
+  return new Response(JSON.stringify(result.body), { status: result.status, headers });
+}

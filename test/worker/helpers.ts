@@ -1,0 +1,54 @@
+import { exports } from 'cloudflare:workers';
+
+export const TEST_AUTH = basic('test-merchant', 'test-password');
+export const OTHER_AUTH = basic('other-merchant', 'other-password');
+
+export function basic(username: string, password: string): string {
+  return `Basic ${btoa(`${username}:${password}`)}`;
+}
+
+export const CARD_BIN_HEADERS: Record<string, string> = {
+  Authorization: TEST_AUTH,
+  'Content-Type': 'application/json',
+  'WP-Api-Version': '1',
+};
+
+export interface CallOptions {
+  method?: string;
+  headers?: Record<string, string | undefined>;
+  body?: unknown;
+  /** Sent as is, not JSON-encoded (a string adds Content-Type: text/plain). */
+  rawBody?: BodyInit;
+}
+
+/** Calls the Worker through its fetch handler, as a merchant's server would. */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers.set(k, v);
+  // Bytes, not a string: a string body would make Request add `Content-Type: text/plain`.
+  const body = options.rawBody
+    ?? (options.body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(options.body)));
+  return exports.default.fetch(new Request(`https://edge.test${path}`, {
+    method: options.method ?? 'POST', headers, body,
+  }));
+}
+
+/** `POST /api/cardBin/panLookup` with valid headers unless overridden. */
+export function panLookup(body: unknown, headers: Record<string, string | undefined> = {}): Promise<Response> {
+  return call('/api/cardBin/panLookup', { body, headers: { ...CARD_BIN_HEADERS, ...headers } });
+}
+
+/** Completes a prefix into a Luhn-valid card number of the given length. */
+export function luhnComplete(prefix: string, length = 16, fill = '0'): string {
+  const body = prefix.padEnd(length - 1, fill).slice(0, length - 1);
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let d = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return body + String((10 - (sum % 10)) % 10);
+}
