@@ -1,8 +1,8 @@
-// Secrets and optional vars, which `wrangler types` cannot see in wrangler.toml.
+// Optional vars that wrangler.toml leaves unset, so `wrangler types` cannot see them. Secrets
+// are typed by `npm run types` from .dev.vars.example; at run time a missing secret is
+// undefined all the same, and the code checks for it (503 serviceUnavailable).
 declare namespace Cloudflare {
   interface Env {
-    /** JSON `{ "<username>": "pbkdf2-sha256:<iterations>:<salt>:<hash>" }` (see README). */
-    MERCHANT_PASSWORD_HASHES?: string;
     /** Base URL for links; the request origin when unset. */
     PUBLIC_BASE_URL?: string;
   }

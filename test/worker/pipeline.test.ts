@@ -33,7 +33,7 @@ afterEach(() => {
 describe('request pipeline', () => {
   it('answers 503 serviceUnavailable, and logs why, when the password hash secret is missing', async () => {
     const logs = captureLogs();
-    const response = await lookup({ ...env, MERCHANT_PASSWORD_HASHES: undefined });
+    const response = await lookup({ ...env, MERCHANT_PASSWORD_HASHES: undefined as unknown as string });
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ errorName: 'serviceUnavailable' });
     expect(response.headers.get('Retry-After')).not.toBeNull();
