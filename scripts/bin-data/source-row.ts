@@ -59,14 +59,15 @@ export interface LabelReport {
 
 /**
  * A source format: knows its header and turns one CSV record (cells keyed by header name) into
- * a RawRow, or a rejection reason string for a row whose BIN cells are broken.
+ * a RawRow (several when one record lists several ranges, as openbiin's "40-45|51-53" does), or
+ * a rejection reason string for a row whose BIN cells are broken.
  */
 export interface Importer {
   /** Name used with `--format` (binlist, venelinkochev, iannuttall, openbiin, canonical). */
   name: string;
   /** Header names that must all be present (compared case-insensitively) for this format. */
   requiredColumns: readonly string[];
-  mapRow(cells: Readonly<Record<string, string>>, line: number): RawRow | string;
+  mapRow(cells: Readonly<Record<string, string>>, line: number): RawRow | RawRow[] | string;
 }
 
 /** An IIN range of a card scheme, as digit prefixes of equal length ('2221'–'2720'). */
