@@ -93,8 +93,8 @@ function printSummary(source: string, out: string, r: BuildResult): void {
     .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([l, n]) => `${l} (${n})`).join(', ');
   const lines = [
     `source            ${source} (${r.format})`,
-    `rows read         ${r.rowsRead}`,
-    `rows accepted     ${r.rows.length} (+${r.coBadged} co-badged, ${r.duplicates} duplicates merged)`,
+    `rows read         ${r.rowsRead} (${r.rangesRead} ranges)`,
+    `ranges accepted   ${r.rows.length} (+${r.coBadged} co-badged, ${r.duplicates} duplicates merged)`,
     `rows rejected     ${r.rejected.length}${r.rejected.length ? `: ${describe(r.rejected, 5)}` : ''}`,
     `unmapped brands   ${sum(r.labels.unmappedBrandLabels)} rows${topLabels ? `: ${topLabels}` : ''}`,
     `other unmapped    ${sum(r.labels.unmappedLabels)} labels`,

@@ -9,7 +9,10 @@ import { verifyIndex, type VerifyResult } from './verify';
 
 export interface BuildResult extends CompileResult {
   format: string;
+  /** CSV records read (one openbiin record may list several ranges). */
   rowsRead: number;
+  /** Ranges the records described, before normalisation and merging. */
+  rangesRead: number;
   rows: SourceRow[];
   rejected: Rejection[];
   coBadged: number;
@@ -44,8 +47,8 @@ export function buildIndex(csvText: string, options: BuildOptions = {}): BuildRe
   } catch (e) {
     throw new BrokenSourceError((e as Error).message);
   }
-  const rowsRead = read.rows.length + read.rejected.length;
-  progress(`read ${rowsRead} rows as ${read.importer.name}`);
+  const rowsRead = read.recordCount;
+  progress(`read ${rowsRead} records (${read.rows.length} ranges) as ${read.importer.name}`);
 
   const labels = newLabelReport();
   const rejected: Rejection[] = [...read.rejected];
@@ -83,6 +86,7 @@ export function buildIndex(csvText: string, options: BuildOptions = {}): BuildRe
     ...compiled,
     format: read.importer.name,
     rowsRead,
+    rangesRead: read.rows.length,
     rows: merged.rows,
     rejected,
     coBadged: merged.coBadged,

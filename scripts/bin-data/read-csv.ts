@@ -5,6 +5,8 @@ import type { Importer, RawRow, Rejection } from './source-row';
 /** What one source file holds once its rows are read: the format, the rows, the refused rows. */
 export interface RawRows {
   importer: Importer;
+  /** CSV records read after the header (one record may give several rows). */
+  recordCount: number;
   rows: RawRow[];
   rejected: Rejection[];
 }
@@ -104,5 +106,5 @@ export function readRawRows(text: string, importer?: Importer): RawRows {
     if (typeof mapped === 'string') rejected.push({ line, reason: mapped });
     else rows.push(...mapped);
   }
-  return { importer: chosen, rows, rejected };
+  return { importer: chosen, recordCount: records.length, rows, rejected };
 }
