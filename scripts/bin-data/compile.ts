@@ -8,7 +8,7 @@
  */
 import {
   BUCKET_BITS, BUCKET_COUNT, BUCKET_SIZE, FORMAT_VERSION, HEADER, MAGIC, RECORD_WORDS,
-  align4, encodeRecordWords, rangeIndexBytes,
+  align4, encodeRecordWords, rangeIndexBytes, rangeIndexViews,
 } from '../../src/bin/artifact-format';
 import type { BinRecord } from '../../src/bin/model';
 import type { SchemeRange, SourceRow } from './source-row';
@@ -178,13 +178,7 @@ function splitAtBuckets(segments: readonly Segment[]): Segment[] {
 
 function writeRangeIndex(buffer: ArrayBuffer, offset: number, ranges: readonly Segment[], idBytes: 2 | 4): void {
   const n = ranges.length;
-  const buckets = new Uint32Array(buffer, offset, BUCKET_COUNT + 1);
-  let at = offset + (BUCKET_COUNT + 1) * 4;
-  const starts = new Uint16Array(buffer, at, n);
-  at += align4(n * 2);
-  const ends = new Uint16Array(buffer, at, n);
-  at += align4(n * 2);
-  const ids = idBytes === 2 ? new Uint16Array(buffer, at, n) : new Uint32Array(buffer, at, n);
+  const { buckets, starts, ends, recordIds: ids } = rangeIndexViews(buffer, offset, n, idBytes);
   let bucket = 0;
   for (let i = 0; i < n; i++) {
     const r = ranges[i]!;

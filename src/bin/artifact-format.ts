@@ -58,6 +58,27 @@ export const HEADER = {
   words: 16,
 } as const;
 
+/** Typed-array views of one range index section: shared by the reader and the compiler. */
+export interface RangeIndexViews {
+  readonly count: number;
+  readonly buckets: Uint32Array;
+  readonly starts: Uint16Array;
+  readonly ends: Uint16Array;
+  readonly recordIds: Uint16Array | Uint32Array;
+}
+
+/** Lays the views of a range index of `count` ranges over the buffer at `offset`. */
+export function rangeIndexViews(buffer: ArrayBuffer, offset: number, count: number, idBytes: number): RangeIndexViews {
+  const buckets = new Uint32Array(buffer, offset, BUCKET_COUNT + 1);
+  let at = offset + (BUCKET_COUNT + 1) * 4;
+  const starts = new Uint16Array(buffer, at, count);
+  at += align4(count * 2);
+  const ends = new Uint16Array(buffer, at, count);
+  at += align4(count * 2);
+  const recordIds = idBytes === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);
+  return { count, buckets, starts, ends, recordIds };
+}
+
 /** Bytes taken by a range index of `n` ranges, with record ids of `idBytes` bytes. */
 export function rangeIndexBytes(n: number, idBytes: 2 | 4): number {
   return (BUCKET_COUNT + 1) * 4 + 2 * align4(n * 2) + align4(n * idBytes);

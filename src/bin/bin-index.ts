@@ -1,17 +1,11 @@
 import {
   BUCKET_BITS, BUCKET_COUNT, FORMAT_VERSION, HEADER, KEY_DIGITS, MAGIC, NO_RECORD, RECORD_WORDS,
-  align4, decodeRecordWords,
+  decodeRecordWords, rangeIndexViews, type RangeIndexViews,
 } from './artifact-format';
 import type { BinRecord } from './model';
 
 /** One range index section (data rows or scheme IIN ranges) as views over the artifact. */
-interface RangeIndex {
-  readonly count: number;
-  readonly buckets: Uint32Array;
-  readonly starts: Uint16Array;
-  readonly ends: Uint16Array;
-  readonly recordIds: Uint16Array | Uint32Array;
-}
+type RangeIndex = RangeIndexViews;
 
 /** What {@link BinIndex.find} answers: the matching record and which section it came from. */
 export interface BinMatch {
@@ -137,15 +131,9 @@ export function keyOf(cardNumber: string): number {
 }
 
 function rangeIndexAt(buffer: ArrayBuffer, offset: number, count: number, idBytes: number): RangeIndex {
-  const buckets = new Uint32Array(buffer, offset, BUCKET_COUNT + 1);
-  let at = offset + (BUCKET_COUNT + 1) * 4;
-  const starts = new Uint16Array(buffer, at, count);
-  at += align4(count * 2);
-  const ends = new Uint16Array(buffer, at, count);
-  at += align4(count * 2);
-  const recordIds = idBytes === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);
-  if (buckets[BUCKET_COUNT] !== count) throw new Error('BIN index: bucket table does not match range count');
-  return { count, buckets, starts, ends, recordIds };
+  const views = rangeIndexViews(buffer, offset, count, idBytes);
+  if (views.buckets[BUCKET_COUNT] !== count) throw new Error('BIN index: bucket table does not match range count');
+  return views;
 }
 
 function findRecordId(index: RangeIndex, key: number): number {

@@ -30,7 +30,9 @@ const ANSWERS: [string, string, Record<string, unknown>][] = [
   // line 4263: 467726,,,VISA,MONEY MART TITANIUM+,DEBIT,y,CA,PEOPLES TRUST COMPANY
   ['a prepaid Visa with a product label', luhnComplete('467726'), { brand: ['visa'], fundingType: 'prepaid', category: 'consumer', issuerName: 'PEOPLES TRUST COMPANY' }],
   // line 460: 410131,,,VISA,ELECTRON,DEBIT,,XK,PROCREDIT BANK
-  ['a Visa Electron in Kosovo (currency EUR)', luhnComplete('410131'), { brand: ['visa'], fundingType: 'debit', countryCode: 'XK', currency: 'EUR', issuerName: 'PROCREDIT BANK' }],
+  ['a Visa Electron (a consumer product) in Kosovo (currency EUR)', luhnComplete('410131'), { brand: ['visa'], fundingType: 'debit', category: 'consumer', countryCode: 'XK', currency: 'EUR', issuerName: 'PROCREDIT BANK' }],
+  // line 5806: 670686,,,MASTERCARD,Maestro,DEBIT,,DE,Fidor Bank AG
+  ['a Maestro card listed under the Mastercard scheme (not DCC-eligible)', luhnComplete('670686'), { brand: ['maestro'], fundingType: 'debit', countryCode: 'DE', currency: 'EUR', issuerName: 'Fidor Bank AG', dccAllowed: false }],
   // line 5037: 525500,,,MASTERCARD,CARTASI GOLD,CREDIT,,IT,CARTASI S.P.A.
   ['a Mastercard with a consumer product', luhnComplete('525500'), { brand: ['mastercard'], bin: '525500', fundingType: 'credit', category: 'consumer', countryCode: 'IT', currency: 'EUR', issuerName: 'CARTASI S.P.A.', dccAllowed: true }],
   // line 5165: 531265,,,MASTERCARD,,DEBIT,,US,BANK OF AMERICA
