@@ -8,6 +8,10 @@ const devVars = parseEnv(readFileSync(new URL('./.dev.vars.example', import.meta
 
 export default defineConfig({
   test: {
+    // Request log lines are printed for failed tests only.
+    silent: 'passed-only',
+    // In CI, also write a machine-readable summary that .ci/run turns into its closing line.
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],
     projects: [
       {
         // The Worker and everything it imports, inside workerd.
