@@ -2,26 +2,46 @@ import { IttyRouter, type IRequest } from 'itty-router';
 import { fail } from './http/errors';
 import { runEndpoint, serve, type Endpoint, type EndpointResult, type RequestContext } from './http/pipeline';
 import { panLookup } from './routes/pan-lookup';
+import { authenticate } from './routes/threeds/authenticate';
+import { THREEDS_PATH } from './routes/threeds/common';
+import { deviceDataInitialize } from './routes/threeds/device-data-initialize';
+import { challengeRoute, challengeSubmitRoute, ddcRoute } from './routes/threeds/pages';
+import { verification } from './routes/threeds/verification';
+
+type Page = (rc: RequestContext) => Promise<Response>;
 
 /**
  * The route table. A path listed here with other methods answers 405 with `Allow`; a path not
- * listed answers 404 (CONTRACT.md §2 step 1).
+ * listed answers 404 (CONTRACT.md §2 step 1). JSON APIs are endpoints (the shared pipeline);
+ * the 3DS browser pages answer HTML.
  */
-const ROUTES: readonly { method: string; path: string; endpoint: Endpoint }[] = [
+const ROUTES: readonly { method: string; path: string; endpoint?: Endpoint; page?: Page }[] = [
   { method: 'POST', path: '/api/cardBin/panLookup', endpoint: panLookup },
+  { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialize`, endpoint: deviceDataInitialize },
+  { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialization`, endpoint: deviceDataInitialize },
+  { method: 'POST', path: `${THREEDS_PATH}/authenticate`, endpoint: authenticate },
+  { method: 'POST', path: `${THREEDS_PATH}/authentication`, endpoint: authenticate },
+  { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verification },
+  { method: 'POST', path: '/3ds/ddc', page: ddcRoute },
+  { method: 'POST', path: '/3ds/challenge', page: challengeRoute },
+  { method: 'POST', path: '/3ds/challenge/submit', page: challengeSubmitRoute },
 ];
 
-type Handler = (request: IRequest, rc: RequestContext) => Promise<EndpointResult>;
-const router = IttyRouter<IRequest, [RequestContext], EndpointResult>();
+type Handler = (request: IRequest, rc: RequestContext) => Promise<EndpointResult | Response>;
+const router = IttyRouter<IRequest, [RequestContext], EndpointResult | Response>();
 
 for (const path of new Set(ROUTES.map((r) => r.path))) {
   const routes = ROUTES.filter((r) => r.path === path);
-  for (const { method, endpoint } of routes) {
-    const handler: Handler = (request, rc) => runEndpoint(endpoint, rc, request.params);
+  for (const { method, endpoint, page } of routes) {
+    const handler: Handler = (request, rc) => (endpoint ? runEndpoint(endpoint, rc, request.params) : page!(rc));
     router[method.toLowerCase()]!(path, handler);
   }
   const allowed = routes.map((r) => r.method);
-  router.all(path, () => fail({ kind: 'methodNotAllowed', allowed }));
+  const api = routes.find((r) => r.endpoint)?.endpoint?.api;
+  router.all(path, (_request: IRequest, rc: RequestContext) => {
+    rc.api = api; // the error speaks the path's media type
+    return fail({ kind: 'methodNotAllowed', allowed });
+  });
 }
 router.all('*', () => fail({ kind: 'resourceNotFound' }));
 

@@ -9,15 +9,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * (a chunked body has no Content-Length).
  */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  const declared = Number(request.headers.get('Content-Length') ?? '0');
-  if (declared > MAX_BODY_BYTES) fail({ kind: 'bodyTooLarge', limitBytes: MAX_BODY_BYTES });
-  const bytes = await readCapped(request.body, MAX_BODY_BYTES);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    fail({ kind: 'bodyNotJson' });
-  }
+  const text = await readBodyText(request);
+  if (text === undefined) fail({ kind: 'bodyNotJson' });
   if (text.trim() === '') fail({ kind: 'bodyEmpty' });
   let parsed: unknown;
   try {
@@ -27,6 +20,21 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail({ kind: 'bodyNotJson' });
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * The body as UTF-8 text, at most MAX_BODY_BYTES (else bodyIsTooLarge); undefined when it is not
+ * valid UTF-8.
+ */
+export async function readBodyText(request: Request): Promise<string | undefined> {
+  const declared = Number(request.headers.get('Content-Length') ?? '0');
+  if (declared > MAX_BODY_BYTES) fail({ kind: 'bodyTooLarge', limitBytes: MAX_BODY_BYTES });
+  const bytes = await readCapped(request.body, MAX_BODY_BYTES);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {

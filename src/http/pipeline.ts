@@ -4,6 +4,7 @@ import { readJsonObject } from './body';
 import { ApiError, mapFailure, type Failure } from './errors';
 import { checkHeaders, type ApiProfile } from './headers';
 import { logLine, redactPans } from './log';
+import { StorageError } from '../storage/kv';
 
 /** Per-request state shared by the pipeline, the endpoint and the log line. */
 export interface RequestContext {
@@ -63,8 +64,9 @@ export async function serve(
     const result = await route(rc);
     response = result instanceof Response ? result : jsonResponse(result, rc.api?.mediaType);
   } catch (e) {
-    const failure: Failure = e instanceof ApiError ? e.failure : { kind: 'internal' };
-    if (!(e instanceof ApiError)) {
+    const failure = failureOf(e);
+    if (e instanceof StorageError) rc.log.storage = e.message;
+    else if (!(e instanceof ApiError)) {
       rc.log.exception = redactPans(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
     }
     if (failure.kind === 'misconfigured') rc.log.misconfigured = failure.what;
@@ -100,6 +102,13 @@ export async function runEndpoint(
   checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
   return endpoint.handle({ merchant, body, params, rc });
+}
+
+/** ApiError carries its failure; a storage failure is a 503; anything else is internal. */
+function failureOf(e: unknown): Failure {
+  if (e instanceof ApiError) return e.failure;
+  if (e instanceof StorageError) return { kind: 'storageUnavailable' };
+  return { kind: 'internal' };
 }
 
 function jsonResponse(result: EndpointResult, mediaType = 'application/json'): Response {

@@ -1,0 +1,96 @@
+import { BIN_INDEX } from '../../bin/default-index';
+import type { Brand } from '../../bin/model';
+import { brandAllowed, type EntityConfig, type MerchantConfig } from '../../config/merchants';
+import { fail } from '../../http/errors';
+import { maskPan } from '../../http/log';
+import type { RequestContext } from '../../http/pipeline';
+import { ThreeDsStore, type SessionScope } from '../../storage/threeds-store';
+import { JwtKeyMissing, signingKey } from '../../threeds/jwt';
+import type { PaymentInstrument } from '../../threeds/schemas';
+import { entityOf } from '../entity';
+import { publicBaseUrl, tokenIdFromHref } from '../links';
+
+/** What every 3DS step needs once its body is valid. */
+export interface ThreeDsContext {
+  entity: EntityConfig;
+  scope: SessionScope;
+  store: ThreeDsStore;
+  key: Uint8Array;
+  baseUrl: string;
+  now: number;
+}
+
+/**
+ * Business rules common to the 3DS steps (CONTRACT.md §2 step 6, §5): the entity must be this
+ * merchant's and have 3DS enabled; the JWT key must be configured.
+ */
+export function threeDsContext(
+  merchant: MerchantConfig, entityId: string, transactionReference: string, rc: RequestContext,
+): ThreeDsContext {
+  const entity = entityOf(merchant, entityId, rc);
+  if (!entity.threeDS) fail({ kind: 'merchantNotConfigured', feature: '3-D Secure' });
+  return {
+    entity,
+    scope: { username: merchant.username, entity: entityId, transactionReference },
+    store: new ThreeDsStore(rc.env.SESSIONS),
+    key: jwtKey(rc.env),
+    baseUrl: publicBaseUrl(rc),
+    now: Date.now(),
+  };
+}
+
+export function jwtKey(env: Env): Uint8Array {
+  try {
+    return signingKey(env.JWT_SIGNING_KEY || undefined);
+  } catch (e) {
+    if (e instanceof JwtKeyMissing) fail({ kind: 'misconfigured', what: e.message });
+    throw e;
+  }
+}
+
+/** The card behind a payment instrument: brands, 6-digit BIN and cardholder name. */
+export interface CardFacts {
+  brands: Brand[];
+  bin: string;
+  cardHolderName?: string;
+}
+
+/**
+ * Resolves the instrument to card facts and applies the entity's brand rule. `jsonPath` locates
+ * the instrument in the request, for the error on a token href that is not ours.
+ */
+export function cardFacts(
+  instrument: PaymentInstrument, entity: EntityConfig, ctx: { baseUrl: string }, jsonPath: string, rc: RequestContext,
+): CardFacts {
+  if (instrument.type === 'card/tokenized') {
+    if (tokenIdFromHref(instrument.href, ctx.baseUrl) === undefined) {
+      fail({ kind: 'bodyDoesNotMatchSchema', errors: [{ errorName: 'fieldHasInvalidValue', message: `The href must be a token href of this service (${ctx.baseUrl}/tokens/<id>).`, jsonPath: `${jsonPath}.href` }] });
+    }
+    // Tokens are issued by the token resource (its issue is still open): until then no token
+    // can exist, so a well-formed token href is simply not found.
+    return fail({ kind: 'tokenNotFound' });
+  }
+  rc.log.card = maskPan(instrument.cardNumber);
+  const brands = BIN_INDEX.find(instrument.cardNumber)?.record.brands ?? [];
+  if (!brandAllowed(entity, brands)) fail({ kind: 'paymentInstrumentNotSupported' });
+  return { brands: [...brands], bin: instrument.cardNumber.slice(0, 6), cardHolderName: instrument.cardHolderName };
+}
+
+/**
+ * A keyed hash (HMAC-SHA256, hex) of a validated request, to recognise an identical retry
+ * without storing the request: it may hold a card number, and an unkeyed hash of a card number
+ * can be brute-forced.
+ */
+export async function requestHash(key: Uint8Array, request: unknown): Promise<string> {
+  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(JSON.stringify(request)));
+  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** A stable, opaque organisation unit id per merchant entity, for the JWTs' OrgUnitId. */
+export async function orgUnitId(scope: SessionScope): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${scope.username}:${scope.entity}`));
+  return Array.from(new Uint8Array(digest).slice(0, 12), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export const THREEDS_PATH = '/verifications/customers/3ds';

@@ -1,0 +1,80 @@
+/**
+ * The test ACS challenge (CONTRACT.md §6.4): references, the CReq payload, the code rules and
+ * the signed state the challenge form carries between attempts (never KV read-modify-write).
+ */
+
+/** The one-time code that passes. The page shows it in `test` only. */
+export const TEST_CHALLENGE_CODE = '1234';
+/** Wrong codes allowed before the challenge ends as failed. */
+export const MAX_CODE_ATTEMPTS = 3;
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 20 random alphanumerics (CONTRACT.md §6.2), without modulo bias. */
+export function newChallengeReference(): string {
+  let out = '';
+  while (out.length < 20) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
+      if (byte < 248 && out.length < 20) out += ALPHANUMERIC[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** EMV 3DS challengeWindowSize codes for the windowSize names. */
+const WINDOW_CODES: Record<string, string> = {
+  '250x400': '01', '390x400': '02', '500x600': '03', '600x400': '04', fullPage: '05',
+};
+
+/** Width and height in CSS pixels, or undefined for the full page. */
+export function windowDimensions(windowSize: string): { width: number; height: number } | undefined {
+  const m = /^(\d+)x(\d+)$/.exec(windowSize);
+  return m ? { width: Number(m[1]), height: Number(m[2]) } : undefined;
+}
+
+/** The challenge request (CReq) the `payload` field carries, base64-encoded. */
+export function challengeCReq(version: string, windowSize: string): Record<string, string> {
+  return {
+    messageType: 'CReq',
+    messageVersion: version,
+    threeDSServerTransID: crypto.randomUUID(),
+    acsTransID: crypto.randomUUID(),
+    challengeWindowSize: WINDOW_CODES[windowSize] ?? '02',
+  };
+}
+
+/** Reads the window size name back from a CReq payload (base64 JSON); the default when unreadable. */
+export function windowSizeOfPayload(payload: unknown): string {
+  try {
+    const creq = JSON.parse(atob(String(payload))) as { challengeWindowSize?: string };
+    const entry = Object.entries(WINDOW_CODES).find(([, code]) => code === creq.challengeWindowSize);
+    return entry?.[0] ?? '390x400';
+  } catch {
+    return '390x400';
+  }
+}
+
+/** Claims of the signed state the challenge form posts back with each attempt. */
+export interface ChallengeState {
+  /** The challenge reference (TransactionId). */
+  ref: string;
+  /** Wrong codes so far. */
+  attempts: number;
+  returnUrl: string;
+  md: string;
+  windowSize: string;
+}
+
+/** What a submission of the challenge form leads to. */
+export type ChallengeStep =
+  | { kind: 'passed' }
+  | { kind: 'failed'; reason: 'cancelled' | 'attempts' }
+  | { kind: 'retry'; attempts: number };
+
+/** Pure rule of one submission: Cancel fails, the right code passes, the third wrong code fails. */
+export function challengeStep(action: string, code: string, attempts: number): ChallengeStep {
+  if (action === 'cancel') return { kind: 'failed', reason: 'cancelled' };
+  if (code.trim() === TEST_CHALLENGE_CODE) return { kind: 'passed' };
+  const next = attempts + 1;
+  return next >= MAX_CODE_ATTEMPTS ? { kind: 'failed', reason: 'attempts' } : { kind: 'retry', attempts: next };
+}

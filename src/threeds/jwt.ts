@@ -1,0 +1,66 @@
+import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+
+/**
+ * HS256 JWTs for the 3DS browser steps, signed with the JWT_SIGNING_KEY secret (jose does the
+ * JOSE details and constant-time verification). Each kind of token has its own audience, so a
+ * device-data JWT can never pass as a challenge JWT or as a challenge page's state.
+ */
+
+export const JWT_ISSUER = 'card-edge';
+export type TokenKind = 'ddc' | 'challenge' | 'challenge-state';
+/** Minimum secret length: HS256 wants at least 256 bits of key. */
+export const MIN_KEY_BYTES = 32;
+
+export class JwtKeyMissing extends Error {}
+
+export function signingKey(secret: string | undefined): Uint8Array {
+  if (secret === undefined) throw new JwtKeyMissing('JWT_SIGNING_KEY is not set');
+  const key = new TextEncoder().encode(secret);
+  if (key.byteLength < MIN_KEY_BYTES) throw new JwtKeyMissing(`JWT_SIGNING_KEY is shorter than ${MIN_KEY_BYTES} bytes`);
+  return key;
+}
+
+/** Signs `claims` with iat = now, exp = now + lifetime, a random jti, our issuer and the kind. */
+export async function signJwt(
+  key: Uint8Array, kind: TokenKind, claims: JWTPayload, lifetimeSeconds: number, now = Date.now(),
+): Promise<{ jwt: string; jti: string; iat: number; exp: number }> {
+  const iat = Math.floor(now / 1000);
+  const exp = iat + lifetimeSeconds;
+  const jti = claims.jti ?? crypto.randomUUID();
+  const jwt = await new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(JWT_ISSUER)
+    .setAudience(kind)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(jti)
+    .sign(key);
+  return { jwt, jti, iat, exp };
+}
+
+export type VerifyResult<T> =
+  | { ok: true; claims: T & JWTPayload }
+  /** Signed by us but past its expiry: the claims are authentic, only late. */
+  | { ok: false; reason: 'expired'; claims: T & JWTPayload }
+  | { ok: false; reason: 'invalid' };
+
+/**
+ * Verifies signature, algorithm, issuer, audience and expiry. Never throws on a bad token. An
+ * expired token still hands back its claims (jose checks the signature before the claims), so a
+ * caller can end what the token was for.
+ */
+export async function verifyJwt<T extends object>(
+  key: Uint8Array, kind: TokenKind, jwt: string, now = Date.now(),
+): Promise<VerifyResult<T>> {
+  try {
+    const { payload } = await jwtVerify(jwt, key, {
+      algorithms: ['HS256'], issuer: JWT_ISSUER, audience: kind, currentDate: new Date(now),
+    });
+    return { ok: true, claims: payload as T & JWTPayload };
+  } catch (e) {
+    if (e instanceof errors.JWTExpired && e.payload.aud === kind && e.payload.iss === JWT_ISSUER) {
+      return { ok: false, reason: 'expired', claims: e.payload as T & JWTPayload };
+    }
+    return { ok: false, reason: 'invalid' };
+  }
+}

@@ -1,0 +1,75 @@
+import type { Brand } from '../bin/model';
+
+/**
+ * The `authentication` object of 3DS answers (CONTRACT.md §6.2): ECI per brand, a fresh CAVV
+ * (`authenticationValue`) and transaction ids.
+ */
+
+/** Outcomes on the wire. `authenticatedAttempted` is `authenticated` with an attempted ECI. */
+export type WireOutcome =
+  | 'authenticated' | 'authenticationFailed' | 'unavailable' | 'bypassed' | 'notEnrolled'
+  | 'signatureFailed';
+
+export type ResultKind = WireOutcome | 'authenticatedAttempted';
+
+export interface Authentication {
+  version: string;
+  eci?: string;
+  authenticationValue?: string;
+  transactionId?: string;
+  acsTransactionId?: string;
+  status?: 'Y' | 'A' | 'N' | 'U' | 'R';
+  enrolled?: 'Y' | 'N' | 'U' | 'B';
+}
+
+/** Mastercard-family ECIs (02/01/00) versus everyone else's (05/06/07). */
+export function eciFor(brands: readonly Brand[], level: 'authenticated' | 'attempted' | 'none'): string {
+  const mastercard = brands.some((b) => b === 'mastercard' || b === 'maestro');
+  const table = mastercard
+    ? { authenticated: '02', attempted: '01', none: '00' }
+    : { authenticated: '05', attempted: '06', none: '07' };
+  return table[level];
+}
+
+/** Base64 of 20 random bytes: the 28-character CAVV/AAV. */
+export function newAuthenticationValue(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(20))));
+}
+
+/** The wire outcome and `authentication` object for a result. */
+export function authenticationFor(
+  kind: ResultKind, brands: readonly Brand[], version: string,
+): { outcome: WireOutcome; authentication: Authentication } {
+  const transactionId = crypto.randomUUID();
+  switch (kind) {
+    case 'authenticated':
+    case 'authenticatedAttempted': {
+      const attempted = kind === 'authenticatedAttempted';
+      return {
+        outcome: 'authenticated',
+        authentication: {
+          version,
+          eci: eciFor(brands, attempted ? 'attempted' : 'authenticated'),
+          authenticationValue: newAuthenticationValue(),
+          transactionId,
+          acsTransactionId: crypto.randomUUID(),
+          status: attempted ? 'A' : 'Y',
+          enrolled: 'Y',
+        },
+      };
+    }
+    case 'authenticationFailed':
+      return {
+        outcome: 'authenticationFailed',
+        authentication: { version, eci: eciFor(brands, 'none'), transactionId, status: 'N', enrolled: 'Y' },
+      };
+    case 'unavailable':
+      return { outcome: 'unavailable', authentication: { version, transactionId, status: 'U', enrolled: 'U' } };
+    case 'bypassed':
+      return { outcome: 'bypassed', authentication: { version, eci: eciFor(brands, 'none'), transactionId, enrolled: 'B' } };
+    case 'notEnrolled':
+      return { outcome: 'notEnrolled', authentication: { version, eci: eciFor(brands, 'none'), enrolled: 'N' } };
+    case 'signatureFailed':
+      return { outcome: 'signatureFailed', authentication: { version, transactionId, status: 'N', enrolled: 'Y' } };
+  }
+}

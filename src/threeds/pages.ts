@@ -1,0 +1,119 @@
+/**
+ * The issuer-side browser pages of the test ACS (CONTRACT.md §6.4): plain HTML, no external
+ * assets, no framework, safe to frame. Every page gets a fresh nonce for its one script and
+ * style, and a CSP that allows nothing else.
+ */
+import { windowDimensions } from './challenge';
+
+export interface Page {
+  status: number;
+  html: string;
+  /** Extra origins the page's forms may post to (the merchant's returnUrl). */
+  formTargets: string[];
+  nonce: string;
+}
+
+/** Escapes text for HTML element content and double-quoted attributes. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON that is safe inside an inline <script>. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function newNonce(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+}
+
+function layout(nonce: string, title: string, body: string, css = ''): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">
+body{font:15px/1.4 system-ui,sans-serif;margin:0;padding:16px;box-sizing:border-box;color:#1b1b1b;background:#fff}
+h1{font-size:18px;margin:0 0 12px}p{margin:0 0 12px}.note{color:#555;font-size:13px}.error{color:#a00000}
+input[type=text]{font-size:18px;padding:6px;width:8em;letter-spacing:.2em}
+button{font-size:15px;padding:6px 14px;margin:12px 8px 0 0}${css}
+</style></head><body>
+${body}
+</body></html>`;
+}
+
+/** The DDC page: tells its parent window that device data collection ended. */
+export function ddcPage(message: { MessageType: 'profile.completed'; SessionId?: string; Status: boolean }): Page {
+  const nonce = newNonce();
+  const body = `<script nonce="${nonce}">window.parent.postMessage(JSON.stringify(${scriptJson(message)}), '*');</script>`;
+  return { status: 200, html: layout(nonce, 'Device data collection', body), formTargets: [], nonce };
+}
+
+export interface ChallengeForm {
+  submitUrl: string;
+  state: string;
+  windowSize: string;
+  attemptsLeft: number;
+  /** Shown in `test` only. */
+  testCode?: string;
+  wrongCode: boolean;
+}
+
+/** The challenge: a one-time code field, Submit and Cancel, sized for the window size. */
+export function challengePage(form: ChallengeForm): Page {
+  const nonce = newNonce();
+  const size = windowDimensions(form.windowSize);
+  const css = size ? `body{width:${size.width}px;height:${size.height}px;overflow:auto}` : '';
+  const body = `<h1>Confirm your payment</h1>
+<p>Enter the one-time code your bank sent you.</p>
+${form.wrongCode ? `<p class="error" role="alert">That code is not right. ${form.attemptsLeft} attempt${form.attemptsLeft === 1 ? '' : 's'} left.</p>` : ''}
+<form method="post" action="${escapeHtml(form.submitUrl)}">
+<input type="hidden" name="state" value="${escapeHtml(form.state)}">
+<label for="code">One-time code</label><br>
+<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="8" autofocus>
+<br><button type="submit" name="action" value="submit">Submit</button><button type="submit" name="action" value="cancel">Cancel</button>
+</form>
+${form.testCode ? `<p class="note">Test environment: the code that passes is <strong>${escapeHtml(form.testCode)}</strong>.</p>` : ''}`;
+  return { status: 200, html: layout(nonce, 'Payment verification', body, css), formTargets: [new URL(form.submitUrl).origin], nonce };
+}
+
+/** The end of a challenge: posts TransactionId and MD to the merchant's returnUrl at once. */
+export function completionPage(returnUrl: string, transactionId: string, md: string): Page {
+  const nonce = newNonce();
+  const body = `<p>Returning to the merchant…</p>
+<form id="complete" method="post" action="${escapeHtml(returnUrl)}">
+<input type="hidden" name="TransactionId" value="${escapeHtml(transactionId)}">
+<input type="hidden" name="MD" value="${escapeHtml(md)}">
+<noscript><button type="submit">Continue</button></noscript>
+</form>
+<script nonce="${nonce}">document.getElementById('complete').submit();</script>`;
+  return { status: 200, html: layout(nonce, 'Payment verification', body), formTargets: [new URL(returnUrl).origin], nonce };
+}
+
+/** An error the cardholder sees instead of a challenge; nothing was changed. */
+export function errorPage(status: number, title: string, detail: string): Page {
+  const nonce = newNonce();
+  const body = `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p>`;
+  return { status, html: layout(nonce, title, body), formTargets: [], nonce };
+}
+
+/** The HTTP response for a page, with its CSP. */
+export function pageResponse(page: Page): Response {
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${page.nonce}'`,
+    `style-src 'nonce-${page.nonce}'`,
+    `form-action 'self' ${page.formTargets.join(' ')}`.trim(),
+    "base-uri 'none'",
+    // Framed by the merchant's checkout, whatever its origin: that is the point of these pages.
+    'frame-ancestors *',
+  ].join('; ');
+  return new Response(page.html, {
+    status: page.status,
+    headers: {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': csp,
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+    },
+  });
+}

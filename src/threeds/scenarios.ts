@@ -1,0 +1,68 @@
+/**
+ * The test magic values of CONTRACT.md §6.6: in the `test` environment the cardholder name picks
+ * the scenario (case-insensitive, new or legacy spelling). In `live` they are ignored.
+ */
+
+/** What authenticate answers for a scenario. */
+export type AuthenticateOutcome =
+  | 'authenticated' | 'authenticatedAttempted' | 'authenticationFailed' | 'unavailable'
+  | 'challenged' | 'bypassed' | 'notEnrolled';
+
+/** What verification answers after a challenge completed with the right code. */
+export type VerificationOutcome =
+  | 'authenticated' | 'authenticatedAttempted' | 'authenticationFailed' | 'unavailable'
+  | 'signatureFailed' | 'bypassed';
+
+export interface Scenario {
+  name: string;
+  version: '2.2.0' | '1.0.2';
+  authenticate: AuthenticateOutcome;
+  /** Only for challenged scenarios. */
+  verification?: VerificationOutcome;
+}
+
+const S = (
+  name: string, legacy: string, version: Scenario['version'],
+  authenticate: AuthenticateOutcome, verification?: VerificationOutcome,
+): [string[], Scenario] => [[name, legacy], { name, version, authenticate, verification }];
+
+const TABLE: [string[], Scenario][] = [
+  S('3ds2-frictionless-identified', '3DS_V2_FRICTIONLESS_IDENTIFIED', '2.2.0', 'authenticated'),
+  S('3ds2-frictionless-not-identified', '3DS_V2_FRICTIONLESS_NOT_IDENTIFIED', '2.2.0', 'authenticatedAttempted'),
+  S('3ds2-frictionless-failed', '3DS_V2_FRICTIONLESS_FAILED', '2.2.0', 'authenticationFailed'),
+  S('3ds2-frictionless-rejected', '3DS_V2_FRICTIONLESS_REJECTED', '2.2.0', 'authenticationFailed'),
+  S('3ds2-frictionless-unavailable', '3DS_V2_FRICTIONLESS_UNAVAILABLE', '2.2.0', 'unavailable'),
+  S('3ds2-authentication-unavailable', '3DS_V2_AUTH_UNAVAILABLE', '2.2.0', 'unavailable'),
+  S('3ds2-challenge-identified', '3DS_V2_CHALLENGE_IDENTIFIED', '2.2.0', 'challenged', 'authenticated'),
+  S('3ds2-challenge-unknown-identity', '3DS_V2_CHALLENGE_UNKNOWN_IDENTITY', '2.2.0', 'challenged', 'authenticationFailed'),
+  S('3ds2-verification-unavailable', '3DS_V2_CHALLENGE_UNAVAILABLE', '2.2.0', 'challenged', 'unavailable'),
+  S('3ds2-bypassed', '3DS_V2_BYPASSED', '2.2.0', 'bypassed'),
+  S('3ds2-bypassed-after-challenge', '3DS_V2_BYPASSED_AFTER_CHALLENGE', '2.2.0', 'challenged', 'bypassed'),
+  S('3ds1-challenge-identified', '3DS_V1_CHALLENGE_IDENTIFIED', '1.0.2', 'challenged', 'authenticated'),
+  S('3ds1-challenge-not-identified', '3DS_V1_CHALLENGE_NOT_IDENTIFIED', '1.0.2', 'challenged', 'authenticatedAttempted'),
+  S('3ds1-challenge-unknown-identity', '3DS_V1_CHALLENGE_UNKNOWN_IDENTITY', '1.0.2', 'challenged', 'authenticationFailed'),
+  S('3ds1-invalid-signature', '3DS_V1_INVALID_SIGNATURE', '1.0.2', 'challenged', 'signatureFailed'),
+  S('3ds1-verification-unavailable', '3DS_V1_CHALLENGE_AUTH_UNAVAILABLE', '1.0.2', 'challenged', 'unavailable'),
+  S('3ds1-not-enrolled', '3DS_V1_NOT_ENROLLED', '1.0.2', 'notEnrolled'),
+  S('3ds1-authentication-unavailable', '3DS_V1_UNAVAILABLE', '1.0.2', 'unavailable'),
+  S('3ds1-bypassed', '3DS_BYPASSED', '1.0.2', 'bypassed'),
+];
+
+const BY_NAME = new Map<string, Scenario>(
+  TABLE.flatMap(([names, scenario]) => names.map((n) => [n.toLowerCase(), scenario] as const)),
+);
+
+/** Every scenario, for tests and the README table. */
+export const SCENARIOS: readonly Scenario[] = TABLE.map(([, s]) => s);
+
+/** The default for a test card with any other cardholder name. */
+export const DEFAULT_SCENARIO: Scenario = BY_NAME.get('3ds2-challenge-identified')!;
+
+/**
+ * The scenario a cardholder name selects in `test`; undefined when there is no name or in
+ * `live` (then the risk rules decide).
+ */
+export function scenarioFor(cardHolderName: string | undefined, environment: string): Scenario | undefined {
+  if (environment !== 'test' || cardHolderName === undefined) return undefined;
+  return BY_NAME.get(cardHolderName.trim().toLowerCase()) ?? DEFAULT_SCENARIO;
+}

@@ -1,0 +1,151 @@
+import * as v from 'valibot';
+import { isLuhnValid } from '../bin/luhn';
+import { namedCheck } from '../http/validation';
+
+/** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
+
+const str = (min: number, max: number, what: string) => v.pipe(
+  v.string(),
+  v.minLength(min, `${what} must have at least ${min} character${min === 1 ? '' : 's'}.`),
+  v.maxLength(max, `${what} must have at most ${max} characters.`),
+);
+
+export const TRANSACTION_REFERENCE = v.pipe(
+  str(1, 64, 'The transaction reference'),
+  v.regex(/^[-A-Za-z0-9_!@#$%()*=.:;?[\]{}~`/+]*$/, 'The transaction reference has a character that is not allowed.'),
+);
+
+export const MERCHANT = v.object({
+  entity: v.pipe(str(1, 64, 'The entity'), v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.')),
+});
+
+function isIsoDate(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return false;
+  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return date.getUTCMonth() === Number(m[2]) - 1 && date.getUTCDate() === Number(m[3]);
+}
+const DATE = v.pipe(v.string(), namedCheck('dateHasInvalidFormat', isIsoDate, 'Dates are YYYY-MM-DD.'));
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+const CARD_FRONT = v.object({
+  type: v.literal('card/front'),
+  cardNumber: v.pipe(
+    v.string(),
+    v.minLength(1, 'The card number must not be empty.'),
+    v.regex(/^\d*$/, 'The card number must contain digits only.'),
+    v.minLength(10, 'The card number must have at least 10 digits.'),
+    v.maxLength(19, 'The card number must have at most 19 digits.'),
+    namedCheck('panFailedLuhnCheck', isLuhnValid, 'The card number fails the Luhn check.'),
+  ),
+  cardExpiryDate: v.object({
+    month: v.pipe(v.number(), v.integer(), v.minValue(1, 'Months are 1 to 12.'), v.maxValue(12, 'Months are 1 to 12.')),
+    year: v.pipe(v.number(), v.integer(), v.minValue(2000, 'Years have four digits.'), v.maxValue(9999, 'Years have four digits.')),
+  }),
+  cardHolderName: v.optional(str(1, 255, 'The cardholder name')),
+});
+
+const CARD_TOKENIZED = v.object({
+  type: v.literal('card/tokenized'),
+  href: v.pipe(v.string(), v.minLength(1, 'The token href must not be empty.')),
+});
+
+export const PAYMENT_INSTRUMENT = v.variant('type', [CARD_FRONT, CARD_TOKENIZED]);
+export type PaymentInstrument = v.InferOutput<typeof PAYMENT_INSTRUMENT>;
+
+export const DEVICE_DATA_INITIALIZE = v.object({
+  transactionReference: TRANSACTION_REFERENCE,
+  merchant: MERCHANT,
+  paymentInstrument: v.optional(PAYMENT_INSTRUMENT),
+});
+
+const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+const COUNT = int(0, 9999);
+
+const RISK_DATA = v.object({
+  account: v.optional(v.object({
+    email: v.optional(str(1, 254, 'The email')),
+    type: v.optional(v.picklist(['guestUser', 'registeredUser', 'federatedAccount', 'issuerCredentials', 'thirdPartyAuthentication', 'fidoAuthenticator'])),
+    history: v.optional(v.object({
+      createdAt: v.optional(DATE),
+      modifiedAt: v.optional(DATE),
+      passwordModifiedAt: v.optional(DATE),
+      paymentAccountEnabledAt: v.optional(DATE),
+    })),
+    previousSuspiciousActivity: v.optional(v.boolean()),
+    purchasesCompletedLastSixMonths: v.optional(COUNT),
+    transactionsAttemptedLastDay: v.optional(COUNT),
+    transactionsAttemptedLastYear: v.optional(COUNT),
+    addCardAttemptsLastDay: v.optional(COUNT),
+    shippingAddressFirstUsedAt: v.optional(DATE),
+  })),
+  transaction: v.optional(v.object({
+    firstName: v.optional(str(1, 22, 'The first name')),
+    lastName: v.optional(str(1, 22, 'The last name')),
+    reorder: v.optional(v.boolean()),
+    preOrderDate: v.optional(DATE),
+    giftCardsPurchase: v.optional(v.object({
+      totalValue: v.object({ amount: int(0, 99_999_999_999), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)) }),
+      quantity: int(1, 99),
+    })),
+  })),
+  shipping: v.optional(v.object({
+    nameMatchesAccountName: v.optional(v.boolean()),
+    method: v.optional(v.picklist(['billingAddress', 'verifiedAddress', 'otherAddress', 'store', 'digital', 'unshippedTravelOrEventTickets', 'other'])),
+    timeFrame: v.optional(v.picklist(['electronicDelivery', 'sameDay', 'nextDay', 'twoOrMoreDays'])),
+    email: v.optional(str(1, 254, 'The email')),
+  })),
+});
+
+export const WINDOW_SIZES = ['250x400', '390x400', '500x600', '600x400', 'fullPage'] as const;
+export const CHALLENGE_PREFERENCES = [
+  'noPreference', 'noChallengeRequested', 'challengeRequested', 'challengeMandated', 'noChallengeRequestedTRAPerformed',
+] as const;
+
+export const AUTHENTICATE = v.object({
+  transactionReference: TRANSACTION_REFERENCE,
+  merchant: MERCHANT,
+  instruction: v.object({
+    value: v.object({
+      amount: int(0, 99_999_999_999),
+      currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).')),
+    }),
+    paymentInstrument: PAYMENT_INSTRUMENT,
+  }),
+  deviceData: v.object({
+    acceptHeader: str(1, 2048, 'The Accept header'),
+    userAgentHeader: str(1, 2048, 'The User-Agent header'),
+    collectionReference: v.optional(str(1, 200, 'The collection reference')),
+    browserLanguage: v.optional(str(1, 8, 'The browser language')),
+    ipAddress: v.optional(v.pipe(v.string(), v.regex(/^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]{2,45})$/, 'Not an IPv4 or IPv6 address.'))),
+    browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
+    browserScreenHeight: v.optional(int(1, 999_999)),
+    browserScreenWidth: v.optional(int(1, 999_999)),
+    timeZone: v.optional(v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.'))),
+    browserJavaEnabled: v.optional(v.boolean()),
+    browserJavascriptEnabled: v.optional(v.boolean()),
+  }),
+  challenge: v.object({
+    returnUrl: v.pipe(v.string(), namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL.')),
+    windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
+    preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
+  }),
+  riskData: v.optional(RISK_DATA),
+});
+export type AuthenticateRequest = v.InferOutput<typeof AUTHENTICATE>;
+
+export const VERIFICATION = v.object({
+  transactionReference: TRANSACTION_REFERENCE,
+  merchant: MERCHANT,
+  challenge: v.object({
+    reference: v.pipe(str(1, 64, 'The challenge reference'), v.regex(/^[A-Za-z0-9]*$/, 'Challenge references are letters and digits.')),
+  }),
+});
