@@ -8,6 +8,24 @@ import { fail, type FieldError } from './errors';
  */
 const CHECK_ERROR_NAMES = new Map<unknown, string>();
 
+const NOT_AN_OBJECT = 'This field must be a JSON object.';
+
+/**
+ * A JSON object with these fields. valibot's `object` lets arrays through (they are objects to
+ * JavaScript); a JSON API must answer fieldMustBeObject for `[]` as for `"x"`.
+ */
+export function jsonObject<const E extends v.ObjectEntries>(entries: E) {
+  return asJsonObject(v.object(entries));
+}
+
+/** Refuses arrays (and other non-objects) with fieldMustBeObject before `schema` runs. */
+export function asJsonObject<const S extends v.GenericSchema>(schema: S) {
+  return v.pipe(
+    v.custom<unknown>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), NOT_AN_OBJECT),
+    schema,
+  );
+}
+
 /** A valibot check whose failure is reported under a SPEC.md §7.4 error name. */
 export function namedCheck<T>(errorName: string, test: (input: T) => boolean, message: string) {
   CHECK_ERROR_NAMES.set(test, errorName);
@@ -63,6 +81,7 @@ function errorNameOf(issue: v.BaseIssue<unknown>): string {
       case 'boolean': return 'fieldMustBeBoolean';
       case 'object': case 'strict_object': case 'loose_object': return 'fieldMustBeObject';
       case 'array': return 'fieldMustBeArray';
+      case 'custom': return issue.message === NOT_AN_OBJECT ? 'fieldMustBeObject' : 'fieldHasInvalidValue';
       default: return 'fieldHasInvalidValue';
     }
   }

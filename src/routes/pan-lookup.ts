@@ -7,7 +7,7 @@ import { fail, type FieldError } from '../http/errors';
 import { CARD_BIN_API } from '../http/headers';
 import { maskPan } from '../http/log';
 import type { Endpoint } from '../http/pipeline';
-import { namedCheck, validateBody } from '../http/validation';
+import { jsonObject, namedCheck, validateBody } from '../http/validation';
 import { entityOf } from './entity';
 import { publicBaseUrl, tokenIdFromHref } from './links';
 
@@ -29,8 +29,8 @@ const CARD_NUMBER = v.pipe(
   namedCheck('panFailedLuhnCheck', isLuhnValid, 'The card number fails the Luhn check.'),
 );
 
-const PAN_LOOKUP = v.object({
-  merchant: v.object({ entity: ENTITY_ID }),
+const PAN_LOOKUP = jsonObject({
+  merchant: jsonObject({ entity: ENTITY_ID }),
   cardNumber: v.optional(CARD_NUMBER),
   token: v.optional(v.pipe(v.string(), v.minLength(1, 'The token must not be empty.'))),
 });

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isLuhnValid } from '../bin/luhn';
-import { namedCheck } from '../http/validation';
+import { asJsonObject, jsonObject, namedCheck } from '../http/validation';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
 
@@ -15,7 +15,7 @@ export const TRANSACTION_REFERENCE = v.pipe(
   v.regex(/^[-A-Za-z0-9_!@#$%()*=.:;?[\]{}~`/+]*$/, 'The transaction reference has a character that is not allowed.'),
 );
 
-export const MERCHANT = v.object({
+export const MERCHANT = jsonObject({
   entity: v.pipe(str(1, 64, 'The entity'), v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.')),
 });
 
@@ -46,7 +46,7 @@ const CARD_FRONT = v.object({
     v.maxLength(19, 'The card number must have at most 19 digits.'),
     namedCheck('panFailedLuhnCheck', isLuhnValid, 'The card number fails the Luhn check.'),
   ),
-  cardExpiryDate: v.object({
+  cardExpiryDate: jsonObject({
     month: v.pipe(v.number(), v.integer(), v.minValue(1, 'Months are 1 to 12.'), v.maxValue(12, 'Months are 1 to 12.')),
     year: v.pipe(v.number(), v.integer(), v.minValue(2000, 'Years have four digits.'), v.maxValue(9999, 'Years have four digits.')),
   }),
@@ -58,10 +58,10 @@ const CARD_TOKENIZED = v.object({
   href: v.pipe(v.string(), v.minLength(1, 'The token href must not be empty.')),
 });
 
-export const PAYMENT_INSTRUMENT = v.variant('type', [CARD_FRONT, CARD_TOKENIZED]);
+export const PAYMENT_INSTRUMENT = asJsonObject(v.variant('type', [CARD_FRONT, CARD_TOKENIZED]));
 export type PaymentInstrument = v.InferOutput<typeof PAYMENT_INSTRUMENT>;
 
-export const DEVICE_DATA_INITIALIZE = v.object({
+export const DEVICE_DATA_INITIALIZE = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,
   merchant: MERCHANT,
   paymentInstrument: v.optional(PAYMENT_INSTRUMENT),
@@ -70,11 +70,11 @@ export const DEVICE_DATA_INITIALIZE = v.object({
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 const COUNT = int(0, 9999);
 
-const RISK_DATA = v.object({
-  account: v.optional(v.object({
+const RISK_DATA = jsonObject({
+  account: v.optional(jsonObject({
     email: v.optional(str(1, 254, 'The email')),
     type: v.optional(v.picklist(['guestUser', 'registeredUser', 'federatedAccount', 'issuerCredentials', 'thirdPartyAuthentication', 'fidoAuthenticator'])),
-    history: v.optional(v.object({
+    history: v.optional(jsonObject({
       createdAt: v.optional(DATE),
       modifiedAt: v.optional(DATE),
       passwordModifiedAt: v.optional(DATE),
@@ -87,17 +87,17 @@ const RISK_DATA = v.object({
     addCardAttemptsLastDay: v.optional(COUNT),
     shippingAddressFirstUsedAt: v.optional(DATE),
   })),
-  transaction: v.optional(v.object({
+  transaction: v.optional(jsonObject({
     firstName: v.optional(str(1, 22, 'The first name')),
     lastName: v.optional(str(1, 22, 'The last name')),
     reorder: v.optional(v.boolean()),
     preOrderDate: v.optional(DATE),
-    giftCardsPurchase: v.optional(v.object({
-      totalValue: v.object({ amount: int(0, 99_999_999_999), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)) }),
+    giftCardsPurchase: v.optional(jsonObject({
+      totalValue: jsonObject({ amount: int(0, 99_999_999_999), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)) }),
       quantity: int(1, 99),
     })),
   })),
-  shipping: v.optional(v.object({
+  shipping: v.optional(jsonObject({
     nameMatchesAccountName: v.optional(v.boolean()),
     method: v.optional(v.picklist(['billingAddress', 'verifiedAddress', 'otherAddress', 'store', 'digital', 'unshippedTravelOrEventTickets', 'other'])),
     timeFrame: v.optional(v.picklist(['electronicDelivery', 'sameDay', 'nextDay', 'twoOrMoreDays'])),
@@ -110,17 +110,17 @@ export const CHALLENGE_PREFERENCES = [
   'noPreference', 'noChallengeRequested', 'challengeRequested', 'challengeMandated', 'noChallengeRequestedTRAPerformed',
 ] as const;
 
-export const AUTHENTICATE = v.object({
+export const AUTHENTICATE = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,
   merchant: MERCHANT,
-  instruction: v.object({
-    value: v.object({
+  instruction: jsonObject({
+    value: jsonObject({
       amount: int(0, 99_999_999_999),
       currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).')),
     }),
     paymentInstrument: PAYMENT_INSTRUMENT,
   }),
-  deviceData: v.object({
+  deviceData: jsonObject({
     acceptHeader: str(1, 2048, 'The Accept header'),
     userAgentHeader: str(1, 2048, 'The User-Agent header'),
     collectionReference: v.optional(str(1, 200, 'The collection reference')),
@@ -133,7 +133,7 @@ export const AUTHENTICATE = v.object({
     browserJavaEnabled: v.optional(v.boolean()),
     browserJavascriptEnabled: v.optional(v.boolean()),
   }),
-  challenge: v.object({
+  challenge: jsonObject({
     returnUrl: v.pipe(v.string(), namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL.')),
     windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
@@ -142,10 +142,10 @@ export const AUTHENTICATE = v.object({
 });
 export type AuthenticateRequest = v.InferOutput<typeof AUTHENTICATE>;
 
-export const VERIFICATION = v.object({
+export const VERIFICATION = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,
   merchant: MERCHANT,
-  challenge: v.object({
+  challenge: jsonObject({
     reference: v.pipe(str(1, 64, 'The challenge reference'), v.regex(/^[A-Za-z0-9]*$/, 'Challenge references are letters and digits.')),
   }),
 });

@@ -44,6 +44,7 @@ const CASES: ErrorCase[] = [
   // Schema
   { name: 'an empty object', send: () => panLookup({}), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldIsMissing', '$.merchant'], ['fieldIsMissing', '$.cardNumber']] },
   { name: 'merchant as a string', send: () => panLookup({ merchant: 'default', cardNumber: VISA }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldMustBeObject', '$.merchant']] },
+  { name: 'merchant as an array', send: () => panLookup({ merchant: [], cardNumber: VISA }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldMustBeObject', '$.merchant']] },
   { name: 'merchant null', send: () => panLookup({ merchant: null, cardNumber: VISA }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldIsNull', '$.merchant']] },
   { name: 'no entity', send: () => panLookup({ merchant: {}, cardNumber: VISA }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldIsMissing', '$.merchant.entity']] },
   { name: 'an empty entity', send: () => panLookup({ merchant: { entity: '' }, cardNumber: VISA }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldIsEmpty', '$.merchant.entity']] },
