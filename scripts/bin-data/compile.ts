@@ -7,7 +7,8 @@
  * beats a wide range); between rows of equal width the earlier source line wins.
  */
 import {
-  BUCKET_BITS, BUCKET_COUNT, BUCKET_SIZE, FORMAT_VERSION, HEADER, MAGIC, RECORD_WORDS,
+  BUCKET_BITS, BUCKET_COUNT, BUCKET_SIZE, FORMAT_VERSION, HEADER, MAGIC, MAX_RECORDS,
+  MAX_RECORDS_16_BIT, RECORD_WORDS,
   align4, encodeRecordWords, rangeIndexBytes, rangeIndexViews,
 } from '../../src/bin/artifact-format';
 import type { BinRecord } from '../../src/bin/model';
@@ -74,7 +75,8 @@ export function compileIndex(
   })));
   const data = splitAtBuckets(mergeAdjacent(dataSegments));
   const scheme = splitAtBuckets(mergeAdjacent(schemeSegments));
-  const idBytes: 2 | 4 = records.count <= 0x10000 ? 2 : 4;
+  if (records.count > MAX_RECORDS) throw new Error(`${records.count} distinct records: the format holds ${MAX_RECORDS}`);
+  const idBytes: 2 | 3 = records.count <= MAX_RECORDS_16_BIT ? 2 : 3;
 
   const strings = records.strings.encode();
   const stringsBytes = (strings.count + 1) * 4 + align4(strings.bytes.length);
@@ -176,9 +178,9 @@ function splitAtBuckets(segments: readonly Segment[]): Segment[] {
   return out;
 }
 
-function writeRangeIndex(buffer: ArrayBuffer, offset: number, ranges: readonly Segment[], idBytes: 2 | 4): void {
+function writeRangeIndex(buffer: ArrayBuffer, offset: number, ranges: readonly Segment[], idBytes: 2 | 3): void {
   const n = ranges.length;
-  const { buckets, starts, ends, recordIds: ids } = rangeIndexViews(buffer, offset, n, idBytes);
+  const { buckets, starts, ends, recordIds: ids, recordIdsHigh: idsHigh } = rangeIndexViews(buffer, offset, n, idBytes);
   let bucket = 0;
   for (let i = 0; i < n; i++) {
     const r = ranges[i]!;
@@ -186,7 +188,8 @@ function writeRangeIndex(buffer: ArrayBuffer, offset: number, ranges: readonly S
     while (bucket <= b) buckets[bucket++] = i;
     starts[i] = r.start & 0xffff;
     ends[i] = r.end & 0xffff;
-    ids[i] = r.recordId;
+    ids[i] = r.recordId & 0xffff;
+    if (idsHigh) idsHigh[i] = r.recordId >>> 16;
   }
   while (bucket <= BUCKET_COUNT) buckets[bucket++] = n;
 }

@@ -14,14 +14,15 @@
  * A range index answers "which record covers this 8-digit key?" (key = the first 8 digits of
  * the card number as an integer, 0–99,999,999). Keys are split into buckets of 65,536 keys by
  * their high bits; each stored range lies inside one bucket, so a range needs only its low
- * 16 bits for start and end, and a record id of 16 bits (32 when there are more than 65,535
- * records): 6 or 8 bytes per range.
+ * 16 bits for start and end, and a record id of 16 bits (24 when there are more than 65,536
+ * records): 6 or 7 bytes per range.
  *
  * ```
  * buckets   u32[BUCKET_COUNT + 1]   index of the first range of each bucket
  * starts    u16[n] (padded to 4)    low 16 bits of the first key of each range
  * ends      u16[n] (padded to 4)    low 16 bits of the last key (inclusive)
- * records   u16[n] or u32[n]        record id of each range
+ * ids       u16[n] (padded to 4)    record id of each range (its low 16 bits)
+ * idsHigh   u8[n] (padded to 4)     bits 16–23 of the record id; only when recordIdBytes = 3
  * ```
  */
 import {
@@ -37,6 +38,9 @@ export const BUCKET_BITS = 16;
 export const BUCKET_SIZE = 1 << BUCKET_BITS;
 export const BUCKET_COUNT = Math.ceil(KEY_SPACE / BUCKET_SIZE);
 export const RECORD_WORDS = 4;
+/** Record ids take 2 bytes up to this many records, 3 bytes beyond (up to 2^24). */
+export const MAX_RECORDS_16_BIT = 0x10000;
+export const MAX_RECORDS = 0x1000000;
 export const NO_RECORD = -1;
 
 /** Word positions in the header. */
@@ -64,7 +68,9 @@ export interface RangeIndexViews {
   readonly buckets: Uint32Array;
   readonly starts: Uint16Array;
   readonly ends: Uint16Array;
-  readonly recordIds: Uint16Array | Uint32Array;
+  readonly recordIds: Uint16Array;
+  /** Bits 16–23 of the record ids, present only with 3-byte ids. */
+  readonly recordIdsHigh: Uint8Array | undefined;
 }
 
 /** Lays the views of a range index of `count` ranges over the buffer at `offset`. */
@@ -75,13 +81,15 @@ export function rangeIndexViews(buffer: ArrayBuffer, offset: number, count: numb
   at += align4(count * 2);
   const ends = new Uint16Array(buffer, at, count);
   at += align4(count * 2);
-  const recordIds = idBytes === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);
-  return { count, buckets, starts, ends, recordIds };
+  const recordIds = new Uint16Array(buffer, at, count);
+  at += align4(count * 2);
+  const recordIdsHigh = idBytes === 3 ? new Uint8Array(buffer, at, count) : undefined;
+  return { count, buckets, starts, ends, recordIds, recordIdsHigh };
 }
 
 /** Bytes taken by a range index of `n` ranges, with record ids of `idBytes` bytes. */
-export function rangeIndexBytes(n: number, idBytes: 2 | 4): number {
-  return (BUCKET_COUNT + 1) * 4 + 2 * align4(n * 2) + align4(n * idBytes);
+export function rangeIndexBytes(n: number, idBytes: 2 | 3): number {
+  return (BUCKET_COUNT + 1) * 4 + 3 * align4(n * 2) + (idBytes === 3 ? align4(n) : 0);
 }
 
 export function align4(n: number): number {

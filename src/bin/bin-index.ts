@@ -16,8 +16,9 @@ export interface BinMatch {
 
 /**
  * The compiled BIN index held in memory. Construction only makes typed-array views over the
- * artifact (no copy, no parse), so the index is ready in microseconds; records are decoded on
- * first use and cached.
+ * artifact (no copy, no parse), so the index is ready in microseconds. Records are decoded on
+ * each lookup from four words (cheap); only their strings are cached once decoded, so memory
+ * grows with the distinct issuer names actually seen, not with every record touched.
  *
  * @example
  * ```ts
@@ -35,7 +36,7 @@ export class BinIndex {
   private readonly records: Uint32Array;
   private readonly data: RangeIndex;
   private readonly scheme: RangeIndex;
-  private readonly decoded: (BinRecord | undefined)[];
+  private readonly strings: (string | undefined)[];
   private readonly utf8 = new TextDecoder();
 
   private constructor(buffer: ArrayBuffer) {
@@ -50,7 +51,7 @@ export class BinIndex {
     this.builtAt = new Date(h('builtAtSeconds') * 1000);
     this.sourceRowCount = h('sourceRowCount');
     const idBytes = h('recordIdBytes');
-    if (idBytes !== 2 && idBytes !== 4) throw new Error('BIN index: bad record id width');
+    if (idBytes !== 2 && idBytes !== 3) throw new Error('BIN index: bad record id width');
     const stringCount = h('stringCount');
     this.stringOffsets = new Uint32Array(buffer, h('stringsOffset'), stringCount + 1);
     this.stringBytes = new Uint8Array(
@@ -59,7 +60,7 @@ export class BinIndex {
     this.records = new Uint32Array(buffer, h('recordsOffset'), this.recordCount * RECORD_WORDS);
     this.data = rangeIndexAt(buffer, h('dataIndexOffset'), h('dataRangeCount'), idBytes);
     this.scheme = rangeIndexAt(buffer, h('schemeIndexOffset'), h('schemeRangeCount'), idBytes);
-    this.decoded = new Array<BinRecord | undefined>(this.recordCount);
+    this.strings = new Array<string | undefined>(stringCount);
   }
 
   /** Wraps a compiled artifact; throws if it is not one. */
@@ -99,25 +100,21 @@ export class BinIndex {
     return findRecordId(this.scheme, key);
   }
 
-  /** Decoded record by id (cached: the same object for the same id). */
+  /** The record with this id, decoded afresh (the caller may keep or change it). */
   record(id: number): BinRecord {
-    let r = this.decoded[id];
-    if (r === undefined) {
-      const w = id * RECORD_WORDS;
-      const words = this.records;
-      r = Object.freeze(decodeRecordWords(
-        words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!, (s) => this.string(s),
-      )) as BinRecord;
-      this.decoded[id] = r;
-    }
-    return r;
+    const w = id * RECORD_WORDS;
+    const words = this.records;
+    return decodeRecordWords(words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!, this.stringAt);
   }
 
-  private string(id: number): string {
-    return this.utf8.decode(
-      this.stringBytes.subarray(this.stringOffsets[id]!, this.stringOffsets[id + 1]!),
-    );
-  }
+  private readonly stringAt = (id: number): string => {
+    let s = this.strings[id];
+    if (s === undefined) {
+      s = this.utf8.decode(this.stringBytes.subarray(this.stringOffsets[id]!, this.stringOffsets[id + 1]!));
+      this.strings[id] = s;
+    }
+    return s;
+  };
 }
 
 /** The first 8 digits of a card number as an integer (the index key). */
@@ -155,5 +152,6 @@ function findRecordId(index: RangeIndex, key: number): number {
     }
   }
   if (found < 0 || index.ends[found]! < low) return NO_RECORD;
-  return index.recordIds[found]!;
+  const high = index.recordIdsHigh;
+  return high === undefined ? index.recordIds[found]! : index.recordIds[found]! | (high[found]! << 16);
 }

@@ -58,6 +58,17 @@ describe('compileIndex', () => {
     expect(index.findDataRecordId(65_546)).toBe(-1);
   });
 
+  it('widens record ids to 3 bytes past 65,536 records and still answers every range', () => {
+    const rows = Array.from({ length: 70_000 }, (_, i) => bin6(i + 2, String(400_000 + i), record(`Issuer ${i}`)));
+    const result = compileIndex(rows, []);
+    expect(result.recordCount).toBe(70_000);
+    expect(result.dataIndexBytes / result.dataRangeCount).toBeLessThan(7.2);
+    const index = BinIndex.fromArrayBuffer(result.artifact);
+    for (const i of [0, 65_535, 65_536, 69_999]) {
+      expect(index.find(`${400_000 + i}0000000000`)?.record.issuerName).toBe(`Issuer ${i}`);
+    }
+  });
+
   it('deduplicates records shared by many ranges', () => {
     const rows = ['412345', '512345', '612345'].map((b, i) => bin6(i + 2, b, record('Same')));
     expect(compileIndex(rows, []).recordCount).toBe(1);
