@@ -97,6 +97,7 @@ export function align4(n: number): number {
 }
 
 const UNKNOWN_COUNTRY = 0xffff;
+const NO_BRANDS: BinRecord['brands'] = Object.freeze([]);
 
 /**
  * Packs a record's scalar fields into four u32 words; strings are referenced by their id in the
@@ -138,10 +139,11 @@ export function encodeRecordWords(
 export function decodeRecordWords(
   w0: number, w1: number, w2: number, w3: number,
   stringAt: (id: number) => string,
+  brandsAt: (id: number) => BinRecord['brands'] = (id) => stringAt(id).split(',') as BinRecord['brands'],
 ): BinRecord {
   const record: BinRecord = {
     type: NUMBER_TYPES[(w3 >>> 16) & 0xf] ?? 'pan',
-    brands: w1 === 0 ? [] : (stringAt(w1 - 1).split(',') as BinRecord['brands']),
+    brands: w1 === 0 ? NO_BRANDS : brandsAt(w1 - 1),
     binLength: (w3 >>> 20) & 0x1f,
   };
   const fundingType = enumValue(FUNDING_TYPES, w3 & 0xf);

@@ -37,6 +37,8 @@ export class BinIndex {
   private readonly data: RangeIndex;
   private readonly scheme: RangeIndex;
   private readonly strings: (string | undefined)[];
+  /** Brand lists are few (one per co-badging combination) and read on every lookup. */
+  private readonly brandLists = new Map<number, BinRecord['brands']>();
   private readonly utf8 = new TextDecoder();
 
   private constructor(buffer: ArrayBuffer) {
@@ -104,8 +106,17 @@ export class BinIndex {
   record(id: number): BinRecord {
     const w = id * RECORD_WORDS;
     const words = this.records;
-    return decodeRecordWords(words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!, this.stringAt);
+    return decodeRecordWords(words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!, this.stringAt, this.brandsAt);
   }
+
+  private readonly brandsAt = (id: number): BinRecord['brands'] => {
+    let brands = this.brandLists.get(id);
+    if (brands === undefined) {
+      brands = Object.freeze(this.stringAt(id).split(',')) as BinRecord['brands'];
+      this.brandLists.set(id, brands);
+    }
+    return brands;
+  };
 
   private readonly stringAt = (id: number): string => {
     let s = this.strings[id];

@@ -50,7 +50,7 @@ export type MultipleAccountAccess = (typeof MULTIPLE_ACCOUNT_ACCESS)[number];
 export interface BinRecord {
   type: NumberType;
   /** Co-badged cards have several brands, international scheme first. May be empty. */
-  brands: Brand[];
+  brands: readonly Brand[];
   /** Number of leading digits that identify the range (6 or 8). */
   binLength: number;
   fundingType?: FundingType;
