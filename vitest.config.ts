@@ -28,6 +28,13 @@ export default defineConfig({
         // The build scripts run on Node at build time, so their tests run on Node too.
         test: { name: 'scripts', include: ['test/scripts/**/*.test.ts'], environment: 'node' },
       },
+      {
+        // The 3DS pages in headless Chromium, against the bundled Worker served by Miniflare.
+        test: {
+          name: 'browser', include: ['test/browser/**/*.test.ts'], environment: 'node',
+          testTimeout: 30_000, hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -33,7 +33,7 @@ export interface StructureResult {
   lookupsPerSecond: number;
   /** Retained once built; undefined for a second line timing the same structure. */
   memory?: MemoryDelta;
-  /** Compact index only: retained after the timed lookups (its record cache filled). */
+  /** Compact index only: retained after the timed lookups (its string cache filled). */
   memoryAfterLookups?: MemoryDelta;
 }
 

@@ -85,7 +85,7 @@ export function renderTargets(results: readonly DatasetResult[]): string {
       `  ${verdict(r.readyMs <= READY_TARGET_MS)} index ready ≤ ${READY_TARGET_MS} ms: median ${r.readyMs.toFixed(3)} ms, first run ${r.readyFirstMs.toFixed(2)} ms`,
       `  ${verdict(lookupRatio >= LOOKUP_RATIO_TARGET)} compact lookups ≥ ${LOOKUP_RATIO_TARGET} × Map baseline: ${lookupRatio.toFixed(2)} ×`,
       `  ${verdict(memAfter <= MEMORY_RATIO_TARGET)} compact memory ≤ ${MEMORY_RATIO_TARGET} × Map baseline: ${memAfter.toFixed(3)} × after the lookups `
-        + `(record cache filled), ${memReady.toFixed(3)} × when ready`,
+        + `(strings and brand lists cached), ${memReady.toFixed(3)} × when ready`,
     );
     if (r.format === 'openbiin') {
       lines.push(`  ${verdict(r.gzipBytes <= GZIP_TARGET_BYTES)} openbiin artifact gzip ≤ 1.5 MB: ${int(r.gzipBytes)} B`);
