@@ -73,3 +73,10 @@ export function authenticationFor(
       return { outcome: 'signatureFailed', authentication: { version, transactionId, status: 'N', enrolled: 'Y' } };
   }
 }
+
+/** The wire answer: `{outcome, transactionReference, authentication}`, in Worldpay's field order. */
+export function answerOf(
+  transactionReference: string, result: { outcome: WireOutcome; authentication: Authentication },
+): { outcome: WireOutcome; transactionReference: string; authentication: Authentication } {
+  return { outcome: result.outcome, transactionReference, authentication: result.authentication };
+}

@@ -6,7 +6,7 @@ import { validateBody } from '../../http/validation';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type AuthRecord } from '../../storage/threeds-store';
 import { challengeCReq, newChallengeReference } from '../../threeds/challenge';
 import { signJwt } from '../../threeds/jwt';
-import { authenticationFor } from '../../threeds/outcomes';
+import { answerOf, authenticationFor } from '../../threeds/outcomes';
 import { decideRisk } from '../../threeds/risk';
 import { scenarioFor, type Scenario } from '../../threeds/scenarios';
 import { AUTHENTICATE, type AuthenticateRequest } from '../../threeds/schemas';
@@ -30,7 +30,7 @@ export const authenticate: Endpoint = {
     if (existing) {
       if (existing.requestHash === hash) return { status: 200, body: existing.response };
       // A different request under a used reference: unavailable, and the session is untouched.
-      return { status: 200, body: { transactionReference: request.transactionReference, ...authenticationFor('unavailable', card.brands, existing.version) } };
+      return { status: 200, body: answerOf(request.transactionReference, authenticationFor('unavailable', card.brands, existing.version)) };
     }
 
     const scenario = scenarioFor(card.cardHolderName, rc.env.ENVIRONMENT) ?? await riskScenario(request, ctx);
@@ -81,7 +81,7 @@ type Answer = Pick<AuthRecord, 'response' | 'challenge'>;
 function answered(request: AuthenticateRequest, brands: AuthRecord['brands'], scenario: Scenario): Answer {
   // Only challenged scenarios reach `challenged`; the others answer at once.
   const kind = scenario.authenticate === 'challenged' ? 'unavailable' : scenario.authenticate;
-  return { response: { transactionReference: request.transactionReference, ...authenticationFor(kind, brands, scenario.version) } };
+  return { response: answerOf(request.transactionReference, authenticationFor(kind, brands, scenario.version)) };
 }
 
 async function challenged(request: AuthenticateRequest, ctx: ThreeDsContext, scenario: Scenario): Promise<Answer> {

@@ -3,7 +3,7 @@ import { THREE_DS_API } from '../../http/headers';
 import type { Endpoint } from '../../http/pipeline';
 import { validateBody } from '../../http/validation';
 import type { AuthRecord, ChallengeResultRecord } from '../../storage/threeds-store';
-import { authenticationFor, type ResultKind } from '../../threeds/outcomes';
+import { answerOf, authenticationFor, type ResultKind } from '../../threeds/outcomes';
 import { VERIFICATION } from '../../threeds/schemas';
 import { requestHash, threeDsContext } from './common';
 
@@ -30,10 +30,7 @@ export const verification: Endpoint = {
     // not completed but not stored, so a retry can still see the result arrive.
     const result = await ctx.store.getChallengeResult(challenge.reference);
     const open = result === undefined && ctx.now < challenge.expiresAt;
-    const response = {
-      transactionReference: request.transactionReference,
-      ...authenticationFor(resultKind(session, result), session.brands, session.version),
-    };
+    const response = answerOf(request.transactionReference, authenticationFor(resultKind(session, result), session.brands, session.version));
     rc.log.outcome = response.outcome;
     if (!open) await ctx.store.putVerification(ctx.scope, { requestHash: hash, response, expiresAt: session.expiresAt });
     return { status: 200, body: response };
