@@ -44,13 +44,23 @@ const CONFIG = v.object({
 export function parseMerchantConfig(input: unknown): ReadonlyMap<string, MerchantConfig> {
   const result = v.safeParse(CONFIG, input);
   if (!result.success) {
-    const problems = result.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`);
+    const problems = result.issues.flatMap((i) => deepest(i, ''));
     throw new Error(`data/merchants.json is invalid: ${problems.join('; ')}`);
   }
   return new Map(result.output.merchants.map((m) => [m.username, {
     username: m.username,
     entities: new Map(Object.entries(m.entities)),
   }]));
+}
+
+/**
+ * "where: what" for each problem. A union's own issue says only "expected all or an array"; the
+ * issue inside the array (its path relative to the union) says which item is wrong.
+ */
+function deepest(issue: v.BaseIssue<unknown>, prefix: string): string[] {
+  const path = [prefix, ...(issue.path ?? []).map((p) => String(p.key))].filter((p) => p !== '').join('.');
+  const inner = (issue.issues ?? []).filter((i) => (i.path?.length ?? 0) > 0);
+  return inner.length > 0 ? inner.flatMap((i) => deepest(i, path)) : [`${path || '(root)'}: ${issue.message}`];
 }
 
 /** The merchant configuration shipped in data/merchants.json, validated when the Worker loads. */
