@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { toCardBinData } from '../bin/card-bin-data';
 import { BIN_INDEX } from '../bin/default-index';
-import { isLuhnValid } from '../bin/luhn';
 import { brandAllowed } from '../config/merchants';
 import { fail, type FieldError } from '../http/errors';
 import { CARD_BIN_API } from '../http/headers';
 import { maskPan } from '../http/log';
 import type { Endpoint } from '../http/pipeline';
-import { jsonObject, namedCheck, validateBody } from '../http/validation';
+import { cardNumberSchema } from '../http/card-number';
+import { jsonObject, validateBody } from '../http/validation';
 import { entityOf } from './entity';
 import { publicBaseUrl, tokenIdFromHref } from './links';
 
@@ -20,14 +20,7 @@ const ENTITY_ID = v.pipe(
   v.regex(/^[A-Za-z0-9]*$/, 'The entity may contain only letters and digits.'),
 );
 
-const CARD_NUMBER = v.pipe(
-  v.string(),
-  v.minLength(1, 'The card number must not be empty.'),
-  v.regex(/^\d*$/, 'The card number must contain digits only.'),
-  v.minLength(12, 'The card number must have at least 12 digits.'),
-  v.maxLength(19, 'The card number must have at most 19 digits.'),
-  namedCheck('panFailedLuhnCheck', isLuhnValid, 'The card number fails the Luhn check.'),
-);
+const CARD_NUMBER = cardNumberSchema(12);
 
 const PAN_LOOKUP = jsonObject({
   merchant: jsonObject({ entity: ENTITY_ID }),

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isLuhnValid } from '../bin/luhn';
+import { cardNumberSchema } from '../http/card-number';
 import { asJsonObject, jsonObject, namedCheck } from '../http/validation';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
@@ -38,14 +38,7 @@ function isHttpUrl(value: string): boolean {
 
 const CARD_FRONT = v.object({
   type: v.literal('card/front'),
-  cardNumber: v.pipe(
-    v.string(),
-    v.minLength(1, 'The card number must not be empty.'),
-    v.regex(/^\d*$/, 'The card number must contain digits only.'),
-    v.minLength(10, 'The card number must have at least 10 digits.'),
-    v.maxLength(19, 'The card number must have at most 19 digits.'),
-    namedCheck('panFailedLuhnCheck', isLuhnValid, 'The card number fails the Luhn check.'),
-  ),
+  cardNumber: cardNumberSchema(10),
   cardExpiryDate: jsonObject({
     month: v.pipe(v.number(), v.integer(), v.minValue(1, 'Months are 1 to 12.'), v.maxValue(12, 'Months are 1 to 12.')),
     year: v.pipe(v.number(), v.integer(), v.minValue(2000, 'Years have four digits.'), v.maxValue(9999, 'Years have four digits.')),

@@ -1,4 +1,5 @@
 import { exports } from 'cloudflare:workers';
+import { expect } from 'vitest';
 
 export const TEST_AUTH = basic('test-merchant', 'test-password');
 export const OTHER_AUTH = basic('other-merchant', 'other-password');
@@ -51,4 +52,37 @@ export function luhnComplete(prefix: string, length = 16, fill = '0'): string {
     sum += d;
   }
   return body + String((10 - (sum % 10)) % 10);
+}
+
+/** One row of an error table: what to send and the error document it must get. */
+export interface ErrorCase {
+  name: string;
+  send: () => Promise<Response>;
+  status: number;
+  errorName: string;
+  headerName?: string;
+  /** Expected validationErrors as [errorName, jsonPath] pairs, in order. */
+  fields?: [string, string][];
+}
+
+/** Checks a response against an error case: status, error document and common headers. */
+export async function expectErrorCase(c: ErrorCase, mediaType: string): Promise<void> {
+  const response = await c.send();
+  const body = await response.json<Record<string, unknown>>();
+  expect(response.status).toBe(c.status);
+  expect(body.errorName).toBe(c.errorName);
+  expect(typeof body.message).toBe('string');
+  expect(response.headers.get('Content-Type')).toBe(mediaType);
+  expect(response.headers.get('Cache-Control')).toBe('no-store');
+  expect(response.headers.get('WP-CorrelationId')).toMatch(/^[0-9a-f-]{36}$/);
+  if (c.headerName) expect(body.headerName).toBe(c.headerName);
+  else expect(body).not.toHaveProperty('headerName');
+  if (c.fields) {
+    const errors = body.validationErrors as { errorName: string; jsonPath: string; message: string }[];
+    expect(errors.map((e) => [e.errorName, e.jsonPath])).toEqual(c.fields);
+    for (const e of errors) expect(e.message).not.toMatch(/\d{12}/);
+  } else {
+    expect(body).not.toHaveProperty('validationErrors');
+  }
+  if (response.status === 401) expect(response.headers.get('WWW-Authenticate')).toMatch(/^Basic realm="/);
 }

@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { basic, call } from './helpers';
+import { basic, call, expectErrorCase, type ErrorCase } from './helpers';
 import {
   AMEX_PAN, authenticateBody, cardFront, newReference, threeDs, THREEDS, THREEDS_HEADERS, THREEDS_MEDIA,
 } from './threeds-helpers';
-
-interface ErrorCase {
-  name: string;
-  send: () => Promise<Response>;
-  status: number;
-  errorName: string;
-  headerName?: string;
-  fields?: [string, string][];
-}
 
 const init = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   transactionReference: newReference(), merchant: { entity: 'default' }, ...extra,
@@ -88,19 +79,5 @@ const CASES: ErrorCase[] = [
 ];
 
 describe('3DS errors', () => {
-  it.each(CASES)('answers $name with $status $errorName', async (c) => {
-    const response = await c.send();
-    const body = await response.json<Record<string, unknown>>();
-    expect(response.status).toBe(c.status);
-    expect(body.errorName).toBe(c.errorName);
-    expect(response.headers.get('Content-Type')).toBe(THREEDS_MEDIA);
-    expect(response.headers.get('Cache-Control')).toBe('no-store');
-    if (c.headerName) expect(body.headerName).toBe(c.headerName);
-    if (c.fields) {
-      const errors = body.validationErrors as { errorName: string; jsonPath: string }[];
-      expect(errors.map((e) => [e.errorName, e.jsonPath])).toEqual(c.fields);
-    } else {
-      expect(body).not.toHaveProperty('validationErrors');
-    }
-  });
+  it.each(CASES)('answers $name with $status $errorName', (c) => expectErrorCase(c, THREEDS_MEDIA));
 });
