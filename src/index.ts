@@ -7,6 +7,7 @@ import { THREEDS_PATH } from './routes/threeds/common';
 import { deviceDataInitialize } from './routes/threeds/device-data-initialize';
 import { challengeRoute, challengeSubmitRoute, ddcRoute } from './routes/threeds/pages';
 import { verification } from './routes/threeds/verification';
+import { createTokenEndpoint, deleteTokenEndpoint, getTokenEndpoint } from './routes/tokens';
 
 type Page = (rc: RequestContext) => Promise<Response>;
 
@@ -22,6 +23,9 @@ const ROUTES: readonly { method: string; path: string; endpoint?: Endpoint; page
   { method: 'POST', path: `${THREEDS_PATH}/authenticate`, endpoint: authenticate },
   { method: 'POST', path: `${THREEDS_PATH}/authentication`, endpoint: authenticate },
   { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verification },
+  { method: 'POST', path: '/tokens', endpoint: createTokenEndpoint },
+  { method: 'GET', path: '/tokens/:tokenId', endpoint: getTokenEndpoint },
+  { method: 'DELETE', path: '/tokens/:tokenId', endpoint: deleteTokenEndpoint },
   { method: 'POST', path: '/3ds/ddc', page: ddcRoute },
   { method: 'POST', path: '/3ds/challenge', page: challengeRoute },
   { method: 'POST', path: '/3ds/challenge/submit', page: challengeSubmitRoute },

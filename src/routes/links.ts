@@ -9,7 +9,7 @@ export function publicBaseUrl(rc: RequestContext): string {
   return (configured ? configured : rc.url.origin).replace(/\/+$/, '');
 }
 
-const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The token id of an href of this service's token resource, or undefined if it is not one. */
 export function tokenIdFromHref(href: string, baseUrl: string): string | undefined {

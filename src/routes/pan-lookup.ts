@@ -6,10 +6,11 @@ import { fail, type FieldError } from '../http/errors';
 import { CARD_BIN_API } from '../http/headers';
 import { maskPan } from '../http/log';
 import type { Endpoint } from '../http/pipeline';
-import { cardNumberSchema } from '../http/card-number';
+import { cardNumberSchema } from '../http/fields';
 import { jsonObject, validateBody } from '../http/validation';
 import { entityOf } from './entity';
 import { publicBaseUrl, tokenIdFromHref } from './links';
+import { cardBehindToken } from './token-access';
 
 /** `POST /api/cardBin/panLookup` (CONTRACT.md §3). */
 
@@ -58,14 +59,15 @@ export const panLookup: Endpoint = {
       ...oneCardIdentifier(input), ...tokenIsOurs(input, baseUrl),
     ]);
     const entity = entityOf(merchant, request.merchant.entity, rc);
+    let cardNumber: string;
     if (request.token !== undefined) {
-      // Tokens are issued by the token resource (its issue is still open): until then no token
-      // can exist, so a well-formed token href is simply not found.
-      return fail({ kind: 'tokenNotFound' });
+      // By token, any entity may look up: the merchant never handles the card number.
+      cardNumber = (await cardBehindToken(rc, merchant, request.token, baseUrl)).cardNumber;
+    } else {
+      cardNumber = request.cardNumber!;
+      rc.log.card = maskPan(cardNumber);
+      if (!entity.pciCompliant) fail({ kind: 'merchantNotConfigured', feature: 'lookups by full card number' });
     }
-    const cardNumber = request.cardNumber!;
-    rc.log.card = maskPan(cardNumber);
-    if (!entity.pciCompliant) fail({ kind: 'merchantNotConfigured', feature: 'lookups by full card number' });
     const match = BIN_INDEX.find(cardNumber);
     if (!match) fail({ kind: 'binNotFound' });
     if (!brandAllowed(entity, match.record.brands)) fail({ kind: 'paymentInstrumentNotSupported' });

@@ -1,23 +1,13 @@
 import * as v from 'valibot';
-import { cardNumberSchema } from '../http/card-number';
+import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, str } from '../http/fields';
 import { asJsonObject, jsonObject, namedCheck } from '../http/validation';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
-
-const str = (min: number, max: number, what: string) => v.pipe(
-  v.string(),
-  v.minLength(min, `${what} must have at least ${min} character${min === 1 ? '' : 's'}.`),
-  v.maxLength(max, `${what} must have at most ${max} characters.`),
-);
 
 export const TRANSACTION_REFERENCE = v.pipe(
   str(1, 64, 'The transaction reference'),
   v.regex(/^[-A-Za-z0-9_!@#$%()*=.:;?[\]{}~`/+]*$/, 'The transaction reference has a character that is not allowed.'),
 );
-
-export const MERCHANT = jsonObject({
-  entity: v.pipe(str(1, 64, 'The entity'), v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.')),
-});
 
 function isIsoDate(value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
@@ -39,11 +29,8 @@ function isHttpUrl(value: string): boolean {
 const CARD_FRONT = v.object({
   type: v.literal('card/front'),
   cardNumber: cardNumberSchema(10),
-  cardExpiryDate: jsonObject({
-    month: v.pipe(v.number(), v.integer(), v.minValue(1, 'Months are 1 to 12.'), v.maxValue(12, 'Months are 1 to 12.')),
-    year: v.pipe(v.number(), v.integer(), v.minValue(2000, 'Years have four digits.'), v.maxValue(9999, 'Years have four digits.')),
-  }),
-  cardHolderName: v.optional(str(1, 255, 'The cardholder name')),
+  cardExpiryDate: CARD_EXPIRY_DATE,
+  cardHolderName: v.optional(CARD_HOLDER_NAME),
 });
 
 const CARD_TOKENIZED = v.object({

@@ -21,7 +21,7 @@ export const authenticate: Endpoint = {
     const ctx = threeDsContext(merchant, request.merchant.entity, request.transactionReference, rc);
     const { currency } = request.instruction.value;
     if (!currencyAllowed(ctx.entity, currency)) fail({ kind: 'currencyNotSupported', currency });
-    const card = cardFacts(request.instruction.paymentInstrument, ctx.entity, ctx, '$.instruction.paymentInstrument', rc);
+    const card = await cardFacts(request.instruction.paymentInstrument, merchant, ctx, '$.instruction.paymentInstrument', rc);
 
     const hash = await requestHash(ctx.key, request);
     // KV has no compare-and-set: two different bodies racing under one new reference could both

@@ -9,6 +9,7 @@ import { JwtKeyMissing, signingKey } from '../../threeds/jwt';
 import type { PaymentInstrument } from '../../threeds/schemas';
 import { entityOf } from '../entity';
 import { publicBaseUrl, tokenIdFromHref } from '../links';
+import { cardBehindToken } from '../token-access';
 
 /** What every 3DS step needs once its body is valid. */
 export interface ThreeDsContext {
@@ -59,21 +60,23 @@ export interface CardFacts {
  * Resolves the instrument to card facts and applies the entity's brand rule. `jsonPath` locates
  * the instrument in the request, for the error on a token href that is not ours.
  */
-export function cardFacts(
-  instrument: PaymentInstrument, entity: EntityConfig, ctx: { baseUrl: string }, jsonPath: string, rc: RequestContext,
-): CardFacts {
+export async function cardFacts(
+  instrument: PaymentInstrument, merchant: MerchantConfig, ctx: ThreeDsContext, jsonPath: string, rc: RequestContext,
+): Promise<CardFacts> {
+  let card: { cardNumber: string; cardHolderName?: string };
   if (instrument.type === 'card/tokenized') {
     if (tokenIdFromHref(instrument.href, ctx.baseUrl) === undefined) {
       fail({ kind: 'bodyDoesNotMatchSchema', errors: [{ errorName: 'fieldHasInvalidValue', message: `The href must be a token href of this service (${ctx.baseUrl}/tokens/<id>).`, jsonPath: `${jsonPath}.href` }] });
     }
-    // Tokens are issued by the token resource (its issue is still open): until then no token
-    // can exist, so a well-formed token href is simply not found.
-    return fail({ kind: 'tokenNotFound' });
+    // Behaves as the card behind the token, whose stored cardholder name drives the test scenarios.
+    card = await cardBehindToken(rc, merchant, instrument.href, ctx.baseUrl);
+  } else {
+    card = instrument;
+    rc.log.card = maskPan(card.cardNumber);
   }
-  rc.log.card = maskPan(instrument.cardNumber);
-  const brands = BIN_INDEX.find(instrument.cardNumber)?.record.brands ?? [];
-  if (!brandAllowed(entity, brands)) fail({ kind: 'paymentInstrumentNotSupported' });
-  return { brands: [...brands], bin: instrument.cardNumber.slice(0, 6), cardHolderName: instrument.cardHolderName };
+  const brands = BIN_INDEX.find(card.cardNumber)?.record.brands ?? [];
+  if (!brandAllowed(ctx.entity, brands)) fail({ kind: 'paymentInstrumentNotSupported' });
+  return { brands: [...brands], bin: card.cardNumber.slice(0, 6), cardHolderName: card.cardHolderName };
 }
 
 /**

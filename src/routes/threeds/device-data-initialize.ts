@@ -17,7 +17,7 @@ export const deviceDataInitialize: Endpoint = {
     const request = validateBody(DEVICE_DATA_INITIALIZE, body);
     const ctx = threeDsContext(merchant, request.merchant.entity, request.transactionReference, rc);
     const card = request.paymentInstrument
-      ? cardFacts(request.paymentInstrument, ctx.entity, ctx, '$.paymentInstrument', rc)
+      ? await cardFacts(request.paymentInstrument, merchant, ctx, '$.paymentInstrument', rc)
       : undefined;
 
     const hash = await requestHash(ctx.key, request);

@@ -1,0 +1,202 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, OTHER_AUTH, panLookup, TEST_AUTH, type ErrorCase } from './helpers';
+import { createToken, TOKENS_HEADERS as HEADERS, tokenBody, TOKENS_MEDIA } from './token-helpers';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const DAY = 24 * 60 * 60 * 1000;
+
+function tokenCall(method: string, href: string, headers: Record<string, string | undefined> = {}): Promise<Response> {
+  return call(new URL(href).pathname, { method, headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, ...headers } });
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('token life cycle', () => {
+  it('creates a token (201 + Location), reads it, deletes it (204), and then it is gone', async () => {
+    const cardNumber = luhnComplete('45713684', 16, '7');
+    const created = await createToken(tokenBody({ cardNumber, name: 'Ada Lovelace', extra: { description: 'Ada\'s Visa' } }));
+    expect(created.status).toBe(201);
+    expect(created.headers.get('Content-Type')).toBe(TOKENS_MEDIA);
+    const token: Json = await created.json();
+    expect(created.headers.get('Location')).toBe(token.tokenPaymentInstrument.href);
+    expect(token).toMatchObject({
+      tokenPaymentInstrument: { type: 'card/tokenized', href: `https://edge.test/tokens/${token.tokenId}` },
+      description: 'Ada\'s Visa',
+      paymentInstrument: {
+        type: 'card/masked', cardNumber: `${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`,
+        cardExpiryDate: { month: 12, year: 2035 }, cardHolderName: 'Ada Lovelace',
+        bin: '457136', brand: 'visa', fundingType: 'debit', countryCode: 'DK',
+      },
+    });
+    expect(token.tokenId).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    const expiry = Date.parse(token.tokenExpiryDateTime) - Date.now();
+    expect(expiry).toBeGreaterThan(7 * DAY - 60_000);
+    expect(expiry).toBeLessThanOrEqual(7 * DAY);
+    expect(JSON.stringify(token)).not.toContain(cardNumber);
+
+    const read = await tokenCall('GET', token.tokenPaymentInstrument.href);
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual(token);
+
+    const deleted = await tokenCall('DELETE', token.tokenPaymentInstrument.href);
+    expect(deleted.status).toBe(204);
+    expect(await deleted.text()).toBe('');
+    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(404);
+    expect((await tokenCall('DELETE', token.tokenPaymentInstrument.href)).status).toBe(404);
+    const lookup = await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href });
+    expect(lookup.status).toBe(404);
+    expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
+  });
+
+  it('answers the same card again for the same merchant with 200 and the same token', async () => {
+    const body = tokenBody({ cardNumber: luhnComplete('531265', 16, '3') });
+    const first: Json = await (await createToken(body)).json();
+    const again = await createToken(body);
+    expect(again.status).toBe(200);
+    expect((await again.json<Json>()).tokenId).toBe(first.tokenId);
+  });
+
+  it('gives a new token for a new expiry date, and after the old token was deleted', async () => {
+    const cardNumber = luhnComplete('531265', 16, '4');
+    const first: Json = await (await createToken(tokenBody({ cardNumber, year: 2035 }))).json();
+    const reissued = await createToken(tokenBody({ cardNumber, year: 2036 }));
+    expect(reissued.status).toBe(201);
+    await tokenCall('DELETE', first.tokenPaymentInstrument.href);
+    const recreated = await createToken(tokenBody({ cardNumber, year: 2035 }));
+    expect(recreated.status).toBe(201);
+    expect((await recreated.json<Json>()).tokenId).not.toBe(first.tokenId);
+  });
+
+  it('honours a requested tokenExpiryDateTime and forgets the token after it', async () => {
+    const at = new Date(Date.now() + 2 * DAY).toISOString();
+    const token: Json = await (await createToken(tokenBody({ cardNumber: luhnComplete('432376', 16, '5'), extra: { tokenExpiryDateTime: at } }))).json();
+    expect(token.tokenExpiryDateTime).toBe(at);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 2 * DAY + 1000);
+    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(404);
+    expect((await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href })).status).toBe(404);
+  });
+
+  it('expires a default token after 7 days in test', async () => {
+    const token: Json = await (await createToken(tokenBody({ cardNumber: luhnComplete('432376', 16, '6') }))).json();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 7 * DAY + 1000);
+    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(404);
+  });
+});
+
+describe('tokens between merchants', () => {
+  it('keeps a token invisible to another merchant (404 tokenNotFound everywhere)', async () => {
+    const token: Json = await (await createToken(tokenBody({ cardNumber: luhnComplete('45713684', 16, '8') }))).json();
+    const href = token.tokenPaymentInstrument.href;
+    for (const method of ['GET', 'DELETE']) {
+      const response = await tokenCall(method, href, { Authorization: OTHER_AUTH });
+      expect(response.status).toBe(404);
+      expect((await response.json<Json>()).errorName).toBe('tokenNotFound');
+    }
+    const lookup = await panLookup({ merchant: { entity: 'other' }, token: href }, { Authorization: OTHER_AUTH });
+    expect(lookup.status).toBe(404);
+    // Still there for its owner.
+    expect((await tokenCall('GET', href)).status).toBe(200);
+  });
+
+  it('does not de-duplicate across merchants: the same card gets each merchant its own token', async () => {
+    const cardNumber = luhnComplete('45713684', 16, '9');
+    const mine: Json = await (await createToken(tokenBody({ cardNumber }))).json();
+    const theirs = await createToken(tokenBody({ cardNumber, entity: 'other' }), { Authorization: OTHER_AUTH });
+    expect(theirs.status).toBe(201);
+    expect((await theirs.json<Json>()).tokenId).not.toBe(mine.tokenId);
+  });
+});
+
+describe('card BIN lookup by token', () => {
+  it('answers exactly as the lookup by card number, for a sample of the shipped data', async () => {
+    const prefixes = ['341142', '360218', '432376', '45713684', '45716190', '45710800', '45710801', '453748', '467726',
+      '410131', '525500', '531265', '542976', '450935', '670686', '49999999', '27200000', '62000000'];
+    for (const prefix of prefixes) {
+      const cardNumber = luhnComplete(prefix, prefix.startsWith('3') ? 15 : 16);
+      const byCard = await panLookup({ merchant: { entity: 'default' }, cardNumber });
+      const token: Json = await (await createToken(tokenBody({ cardNumber }))).json();
+      const byToken = await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href });
+      expect(byToken.status, prefix).toBe(200);
+      expect(await byToken.json(), prefix).toEqual(await byCard.json());
+    }
+  });
+
+  it('lets the non-PCI entity look up by token, though not by card number', async () => {
+    const cardNumber = luhnComplete('432376', 16, '1');
+    const token: Json = await (await createToken(tokenBody({ cardNumber }))).json();
+    expect((await panLookup({ merchant: { entity: 'nonpci' }, cardNumber })).status).toBe(400);
+    expect((await panLookup({ merchant: { entity: 'nonpci' }, token: token.tokenPaymentInstrument.href })).status).toBe(200);
+  });
+
+  it('answers underlyingPaymentInstrumentHasExpired once the card behind the token has expired', async () => {
+    const now = new Date();
+    const token: Json = await (await createToken(tokenBody({
+      cardNumber: luhnComplete('432376', 16, '2'), month: now.getUTCMonth() + 1, year: now.getUTCFullYear(),
+      extra: { tokenExpiryDateTime: new Date(Date.now() + 365 * DAY).toISOString() },
+    }))).json();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) + 1000);
+    const response = await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href });
+    expect(response.status).toBe(400);
+    expect((await response.json<Json>()).errorName).toBe('underlyingPaymentInstrumentHasExpired');
+  });
+
+  it('applies the entity brand rule to the card behind the token', async () => {
+    const token: Json = await (await createToken(tokenBody({ cardNumber: luhnComplete('341142', 15) }))).json();
+    const response = await panLookup({ merchant: { entity: 'limited' }, token: token.tokenPaymentInstrument.href });
+    expect((await response.json<Json>()).errorName).toBe('paymentInstrumentIsNotSupported');
+  });
+});
+
+describe('token storage', () => {
+  it('keeps no card number in clear in any KV key or value', async () => {
+    const cardNumber = luhnComplete('45713684', 16, '6');
+    await createToken(tokenBody({ cardNumber, name: 'Grace Hopper' }));
+    const keys = (await env.SESSIONS.list({ prefix: 'token' })).keys.map((k) => k.name);
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    for (const key of keys) {
+      expect(key).not.toContain(cardNumber);
+      const value = (await env.SESSIONS.get(key))!;
+      expect(value).not.toContain(cardNumber);
+      expect(value).not.toContain(cardNumber.slice(6, 12));
+      expect(value).not.toContain('Grace Hopper');
+    }
+  });
+});
+
+const TOKEN_ERRORS: ErrorCase[] = [
+  { name: 'no Accept', send: () => createToken(tokenBody(), { Accept: undefined }), status: 400, errorName: 'headerIsMissing', headerName: 'Accept' },
+  { name: 'Content-Type application/json', send: () => createToken(tokenBody(), { 'Content-Type': 'application/json' }), status: 415, errorName: 'headerHasInvalidValue', headerName: 'Content-Type' },
+  { name: 'no credentials', send: () => createToken(tokenBody(), { Authorization: undefined }), status: 401, errorName: 'headerIsMissing', headerName: 'Authorization' },
+  { name: 'an empty body', send: () => createToken({}), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldIsMissing', '$.paymentInstrument'], ['fieldIsMissing', '$.merchant']] },
+  { name: 'a card/tokenized instrument', send: () => createToken({ ...tokenBody(), paymentInstrument: { ...tokenBody().paymentInstrument, type: 'card/tokenized' } }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.paymentInstrument.type']] },
+  { name: 'a card failing Luhn', send: () => createToken(tokenBody({ cardNumber: '4444333322221112' })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['panFailedLuhnCheck', '$.paymentInstrument.cardNumber']] },
+  { name: 'an expired card', send: () => createToken(tokenBody({ year: 2020 })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.paymentInstrument.cardExpiryDate']] },
+  { name: 'a token expiry that is not a date-time', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: 'tomorrow' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']] },
+  { name: 'a token expiry in the past', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2020-01-01T00:00:00Z' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']] },
+  { name: 'a token expiry beyond 4 years', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2099-01-01T00:00:00Z' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']] },
+  { name: 'an unknown entity', send: () => createToken(tokenBody({ entity: 'nobody' })), status: 400, errorName: 'entityIsNotConfigured' },
+  { name: 'a card number from the non-PCI entity', send: () => createToken(tokenBody({ entity: 'nonpci' })), status: 400, errorName: 'merchantIsNotConfigured' },
+  { name: 'an Amex card on the limited entity', send: () => createToken(tokenBody({ entity: 'limited', cardNumber: luhnComplete('341142', 15) })), status: 400, errorName: 'paymentInstrumentIsNotSupported' },
+  { name: 'GET of an id with bad characters', send: () => tokenCall('GET', 'https://edge.test/tokens/bad$id'), status: 400, errorName: 'urlContainsInvalidValue', fields: [['fieldHasInvalidValue', '$.tokenId']] },
+  { name: 'GET of an unknown token', send: () => tokenCall('GET', 'https://edge.test/tokens/AAAAAAAAAAAAAAAAAAAAAAAA'), status: 404, errorName: 'tokenNotFound' },
+  { name: 'PUT on a token', send: () => call('/tokens/abc', { method: 'PUT', headers: HEADERS, body: {} }), status: 405, errorName: 'methodNotAllowed' },
+];
+
+describe('token errors', () => {
+  it.each(TOKEN_ERRORS)('answers $name with $status $errorName', (c) => expectErrorCase(c, TOKENS_MEDIA));
+
+  it('answers a lookup by a token href of another service with fieldHasInvalidValue at $.token', async () => {
+    const response = await call('/api/cardBin/panLookup', {
+      body: { merchant: { entity: 'default' }, token: 'https://elsewhere.example/tokens/AAAAAAAAAAAAAAAAAAAAAAAA' },
+      headers: CARD_BIN_HEADERS,
+    });
+    expect((await response.json<Json>()).validationErrors).toEqual([expect.objectContaining({ errorName: 'fieldHasInvalidValue', jsonPath: '$.token' })]);
+  });
+});
