@@ -69,6 +69,7 @@ const CASES: ErrorCase[] = [
   schema('an empty verification body', {}, [['fieldIsMissing', '$.transactionReference'], ['fieldIsMissing', '$.merchant'], ['fieldIsMissing', '$.challenge']], 'verification'),
   schema('a challenge reference with a dash', verification({ challenge: { reference: 'ab-cd' } }), [['stringFailedRegexCheck', '$.challenge.reference']], 'verification'),
   // business rules
+  { name: 'an Amex card in USD on the limited entity (brand is checked before currency)', send: () => threeDs('authenticate', authenticateBody({ entity: 'limited', currency: 'USD', cardNumber: AMEX_PAN })), status: 400, errorName: 'paymentInstrumentIsNotSupported' },
   { name: 'a currency the limited entity does not allow', send: () => threeDs('authenticate', authenticateBody({ entity: 'limited', currency: 'USD' })), status: 400, errorName: 'currencyIsNotSupported' },
   { name: 'an Amex card on the limited entity (authenticate)', send: () => threeDs('authenticate', authenticateBody({ entity: 'limited', cardNumber: AMEX_PAN })), status: 400, errorName: 'paymentInstrumentIsNotSupported' },
   { name: 'an Amex card on the limited entity (deviceDataInitialize)', send: () => threeDs('deviceDataInitialize', init({ merchant: { entity: 'limited' }, paymentInstrument: cardFront(undefined, AMEX_PAN) })), status: 400, errorName: 'paymentInstrumentIsNotSupported' },

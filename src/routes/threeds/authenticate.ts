@@ -19,9 +19,10 @@ export const authenticate: Endpoint = {
   async handle({ merchant, body, rc }) {
     const request = validateBody(AUTHENTICATE, body);
     const ctx = threeDsContext(merchant, request.merchant.entity, request.transactionReference, rc);
+    // Business rules in CONTRACT.md §2 order: entity, feature (above), brand, then currency.
+    const card = await cardFacts(request.instruction.paymentInstrument, merchant, ctx, '$.instruction.paymentInstrument', rc);
     const { currency } = request.instruction.value;
     if (!currencyAllowed(ctx.entity, currency)) fail({ kind: 'currencyNotSupported', currency });
-    const card = await cardFacts(request.instruction.paymentInstrument, merchant, ctx, '$.instruction.paymentInstrument', rc);
 
     const hash = await requestHash(ctx.key, request);
     // KV has no compare-and-set: two different bodies racing under one new reference could both
