@@ -11,9 +11,10 @@ import { readRecord, writeRecord, type Stored } from './kv';
  * - deviceDataInitialize (merchant server) writes INIT;
  * - the DDC page (browser) writes DDC under the SessionId it hands the browser;
  * - authenticate (merchant server) writes AUTH;
- * - the challenge page (browser) writes CHALLENGE_JWT when it first shows a challenge, then
- *   CHALLENGE_RESULT once, when the challenge ends; its attempt count travels in a signed form
- *   field, never in KV;
+ * - the challenge page (browser) writes CHALLENGE_JWT when it first shows a challenge,
+ *   CHALLENGE_STATE once per submitted form (so an earlier form cannot be replayed to reset the
+ *   attempt count, which travels in the signed form field, never in KV), then CHALLENGE_RESULT
+ *   once, when the challenge ends;
  * - verification (merchant server) writes VERIFICATION once it has a final answer.
  *
  * No key or value holds a full card number: at most the 6-digit BIN.
@@ -23,6 +24,7 @@ export const INIT_PREFIX = '3ds:init:';
 export const DDC_PREFIX = '3ds:ddc:';
 export const AUTH_PREFIX = '3ds:auth:';
 export const CHALLENGE_JWT_PREFIX = '3ds:challenge-jwt:';
+export const CHALLENGE_STATE_PREFIX = '3ds:challenge-state:';
 export const CHALLENGE_RESULT_PREFIX = '3ds:challenge-result:';
 export const VERIFICATION_PREFIX = '3ds:verification:';
 
@@ -46,6 +48,7 @@ export const authKey = (s: SessionScope): string => scoped(AUTH_PREFIX, s);
 export const verificationKey = (s: SessionScope): string => scoped(VERIFICATION_PREFIX, s);
 export const ddcKey = (sessionId: string): string => `${DDC_PREFIX}${sessionId}`;
 export const challengeJwtKey = (jti: string): string => `${CHALLENGE_JWT_PREFIX}${jti}`;
+export const challengeStateKey = (jti: string): string => `${CHALLENGE_STATE_PREFIX}${jti}`;
 export const challengeResultKey = (reference: string): string => `${CHALLENGE_RESULT_PREFIX}${reference}`;
 
 /** A stored answer, replayed for an identical retry (same keyed hash of the request). */
@@ -104,6 +107,9 @@ export class ThreeDsStore {
 
   getChallengeJwt = (jti: string): Promise<ChallengeJwtRecord | undefined> => readRecord(this.kv, challengeJwtKey(jti));
   putChallengeJwt = (jti: string, r: ChallengeJwtRecord): Promise<void> => writeRecord(this.kv, challengeJwtKey(jti), r);
+
+  getChallengeState = (jti: string): Promise<ChallengeJwtRecord | undefined> => readRecord(this.kv, challengeStateKey(jti));
+  putChallengeState = (jti: string, r: ChallengeJwtRecord): Promise<void> => writeRecord(this.kv, challengeStateKey(jti), r);
 
   getChallengeResult = (reference: string): Promise<ChallengeResultRecord | undefined> =>
     readRecord(this.kv, challengeResultKey(reference));

@@ -3,8 +3,21 @@
  * the signed state the challenge form carries between attempts (never KV read-modify-write).
  */
 
-/** The one-time code that passes. The page shows it in `test` only. */
+/** The one-time code that passes in `test`, where the page shows it. */
 export const TEST_CHALLENGE_CODE = '1234';
+
+/**
+ * The code that passes a challenge. In `test`, the documented 1234. In `live` this test ACS has
+ * no issuer to send a code to the cardholder, so it uses a per-challenge secret code (from the
+ * JWT key) that nobody is told: a live challenge can only end as failed, never pass on a
+ * published code.
+ */
+export async function challengeCode(environment: string, key: Uint8Array, reference: string): Promise<string> {
+  if (environment === 'test') return TEST_CHALLENGE_CODE;
+  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new DataView(await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(`challenge-code:${reference}`)));
+  return String(mac.getUint32(0) % 1_000_000).padStart(6, '0');
+}
 /** Wrong codes allowed before the challenge ends as failed. */
 export const MAX_CODE_ATTEMPTS = 3;
 
@@ -72,9 +85,9 @@ export type ChallengeStep =
   | { kind: 'retry'; attempts: number };
 
 /** Pure rule of one submission: Cancel fails, the right code passes, the third wrong code fails. */
-export function challengeStep(action: string, code: string, attempts: number): ChallengeStep {
+export function challengeStep(action: string, code: string, expected: string, attempts: number): ChallengeStep {
   if (action === 'cancel') return { kind: 'failed', reason: 'cancelled' };
-  if (code.trim() === TEST_CHALLENGE_CODE) return { kind: 'passed' };
+  if (code.trim() === expected) return { kind: 'passed' };
   const next = attempts + 1;
   return next >= MAX_CODE_ATTEMPTS ? { kind: 'failed', reason: 'attempts' } : { kind: 'retry', attempts: next };
 }

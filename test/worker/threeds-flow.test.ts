@@ -145,6 +145,21 @@ describe('3DS challenge completion', () => {
     expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
   });
 
+  it('refuses a replayed earlier form, so the three-attempt limit cannot be reset', async () => {
+    const { reference, auth } = await challenged();
+    const first = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
+    const retry = await (await postForm('/3ds/challenge/submit', { state: first, code: '0000', action: 'submit' })).text();
+    expect(retry).toContain('2 attempts left');
+    const replay = await postForm('/3ds/challenge/submit', { state: first, code: '1234', action: 'submit' });
+    expect(replay.status).toBe(409);
+    expect(await replay.text()).toContain('already submitted');
+    // The newer form still works, with the attempts it had left.
+    const second = hiddenField(retry, 'state')!;
+    expect(second).not.toBe(first);
+    await postForm('/3ds/challenge/submit', { state: second, code: '1111', action: 'submit' });
+    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
+  });
+
   it('refuses a tampered challenge JWT or form state with an error page', async () => {
     const { auth } = await challenged();
     const tampered = `${auth.challenge.jwt.slice(0, -4)}AAAA`;

@@ -5,7 +5,7 @@ import type { RequestContext } from '../../http/pipeline';
 import { StorageError } from '../../storage/kv';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, ThreeDsStore } from '../../storage/threeds-store';
 import {
-  challengeStep, MAX_CODE_ATTEMPTS, TEST_CHALLENGE_CODE, windowSizeOfPayload, type ChallengeState,
+  challengeCode, challengeStep, MAX_CODE_ATTEMPTS, TEST_CHALLENGE_CODE, windowSizeOfPayload, type ChallengeState,
 } from '../../threeds/challenge';
 import { signJwt, verifyJwt } from '../../threeds/jwt';
 import { challengePage, completionPage, ddcPage, errorPage, pageResponse, type Page } from '../../threeds/pages';
@@ -69,16 +69,25 @@ export function challengeSubmitRoute(rc: RequestContext): Promise<Response> {
     if (!verified.ok && verified.reason === 'invalid') {
       return errorPage(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
     }
-    const state = verified.claims;
+    const claims = verified.claims;
+    const state: ChallengeState = {
+      ref: claims.ref, attempts: claims.attempts, returnUrl: claims.returnUrl, md: claims.md, windowSize: claims.windowSize,
+    };
     // Written once: a replayed or double-submitted form must not turn a failure into a pass.
     // Same caveat as the JWT mark: KV offers no compare-and-set.
     if (await store.getChallengeResult(state.ref)) {
       return errorPage(409, 'This challenge is already complete', 'Go back to the shop to finish the payment.');
     }
+    // Each form is good for one submission: replaying an earlier form would reset the attempt
+    // count. A write-once mark per form (its jti), not a read-modify-write of a counter.
+    if (await store.getChallengeState(claims.jti!)) {
+      return errorPage(409, 'This form was already submitted', 'Go back to the shop and try the payment again.');
+    }
+    await store.putChallengeState(claims.jti!, { usedAt: Date.now(), expiresAt: Math.max(claims.exp! * 1000, Date.now()) });
     const step = verified.ok
-      ? challengeStep(form.get('action') ?? 'submit', form.get('code') ?? '', state.attempts)
+      ? challengeStep(form.get('action') ?? 'submit', form.get('code') ?? '', await challengeCode(rc.env.ENVIRONMENT, key, state.ref), state.attempts)
       : { kind: 'failed', reason: 'expired' } as const;
-    if (step.kind === 'retry') return challengeForm(rc, key, { ...state, attempts: step.attempts }, state.exp!, true);
+    if (step.kind === 'retry') return challengeForm(rc, key, { ...state, attempts: step.attempts }, claims.exp!, true);
     const now = Date.now();
     await store.putChallengeResult(state.ref, {
       result: step.kind,
@@ -95,7 +104,9 @@ async function challengeForm(rc: RequestContext, key: Uint8Array, state: Challen
   const now = Date.now();
   // The state expires with the challenge JWT: 10 minutes after authenticate at the most.
   const lifetime = Math.max(1, Math.min(exp - Math.floor(now / 1000), CHALLENGE_TTL_MS / 1000));
-  const { jwt } = await signJwt(key, 'challenge-state', { ...state }, lifetime, now);
+  // Only the state's own fields: signJwt gives every form a fresh jti, iat and exp.
+  const claims: ChallengeState = { ref: state.ref, attempts: state.attempts, returnUrl: state.returnUrl, md: state.md, windowSize: state.windowSize };
+  const { jwt } = await signJwt(key, 'challenge-state', { ...claims }, lifetime, now);
   return challengePage({
     submitUrl: `${publicBaseUrl(rc)}/3ds/challenge/submit`,
     state: jwt,
