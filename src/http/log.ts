@@ -8,8 +8,16 @@ export type LogFields = Record<string, string | number | boolean | undefined> & 
   level: 'info' | 'warn' | 'error';
 };
 
+/**
+ * Writes one log line. Every free-text field goes through {@link redactPans}: a path such as
+ * `/tokens/4571…` or a stray exception message must not carry a card number into the logs.
+ */
 export function logLine(fields: LogFields): void {
-  const line = JSON.stringify({ ts: new Date().toISOString(), ...fields });
+  const safe: Record<string, unknown> = { ts: new Date().toISOString() };
+  for (const [name, value] of Object.entries(fields)) {
+    safe[name] = typeof value === 'string' && name !== 'correlationId' ? redactPans(value) : value;
+  }
+  const line = JSON.stringify(safe);
   if (fields.level === 'error') console.error(line);
   else console.log(line);
 }

@@ -64,6 +64,19 @@ describe('request pipeline', () => {
     expect(log).not.toContain(PAN);
   });
 
+  it.each([
+    ['an unknown path', '/api/cardBin/4571368400000008'],
+    ['a token id', '/tokens/4571368400000008'],
+  ])('masks a card number that a caller put into %s before logging the path', async (_name, path) => {
+    const logs = captureLogs();
+    await worker.fetch(new Request<unknown, IncomingRequestCfProperties>(`https://edge.test${path}`, {
+      headers: { Authorization: CARD_BIN_HEADERS.Authorization!, Accept: 'application/vnd.worldpay.tokens-v1.hal+json' },
+    }), env, createExecutionContext());
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).not.toContain('4571368400000008');
+    expect(logs[0]).toContain('457136******0008');
+  });
+
   it('writes one JSON log line per request with a masked card number and no credentials', async () => {
     const logs = captureLogs();
     const cardNumber = luhnComplete('45717360', 16);
