@@ -36,11 +36,23 @@ export function newAuthenticationValue(): string {
   return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(20))));
 }
 
-/** The wire outcome and `authentication` object for a result. */
+/**
+ * A UUID v4-shaped id derived from a key and a seed: the same seed gives the same id, so an
+ * answer that is not stored can still be repeated identically.
+ */
+export async function stableUuid(key: Uint8Array, seed: string): Promise<string> {
+  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const b = new Uint8Array(await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(seed))).slice(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The wire outcome and `authentication` object for a result (fresh ids unless one is given). */
 export function authenticationFor(
-  kind: ResultKind, brands: readonly Brand[], version: string,
+  kind: ResultKind, brands: readonly Brand[], version: string, transactionId: string = crypto.randomUUID(),
 ): { outcome: WireOutcome; authentication: Authentication } {
-  const transactionId = crypto.randomUUID();
   switch (kind) {
     case 'authenticated':
     case 'authenticatedAttempted': {

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import worker from '../../src/index';
+import { verificationKey } from '../../src/storage/threeds-store';
 import { OTHER_AUTH } from './helpers';
 import {
   authenticateBody, completeChallenge, newReference, postForm, threeDs, THREEDS, THREEDS_HEADERS, VISA_PAN,
@@ -45,6 +46,41 @@ describe('3DS idempotency', () => {
     expect(other.authentication).toMatchObject({ status: 'U', enrolled: 'U' });
     await completeChallenge(first.challenge.jwt, ['1234']);
     expect((await json(threeDs('verification', verifyBody(reference, first.challenge.reference)))).outcome).toBe('authenticated');
+  });
+
+  it('repeats the unavailable answer to the same different body identically', async () => {
+    const reference = newReference();
+    await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-bypassed' }));
+    const other = authenticateBody({ reference, amount: 999, cardHolderName: '3ds2-bypassed' });
+    const first = await json(threeDs('authenticate', other));
+    expect(first.outcome).toBe('unavailable');
+    expect(await json(threeDs('authenticate', other))).toEqual(first);
+  });
+
+  it('repeats a verification before the challenge is done identically, then answers the completed challenge', async () => {
+    const reference = newReference();
+    const auth = await json(threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' })));
+    const early = await json(threeDs('verification', verifyBody(reference, auth.challenge.reference)));
+    expect(early.outcome).toBe('authenticationFailed');
+    expect(await json(threeDs('verification', verifyBody(reference, auth.challenge.reference)))).toEqual(early);
+    await completeChallenge(auth.challenge.jwt, ['1234']);
+    expect((await json(threeDs('verification', verifyBody(reference, auth.challenge.reference)))).outcome).toBe('authenticated');
+  });
+
+  it('keeps a challenge result that arrives within a minute of the window closing', async () => {
+    const reference = newReference();
+    const auth = await json(threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' })));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 10 * MINUTE + 10_000);
+    const stored = verificationKey({ username: 'test-merchant', entity: 'default', transactionReference: reference });
+    // Just past the window, with no result visible yet: answered, but not frozen as failed.
+    expect((await json(threeDs('verification', verifyBody(reference, auth.challenge.reference)))).outcome).toBe('authenticationFailed');
+    expect(await env.SESSIONS.get(stored)).toBeNull();
+    vi.setSystemTime(Date.now() + 2 * MINUTE);
+    // Long past it: now final and stored.
+    const final = await json(threeDs('verification', verifyBody(reference, auth.challenge.reference)));
+    expect(final.outcome).toBe('authenticationFailed');
+    expect(await env.SESSIONS.get(stored)).not.toBeNull();
   });
 
   it('answers a repeated verification with the same answer', async () => {

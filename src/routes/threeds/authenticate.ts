@@ -6,7 +6,7 @@ import { validateBody } from '../../http/validation';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type AuthRecord } from '../../storage/threeds-store';
 import { challengeCReq, newChallengeReference } from '../../threeds/challenge';
 import { signJwt } from '../../threeds/jwt';
-import { answerOf, authenticationFor } from '../../threeds/outcomes';
+import { answerOf, authenticationFor, stableUuid } from '../../threeds/outcomes';
 import { decideRisk } from '../../threeds/risk';
 import { scenarioFor, type Scenario } from '../../threeds/scenarios';
 import { AUTHENTICATE, type AuthenticateRequest } from '../../threeds/schemas';
@@ -31,7 +31,9 @@ export const authenticate: Endpoint = {
     if (existing) {
       if (existing.requestHash === hash) return { status: 200, body: existing.response };
       // A different request under a used reference: unavailable, and the session is untouched.
-      return { status: 200, body: answerOf(request.transactionReference, authenticationFor('unavailable', card.brands, existing.version)) };
+      // Not stored, so its id comes from the request: the same retry gets the same answer.
+      const transactionId = await stableUuid(ctx.key, `unavailable:${hash}`);
+      return { status: 200, body: answerOf(request.transactionReference, authenticationFor('unavailable', card.brands, existing.version, transactionId)) };
     }
 
     const scenario = scenarioFor(card.cardHolderName, rc.env.ENVIRONMENT) ?? await riskScenario(request, ctx);

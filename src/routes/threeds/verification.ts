@@ -3,9 +3,12 @@ import { THREE_DS_API } from '../../http/headers';
 import type { Endpoint } from '../../http/pipeline';
 import { validateBody } from '../../http/validation';
 import type { AuthRecord, ChallengeResultRecord } from '../../storage/threeds-store';
-import { answerOf, authenticationFor, type ResultKind } from '../../threeds/outcomes';
+import { answerOf, authenticationFor, stableUuid, type ResultKind } from '../../threeds/outcomes';
 import { VERIFICATION } from '../../threeds/schemas';
 import { requestHash, threeDsContext } from './common';
+
+/** How long a KV write may take to reach other locations. */
+const KV_PROPAGATION_MS = 60_000;
 
 /** `POST /verifications/customers/3ds/verification` (CONTRACT.md §6.3). */
 export const verification: Endpoint = {
@@ -26,11 +29,13 @@ export const verification: Endpoint = {
 
     // The browser wrote the result before posting to the merchant's returnUrl, so it exists by
     // now; read from another location, it may take up to 60 s to arrive (KV is eventually
-    // consistent). Until the challenge window has closed, a missing result is answered as
-    // not completed but not stored, so a retry can still see the result arrive.
+    // consistent). So a missing result is answered as not completed but not stored until the
+    // challenge window has closed plus that propagation time; until then the answer's id comes
+    // from the challenge, so repeating the call repeats the answer until the result arrives.
     const result = await ctx.store.getChallengeResult(challenge.reference);
-    const open = result === undefined && ctx.now < challenge.expiresAt;
-    const response = answerOf(request.transactionReference, authenticationFor(resultKind(session, result), session.brands, session.version));
+    const open = result === undefined && ctx.now < challenge.expiresAt + KV_PROPAGATION_MS;
+    const transactionId = open ? await stableUuid(ctx.key, `pending:${challenge.reference}`) : undefined;
+    const response = answerOf(request.transactionReference, authenticationFor(resultKind(session, result), session.brands, session.version, transactionId));
     rc.log.outcome = response.outcome;
     if (!open) await ctx.store.putVerification(ctx.scope, { requestHash: hash, response, expiresAt: session.expiresAt });
     return { status: 200, body: response };
