@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isLuhnValid } from '../bin/luhn';
-import { jsonObject, namedCheck } from './validation';
+import { integer, jsonObject, namedCheck } from './validation';
 
 /** Field schemas shared by the APIs, each failure under its SPEC.md §7.4 error name. */
 
@@ -29,8 +29,8 @@ export function cardNumberSchema(minDigits: number) {
 
 /** `{month, year}` of a card's expiry date. */
 export const CARD_EXPIRY_DATE = jsonObject({
-  month: v.pipe(v.number(), v.integer(), v.minValue(1, 'Months are 1 to 12.'), v.maxValue(12, 'Months are 1 to 12.')),
-  year: v.pipe(v.number(), v.integer(), v.minValue(2000, 'Years have four digits.'), v.maxValue(9999, 'Years have four digits.')),
+  month: integer(1, 12),
+  year: integer(2000, 9999),
 });
 
 export const CARD_HOLDER_NAME = str(1, 255, 'The cardholder name');

@@ -9,6 +9,15 @@ import { fail, type FieldError } from './errors';
 const CHECK_ERROR_NAMES = new Map<unknown, string>();
 
 const NOT_AN_OBJECT = 'This field must be a JSON object.';
+const NOT_AN_INTEGER = 'This field must be an integer.';
+
+/**
+ * An integer field from min to max: a string or boolean there is fieldMustBeInteger (not
+ * fieldMustBeNumber), a fraction fieldMustBeInteger, out of range integerIsTooSmall/Large.
+ */
+export function integer(min: number, max: number) {
+  return v.pipe(v.number(NOT_AN_INTEGER), v.integer(NOT_AN_INTEGER), v.minValue(min), v.maxValue(max));
+}
 
 /**
  * A JSON object with these fields. valibot's `object` lets arrays through (they are objects to
@@ -77,7 +86,7 @@ function errorNameOf(issue: v.BaseIssue<unknown>): string {
     if (issue.input === null) return 'fieldIsNull';
     switch (issue.type) {
       case 'string': return 'fieldMustBeString';
-      case 'number': return 'fieldMustBeNumber';
+      case 'number': return issue.message === NOT_AN_INTEGER ? 'fieldMustBeInteger' : 'fieldMustBeNumber';
       case 'boolean': return 'fieldMustBeBoolean';
       case 'object': case 'strict_object': case 'loose_object': return 'fieldMustBeObject';
       case 'array': return 'fieldMustBeArray';

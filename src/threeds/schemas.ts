@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, str } from '../http/fields';
-import { asJsonObject, jsonObject, namedCheck } from '../http/validation';
+import { asJsonObject, integer, jsonObject, namedCheck } from '../http/validation';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
 
@@ -17,10 +17,14 @@ function isIsoDate(value: string): boolean {
 }
 const DATE = v.pipe(v.string(), namedCheck('dateHasInvalidFormat', isIsoDate, 'Dates are YYYY-MM-DD.'));
 
+/**
+ * An absolute http(s) URL. IPv6 literal hosts are refused: the challenge page must name the
+ * returnUrl's origin in its CSP form-action, and CSP host sources cannot express them.
+ */
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:';
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.hostname.startsWith('[');
   } catch {
     return false;
   }
@@ -47,8 +51,7 @@ export const DEVICE_DATA_INITIALIZE = jsonObject({
   paymentInstrument: v.optional(PAYMENT_INSTRUMENT),
 });
 
-const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
-const COUNT = int(0, 9999);
+const COUNT = integer(0, 9999);
 
 const RISK_DATA = jsonObject({
   account: v.optional(jsonObject({
@@ -73,8 +76,8 @@ const RISK_DATA = jsonObject({
     reorder: v.optional(v.boolean()),
     preOrderDate: v.optional(DATE),
     giftCardsPurchase: v.optional(jsonObject({
-      totalValue: jsonObject({ amount: int(0, 99_999_999_999), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)) }),
-      quantity: int(1, 99),
+      totalValue: jsonObject({ amount: integer(0, 99_999_999_999), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)) }),
+      quantity: integer(1, 99),
     })),
   })),
   shipping: v.optional(jsonObject({
@@ -95,7 +98,7 @@ export const AUTHENTICATE = jsonObject({
   merchant: MERCHANT,
   instruction: jsonObject({
     value: jsonObject({
-      amount: int(0, 99_999_999_999),
+      amount: integer(0, 99_999_999_999),
       currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).')),
     }),
     paymentInstrument: PAYMENT_INSTRUMENT,
@@ -107,14 +110,18 @@ export const AUTHENTICATE = jsonObject({
     browserLanguage: v.optional(str(1, 8, 'The browser language')),
     ipAddress: v.optional(v.pipe(v.string(), v.regex(/^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]{2,45})$/, 'Not an IPv4 or IPv6 address.'))),
     browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
-    browserScreenHeight: v.optional(int(1, 999_999)),
-    browserScreenWidth: v.optional(int(1, 999_999)),
+    browserScreenHeight: v.optional(integer(1, 999_999)),
+    browserScreenWidth: v.optional(integer(1, 999_999)),
     timeZone: v.optional(v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.'))),
     browserJavaEnabled: v.optional(v.boolean()),
     browserJavascriptEnabled: v.optional(v.boolean()),
   }),
   challenge: jsonObject({
-    returnUrl: v.pipe(v.string(), namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL.')),
+    returnUrl: v.pipe(
+      v.string(),
+      v.maxLength(2048, 'The return URL must be at most 2048 characters.'),
+      namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL with a host name or IPv4 address.'),
+    ),
     windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
   }),
