@@ -40,10 +40,15 @@ describe('request pipeline', () => {
     expect(logs.join('\n')).toContain('MERCHANT_PASSWORD_HASHES is not set');
   });
 
-  it('answers 503 when the password hash secret is malformed', async () => {
-    captureLogs();
-    const response = await lookup({ ...env, MERCHANT_PASSWORD_HASHES: '{"test-merchant":"md5:abc"}' });
+  it.each([
+    ['another scheme', '{"test-merchant":"md5:abc"}'],
+    ['a cheaper hash (a timing oracle on usernames)', '{"test-merchant":"pbkdf2-sha256:1000:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}'],
+    ['not JSON', 'test-merchant=abc'],
+  ])('answers 503 when the password hash secret has %s', async (_name, secret) => {
+    const logs = captureLogs();
+    const response = await lookup({ ...env, MERCHANT_PASSWORD_HASHES: secret });
     expect(response.status).toBe(503);
+    expect(logs.join('\n')).toContain('MERCHANT_PASSWORD_HASHES');
   });
 
   it('answers 500 internalErrorOccurred without detail on an unexpected exception, and redacts the log', async () => {

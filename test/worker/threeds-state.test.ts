@@ -31,6 +31,16 @@ describe('3DS idempotency', () => {
     expect(await json(threeDs('deviceDataInitialize', body))).toEqual(first);
   });
 
+  it('keeps the first device data initialization of a transaction, even for a changed body', async () => {
+    const transactionReference = newReference();
+    const first = await json(threeDs('deviceDataInitialize', { transactionReference, merchant: { entity: 'default' } }));
+    const changed = await json(threeDs('deviceDataInitialize', {
+      transactionReference, merchant: { entity: 'default' },
+      paymentInstrument: { type: 'card/front', cardNumber: VISA_PAN, cardExpiryDate: { month: 1, year: 2030 } },
+    }));
+    expect(changed).toEqual(first);
+  });
+
   it('answers an identical authenticate retry identically, challenge and JWT included', async () => {
     const body = authenticateBody({ cardHolderName: '3ds2-challenge-identified' });
     const first = await json(threeDs('authenticate', body));

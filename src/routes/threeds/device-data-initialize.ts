@@ -21,10 +21,15 @@ export const deviceDataInitialize: Endpoint = {
       : undefined;
 
     const hash = await requestHash(ctx.key, request);
-    // Read-then-write without compare-and-set (KV has none): two identical requests racing may
-    // both write; either answer is valid, and later retries replay whichever KV kept.
+    // The INIT key is written once per transaction: a retry gets the first initialization back,
+    // and so does a changed body (a collection the browser already made stays tied to this
+    // session; a different card wants a new transactionReference). Read-then-write without
+    // compare-and-set (KV has none): two requests racing may both write; either answer is valid.
     const existing = await ctx.store.getInit(ctx.scope);
-    if (existing?.requestHash === hash) return { status: 200, body: existing.response };
+    if (existing) {
+      if (existing.requestHash !== hash) rc.log.note = 'deviceDataInitialize repeated with another body: first answer kept';
+      return { status: 200, body: existing.response };
+    }
 
     const ddc = await signJwt(ctx.key, 'ddc', { OrgUnitId: await orgUnitId(ctx.scope) }, DDC_JWT_LIFETIME_SECONDS, ctx.now);
     const response = {
