@@ -26,16 +26,37 @@ interface SourceConfig {
   format?: string;
 }
 
+const USAGE = `usage: npm run build:data [-- --source <path-or-url>] [--format <name>] [--out <file>] [--quiet]
+       npm run data:refresh -- --source <path-or-url> [--format <name>] [--force]
+formats: ${IMPORTERS.map((i) => i.name).join(', ')} (detected from the header when not given)
+--quiet prints the summary only; --force lets data:refresh replace the default with a source
+that gives under half as many ranges.`;
+
+/** data:refresh refuses a source that gives fewer than this share of the current default's ranges. */
+const MIN_REFRESH_SHARE = 0.5;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      source: { type: 'string' },
-      format: { type: 'string' },
-      out: { type: 'string', default: join(ROOT, 'data', 'bin-index.bin') },
-      save: { type: 'boolean', default: false },
-      quiet: { type: 'boolean', default: false },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        source: { type: 'string' },
+        format: { type: 'string' },
+        out: { type: 'string', default: join(ROOT, 'data', 'bin-index.bin') },
+        save: { type: 'boolean', default: false },
+        force: { type: 'boolean', default: false },
+        quiet: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (e) {
+    fail(`${(e as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  if (values.save && values.source === undefined) fail(`data:refresh needs --source\n${USAGE}`);
   const config = JSON.parse(await readFile(CONFIG, 'utf8')) as SourceConfig;
   const source = values.source ?? join(ROOT, config.source);
   const formatName = values.format ?? (values.source ? undefined : config.format);
@@ -56,19 +77,51 @@ async function main(): Promise<void> {
     if (e instanceof BrokenSourceError) fail(`broken source ${source}: ${e.message}`);
     throw e;
   }
-  await mkdir(dirname(values.out), { recursive: true });
-  await writeFile(values.out, new Uint8Array(result.artifact));
+  if (values.save && !values.force) await refuseShrinking(result.rows.length);
+  try {
+    await mkdir(dirname(values.out), { recursive: true });
+    await writeFile(values.out, new Uint8Array(result.artifact));
+  } catch (e) {
+    fail(`cannot write ${values.out}: ${(e as Error).message}`);
+  }
   printSummary(source, values.out, result);
   if (values.save) await saveAsDefault(source, text, result.format);
 }
 
-async function readSource(source: string): Promise<string> {
-  if (/^https?:\/\//.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) fail(`GET ${source} answered ${response.status}`);
-    return response.text();
+/**
+ * A refresh that would replace the embedded default with a much smaller source is more likely
+ * a mistake (a sample, a truncated download) than an intent: it needs --force.
+ */
+async function refuseShrinking(newRanges: number): Promise<void> {
+  const config = JSON.parse(await readFile(CONFIG, 'utf8')) as SourceConfig;
+  let current: number;
+  try {
+    const importer = IMPORTERS.find((i) => i.name === config.format);
+    current = buildIndex(await readSource(join(ROOT, config.source)), { importer }).rows.length;
+  } catch {
+    return; // the current default does not build: anything verified is better
   }
-  return readFile(source, 'utf8').catch((e: Error) => fail(`cannot read ${source}: ${e.message}`));
+  if (newRanges < current * MIN_REFRESH_SHARE) {
+    fail(`the new source gives ${newRanges} ranges, the current default ${current}: `
+      + 'refusing to shrink the embedded data by more than half (add --force if you mean it)');
+  }
+}
+
+/** The source's text; it must be UTF-8 (a Latin-1 file would garble issuer names silently). */
+async function readSource(source: string): Promise<string> {
+  let bytes: Uint8Array;
+  if (/^https?:\/\//.test(source)) {
+    const response = await fetch(source).catch((e: Error) => fail(`cannot fetch ${source}: ${e.message}${e.cause ? ` (${String((e.cause as Error).message ?? e.cause)})` : ''}`));
+    if (!response.ok) fail(`GET ${source} answered ${response.status}`);
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } else {
+    bytes = await readFile(source).catch((e: Error) => fail(`cannot read ${source}: ${e.message}`));
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return fail(`${source} is not UTF-8: convert it first (e.g. iconv -f latin1 -t utf-8)`);
+  }
 }
 
 /** data:refresh: keep the verified source in data/ and make it the default build input. */
@@ -79,8 +132,15 @@ async function saveAsDefault(source: string, text: string, format: string): Prom
     const name = basename(new URL(source, 'file:///').pathname) || 'source.csv';
     kept = join(dataDir, 'sources', name);
     await mkdir(dirname(kept), { recursive: true });
-    if (/^https?:\/\//.test(source)) await writeFile(kept, text);
-    else await copyFile(source, kept);
+    if (/^https?:\/\//.test(source)) {
+      await writeFile(kept, text);
+    } else {
+      await copyFile(source, kept);
+      // Keep the data's licence terms with it (binlist's Apache-2.0 NOTICE, for one).
+      for (const name of ['LICENSE', 'NOTICE']) {
+        await copyFile(join(dirname(source), name), join(dirname(kept), name)).catch(() => undefined);
+      }
+    }
   }
   const config: SourceConfig = { source: relative(ROOT, kept), format };
   await writeFile(CONFIG, `${JSON.stringify(config, null, 2)}\n`);
@@ -89,15 +149,17 @@ async function saveAsDefault(source: string, text: string, format: string): Prom
 
 function printSummary(source: string, out: string, r: BuildResult): void {
   const gzip = gzipSync(new Uint8Array(r.artifact), { level: 9 }).length;
-  const topLabels = [...r.labels.unmappedBrandLabels.entries()]
+  const top = (m: Map<string, number>): string => [...m.entries()]
     .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([l, n]) => `${l} (${n})`).join(', ');
+  const topLabels = top(r.labels.unmappedBrandLabels);
+  const otherLabels = top(r.labels.unmappedLabels);
   const lines = [
     `source            ${source} (${r.format})`,
     `rows read         ${r.rowsRead} (${r.rangesRead} ranges)`,
     `ranges accepted   ${r.rows.length} (+${r.coBadged} co-badged, ${r.duplicates} duplicates merged)`,
     `rows rejected     ${r.rejected.length}${r.rejected.length ? `: ${describe(r.rejected, 5)}` : ''}`,
     `unmapped brands   ${sum(r.labels.unmappedBrandLabels)} rows${topLabels ? `: ${topLabels}` : ''}`,
-    `other unmapped    ${sum(r.labels.unmappedLabels)} labels`,
+    `other unmapped    ${sum(r.labels.unmappedLabels)} labels${otherLabels ? ` (field left out): ${otherLabels}` : ''}`,
     `ranges            ${r.dataRangeCount} data, ${r.schemeRangeCount} scheme`,
     `records           ${r.recordCount} (${r.stringCount} strings)`,
     `bytes             ${r.artifact.byteLength} (gzip ${gzip}); data index ${r.dataIndexBytes} = `
@@ -121,4 +183,4 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-await main();
+await main().catch((e: unknown) => fail(e instanceof Error ? e.message : String(e)));

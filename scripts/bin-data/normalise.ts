@@ -167,8 +167,9 @@ export function normaliseRow(raw: RawRow, report: LabelReport): SourceRow | Reje
     const record = withoutUndefined({
       type: checkedEnum(canonical?.type, NUMBER_TYPES, 'number_type') ?? 'pan',
       brands,
-      // A row narrower than a whole 6-digit BIN is identified by 8 digits (CONTRACT §3).
-      binLength: raw.startDigits.length > 6 ? 8 : 6,
+      // The row is identified by as many digits as it gives: 6 for whole BINs, 7 or 8 for a
+      // narrower row (CONTRACT §3: `bin` is the leading digits of the most specific row).
+      binLength: raw.startDigits.length,
       fundingType: details.fundingType,
       issuerName: cleanIssuerName(raw.issuerName),
       countryCode,

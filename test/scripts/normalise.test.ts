@@ -45,6 +45,12 @@ describe('keys and binLength', () => {
     });
   });
 
+  it('gives binLength 7 to a 7-digit row, never claiming digits the row does not give', () => {
+    expect(accepted(raw({ startDigits: '4571736', endDigits: '4571736' }))).toMatchObject({
+      start: 45717360, end: 45717369, record: { binLength: 7 },
+    });
+  });
+
   it('rejects a range that ends before it starts, with its line', () => {
     expect(rejected(raw({ line: 7, startDigits: '411780', endDigits: '411779' })))
       .toEqual({ line: 7, reason: 'BIN range 411780–411779 ends before it starts' });
