@@ -68,7 +68,10 @@ export function checkHeaders(headers: Headers, api: ApiProfile, hasBody: boolean
   if (accept === null) {
     if (api.acceptRequired) fail({ kind: 'headerMissing', header: 'Accept' });
   } else if (!acceptAllows(accept, api.mediaType, api.acceptWildcards)) {
-    fail({ kind: 'headerInvalid', header: 'Accept', status: 406, expected: `an Accept value that allows ${api.mediaType}` });
+    const expected = api.acceptWildcards
+      ? `a value that allows ${api.mediaType}`
+      : `${api.mediaType}, named explicitly (this versioned API does not answer to wildcards such as */*)`;
+    fail({ kind: 'headerInvalid', header: 'Accept', status: 406, expected });
   }
   if (hasBody) {
     const contentType = headers.get('Content-Type');
