@@ -6,7 +6,7 @@
 import { keyOf, type BinIndex } from '../../src/bin/bin-index';
 import type { PrefixMapBaseline, SortedArrayBaseline } from './baselines';
 
-/** `index.find(pan)`: key, data search, scheme search on a miss, record decode (cached). */
+/** `index.find(pan)`: key, data search, scheme search on a miss, record decode (strings cached). */
 export function compactFindLoop(index: BinIndex): (pans: readonly string[]) => number {
   return (pans) => {
     let sum = 0;
