@@ -1,3 +1,4 @@
+import type { FieldError } from '../http/errors';
 import type { RequestContext } from '../http/pipeline';
 
 /**
@@ -17,4 +18,10 @@ export function tokenIdFromHref(href: string, baseUrl: string): string | undefin
   if (!href.startsWith(prefix)) return undefined;
   const id = href.slice(prefix.length);
   return TOKEN_ID.test(id) ? id : undefined;
+}
+
+/** The field error for a token href that is not this service's token resource, if it is not. */
+export function foreignTokenHref(href: string, baseUrl: string, jsonPath: string): FieldError | undefined {
+  if (tokenIdFromHref(href, baseUrl) !== undefined) return undefined;
+  return { errorName: 'fieldHasInvalidValue', message: `Expected a token href of this service (${baseUrl}/tokens/<id>).`, jsonPath };
 }

@@ -9,7 +9,7 @@ import type { Endpoint } from '../http/pipeline';
 import { cardNumberSchema } from '../http/fields';
 import { jsonObject, validateBody } from '../http/validation';
 import { entityOf } from './entity';
-import { publicBaseUrl, tokenIdFromHref } from './links';
+import { foreignTokenHref, publicBaseUrl } from './links';
 import { cardBehindToken } from './token-access';
 
 /** `POST /api/cardBin/panLookup` (CONTRACT.md §3). */
@@ -46,8 +46,9 @@ function oneCardIdentifier(input: unknown): FieldError[] {
 function tokenIsOurs(input: unknown, baseUrl: string): FieldError[] {
   if (typeof input !== 'object' || input === null || !('token' in input)) return [];
   const token = input.token;
-  if (typeof token !== 'string' || token === '' || tokenIdFromHref(token, baseUrl) !== undefined) return [];
-  return [{ errorName: 'fieldHasInvalidValue', message: `The token must be a token href of this service (${baseUrl}/tokens/<id>).`, jsonPath: '$.token' }];
+  if (typeof token !== 'string' || token === '') return [];
+  const error = foreignTokenHref(token, baseUrl, '$.token');
+  return error ? [error] : [];
 }
 
 export const panLookup: Endpoint = {

@@ -1,3 +1,5 @@
+import { hmacSha256 } from './hmac';
+
 /**
  * The test ACS challenge (CONTRACT.md §6.4): references, the CReq payload, the code rules and
  * the signed state the challenge form carries between attempts (never KV read-modify-write).
@@ -14,8 +16,7 @@ export const TEST_CHALLENGE_CODE = '1234';
  */
 export async function challengeCode(environment: string, key: Uint8Array, reference: string): Promise<string> {
   if (environment === 'test') return TEST_CHALLENGE_CODE;
-  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = new DataView(await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(`challenge-code:${reference}`)));
+  const mac = new DataView((await hmacSha256(key, `challenge-code:${reference}`)).buffer);
   return String(mac.getUint32(0) % 1_000_000).padStart(6, '0');
 }
 /** Wrong codes allowed before the challenge ends as failed. */

@@ -1,4 +1,5 @@
 import type { Brand } from '../bin/model';
+import { hmacSha256 } from './hmac';
 
 /**
  * The `authentication` object of 3DS answers (CONTRACT.md §6.2): ECI per brand, a fresh CAVV
@@ -41,8 +42,7 @@ export function newAuthenticationValue(): string {
  * answer that is not stored can still be repeated identically.
  */
 export async function stableUuid(key: Uint8Array, seed: string): Promise<string> {
-  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const b = new Uint8Array(await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(seed))).slice(0, 16);
+  const b = (await hmacSha256(key, seed)).slice(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');

@@ -5,10 +5,11 @@ import { fail } from '../../http/errors';
 import { maskPan } from '../../http/log';
 import type { RequestContext } from '../../http/pipeline';
 import { ThreeDsStore, type SessionScope } from '../../storage/threeds-store';
+import { hmacSha256 } from '../../threeds/hmac';
 import { JwtKeyMissing, signingKey } from '../../threeds/jwt';
 import type { PaymentInstrument } from '../../threeds/schemas';
 import { entityOf } from '../entity';
-import { publicBaseUrl, tokenIdFromHref } from '../links';
+import { foreignTokenHref, publicBaseUrl } from '../links';
 import { cardBehindToken } from '../token-access';
 
 /** What every 3DS step needs once its body is valid. */
@@ -65,9 +66,8 @@ export async function cardFacts(
 ): Promise<CardFacts> {
   let card: { cardNumber: string; cardHolderName?: string };
   if (instrument.type === 'card/tokenized') {
-    if (tokenIdFromHref(instrument.href, ctx.baseUrl) === undefined) {
-      fail({ kind: 'bodyDoesNotMatchSchema', errors: [{ errorName: 'fieldHasInvalidValue', message: `The href must be a token href of this service (${ctx.baseUrl}/tokens/<id>).`, jsonPath: `${jsonPath}.href` }] });
-    }
+    const error = foreignTokenHref(instrument.href, ctx.baseUrl, `${jsonPath}.href`);
+    if (error) fail({ kind: 'bodyDoesNotMatchSchema', errors: [error] });
     // Behaves as the card behind the token, whose stored cardholder name drives the test scenarios.
     card = await cardBehindToken(rc, merchant, instrument.href, ctx.baseUrl);
   } else {
@@ -85,9 +85,8 @@ export async function cardFacts(
  * can be brute-forced.
  */
 export async function requestHash(key: Uint8Array, request: unknown): Promise<string> {
-  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(JSON.stringify(request)));
-  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
+  const mac = await hmacSha256(key, JSON.stringify(request));
+  return Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** A stable, opaque organisation unit id per merchant entity, for the JWTs' OrgUnitId. */
