@@ -6,7 +6,7 @@
  *
  * Then: `wrangler secret put MERCHANT_PASSWORD_HASHES` and paste the JSON.
  */
-import { hashPassword } from '../src/http/password-hash';
+import { hashPassword } from '../src/credentials/password-hash';
 
 const args = process.argv.slice(2);
 if (args.length === 0) {

@@ -3,11 +3,15 @@ import { fail } from './http/errors';
 import { runEndpoint, serve, type Endpoint, type EndpointResult, type RequestContext } from './http/pipeline';
 import { panLookup } from './routes/pan-lookup';
 import { authenticate } from './routes/threeds/authenticate';
-import { THREEDS_PATH } from './routes/threeds/common';
 import { deviceDataInitialize } from './routes/threeds/device-data-initialize';
 import { challengeRoute, challengeSubmitRoute, ddcRoute } from './routes/threeds/pages';
 import { verification } from './routes/threeds/verification';
 import { createTokenEndpoint, deleteTokenEndpoint, getTokenEndpoint } from './routes/tokens';
+import { THREEDS_PATH } from './threeds/steps/deps';
+
+/** The Durable Objects that decide what KV cannot (storage-schema.md). */
+export { ThreeDsGuard } from './storage/guards/threeds-guard';
+export { TokenGuard } from './storage/guards/token-guard';
 
 type Page = (rc: RequestContext) => Promise<Response>;
 

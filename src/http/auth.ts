@@ -1,15 +1,15 @@
+import { toHex, utf8 } from '../bytes';
 import { MERCHANTS, type MerchantConfig } from '../config/merchants';
+import { encodeStored, MAX_ITERATIONS, pbkdf2, type StoredHash } from '../credentials/password-hash';
 import { fail } from './errors';
-import { decodeStored, encodeStored, MAX_ITERATIONS, pbkdf2, type StoredHash } from './password-hash';
 
 /**
  * HTTP Basic authentication against the merchant configuration (CONTRACT.md §1, §2 step 2).
  *
  * Passwords are stored only as salted PBKDF2-SHA256 hashes, in the MERCHANT_PASSWORD_HASHES
  * secret: a JSON object `{ "<username>": "pbkdf2-sha256:<iterations>:<salt b64>:<hash b64>" }`
- * (make one with `npm run hash-password`).
+ * (make one with `npm run hash-password`), parsed once with the other settings.
  */
-
 
 /**
  * PBKDF2 costs milliseconds of CPU on purpose; a merchant's checkout calls many times a minute
@@ -20,8 +20,6 @@ import { decodeStored, encodeStored, MAX_ITERATIONS, pbkdf2, type StoredHash } f
 const VERIFIED_TTL_MS = 60_000;
 const VERIFIED_MAX = 1_000;
 const verified = new Map<string, number>();
-
-let parsedHashes: { source: string; hashes: Map<string, StoredHash> } | undefined;
 
 /** Parses `Authorization: Basic …` into username and password, or ends the request with 401. */
 export function parseBasicAuthorization(header: string | null): { username: string; password: string } {
@@ -44,10 +42,9 @@ export function parseBasicAuthorization(header: string | null): { username: stri
  * Authenticates the request's Basic credentials and returns the merchant, or ends the request
  * with 401 (or 503 when the hash secret is missing or malformed).
  */
-export async function authenticate(request: Request, hashesSecret: string | undefined): Promise<MerchantConfig> {
+export async function authenticate(request: Request, hashes: ReadonlyMap<string, StoredHash>): Promise<MerchantConfig> {
   const header = request.headers.get('Authorization');
   const { username, password } = parseBasicAuthorization(header);
-  const hashes = storedHashes(hashesSecret);
   const merchant = MERCHANTS.get(username);
   const stored = merchant ? hashes.get(username) : undefined;
 
@@ -70,29 +67,8 @@ export async function verifyPassword(password: string, stored: StoredHash): Prom
     && crypto.subtle.timingSafeEqual(derived, stored.hash);
 }
 
-function storedHashes(secret: string | undefined): Map<string, StoredHash> {
-  if (secret === undefined || secret.trim() === '') fail({ kind: 'misconfigured', what: 'MERCHANT_PASSWORD_HASHES is not set' });
-  if (parsedHashes?.source === secret) return parsedHashes.hashes;
-  let object: unknown;
-  try {
-    object = JSON.parse(secret);
-  } catch {
-    fail({ kind: 'misconfigured', what: 'MERCHANT_PASSWORD_HASHES is not JSON' });
-  }
-  if (typeof object !== 'object' || object === null) fail({ kind: 'misconfigured', what: 'MERCHANT_PASSWORD_HASHES is not an object' });
-  const hashes = new Map<string, StoredHash>();
-  for (const [username, value] of Object.entries(object)) {
-    const stored = typeof value === 'string' ? decodeStored(value) : undefined;
-    if (!stored) fail({ kind: 'misconfigured', what: `MERCHANT_PASSWORD_HASHES has a malformed hash for ${username}` });
-    hashes.set(username, stored);
-  }
-  parsedHashes = { source: secret, hashes };
-  return hashes;
-}
-
 const DUMMY_HASH: StoredHash = { iterations: MAX_ITERATIONS, salt: new Uint8Array(16), hash: new Uint8Array(32) };
 
 async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(text))));
 }

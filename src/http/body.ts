@@ -43,7 +43,14 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The client stopped sending before the end (a cut-off upload): its request, not our fault.
+      fail({ kind: 'bodyIncomplete' });
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > limit) {

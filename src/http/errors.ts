@@ -1,41 +1,12 @@
+import type { Failure, Result } from '../failures';
+
 /**
- * Every way a request can fail, as one tagged union, and the one mapper that turns a failure into
- * the error document of SPEC.md §2.1 / CONTRACT.md §2. Adding a failure kind without mapping it
- * fails to compile (the switch is exhaustive).
+ * The one mapper that turns a {@link Failure} into the error document of SPEC.md §2.1 /
+ * CONTRACT.md §2. Adding a failure kind without mapping it fails to compile (the switch is
+ * exhaustive).
  */
 
-/** One item of `validationErrors` (SPEC.md §7.4). */
-export interface FieldError {
-  errorName: string;
-  message: string;
-  jsonPath: string;
-}
-
-export type Failure =
-  | { kind: 'resourceNotFound' }
-  | { kind: 'methodNotAllowed'; allowed: readonly string[] }
-  | { kind: 'authorizationMissing' }
-  | { kind: 'authorizationMalformed' }
-  | { kind: 'accessDenied' }
-  | { kind: 'headerMissing'; header: string }
-  /** 406 for Accept, 415 for Content-Type, 400 for the others. */
-  | { kind: 'headerInvalid'; header: string; status: 400 | 406 | 415; expected: string }
-  | { kind: 'bodyTooLarge'; limitBytes: number }
-  | { kind: 'bodyEmpty' }
-  | { kind: 'bodyNotJson' }
-  | { kind: 'bodyDoesNotMatchSchema'; errors: readonly FieldError[] }
-  | { kind: 'urlContainsInvalidValue'; errors: readonly FieldError[] }
-  | { kind: 'entityNotConfigured' }
-  | { kind: 'merchantNotConfigured'; feature: string }
-  | { kind: 'paymentInstrumentNotSupported' }
-  | { kind: 'currencyNotSupported'; currency: string }
-  | { kind: 'underlyingPaymentInstrumentExpired' }
-  | { kind: 'binNotFound' }
-  | { kind: 'tokenNotFound' }
-  | { kind: 'challengeNotFound' }
-  | { kind: 'storageUnavailable' }
-  | { kind: 'misconfigured'; what: string }
-  | { kind: 'internal' };
+export type { FieldError, Failure } from '../failures';
 
 /** Thrown by any layer to end the request with a failure; caught once, in the pipeline. */
 export class ApiError extends Error {
@@ -48,6 +19,12 @@ export class ApiError extends Error {
 /** Ends the request with the given failure. */
 export function fail(failure: Failure): never {
   throw new ApiError(failure);
+}
+
+/** The value of a domain result, or ends the request with its failure. */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) fail(result.failure);
+  return result.value;
 }
 
 export interface ErrorDocument {
@@ -93,6 +70,8 @@ export function mapFailure(f: Failure): MappedError {
       return doc(400, 'bodyIsEmpty', 'The request body must not be empty.');
     case 'bodyNotJson':
       return doc(400, 'bodyIsNotJson', 'The request body must be a JSON object.');
+    case 'bodyIncomplete':
+      return doc(400, 'bodyIsNotJson', 'The request body ended before it was complete; send it again.');
     case 'bodyDoesNotMatchSchema':
       return doc(400, 'bodyDoesNotMatchSchema', 'The request body does not match the schema; see validationErrors.',
         { validationErrors: f.errors });

@@ -1,3 +1,5 @@
+import { maskPan } from '../cards/mask';
+
 /**
  * Structured logging: one JSON object per line, read by Workers Logs. Nothing here may ever
  * carry a full card number or a credential; {@link redactPans} is the last line of defence for
@@ -20,12 +22,6 @@ export function logLine(fields: LogFields): void {
   const line = JSON.stringify(safe);
   if (fields.level === 'error') console.error(line);
   else console.log(line);
-}
-
-/** Masks a card number to its first 6 and last 4 digits: `444433******1111`. */
-export function maskPan(pan: string): string {
-  if (pan.length <= 10) return '*'.repeat(pan.length);
-  return `${pan.slice(0, 6)}${'*'.repeat(pan.length - 10)}${pan.slice(-4)}`;
 }
 
 /** Masks every run of 12–19 digits (optionally spaced or dashed) in free text. */

@@ -1,10 +1,12 @@
 import type { MerchantConfig } from '../config/merchants';
+import { settingsOf, SettingsError, type Settings } from '../config/settings';
+import { StorageError } from '../storage/kv';
+import { TokenKeyMissing } from '../tokens/token-crypto';
 import { authenticate } from './auth';
 import { readJsonObject } from './body';
 import { ApiError, mapFailure, type Failure } from './errors';
 import { checkHeaders, type ApiProfile } from './headers';
 import { logLine, redactPans } from './log';
-import { StorageError } from '../storage/kv';
 
 /** Per-request state shared by the pipeline, the endpoint and the log line. */
 export interface RequestContext {
@@ -13,6 +15,11 @@ export interface RequestContext {
   readonly ctx: ExecutionContext;
   readonly url: URL;
   readonly correlationId: string;
+  /**
+   * The environment parsed into typed settings (once per isolate); reading it on a misconfigured
+   * Worker throws a {@link SettingsError}, answered 503.
+   */
+  readonly settings: Settings;
   /** The matched API, once routing found one: decides the media type of errors. */
   api?: ApiProfile;
   /** Safe fields for the log line (never a full card number, never credentials). */
@@ -57,6 +64,9 @@ export async function serve(
   const rc: RequestContext = {
     request, env, ctx, url,
     correlationId: inbound !== null && UUID.test(inbound) ? inbound.toLowerCase() : crypto.randomUUID(),
+    get settings() {
+      return settingsOf(env);
+    },
     log: {},
   };
   let response: Response;
@@ -65,7 +75,7 @@ export async function serve(
     response = result instanceof Response ? result : jsonResponse(result, rc.api?.mediaType);
   } catch (e) {
     const failure = failureOf(e);
-    if (e instanceof StorageError) rc.log.storage = e.message;
+    if (e instanceof StorageError) logStorageError(rc, e);
     else if (!(e instanceof ApiError)) {
       rc.log.exception = redactPans(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
     }
@@ -76,6 +86,7 @@ export async function serve(
   }
   response.headers.set('WP-CorrelationId', rc.correlationId);
   response.headers.set('Cache-Control', 'no-store');
+  response.headers.set('X-Content-Type-Options', 'nosniff');
   logLine({
     level: response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info',
     correlationId: rc.correlationId,
@@ -97,17 +108,24 @@ export async function runEndpoint(
 ): Promise<EndpointResult> {
   rc.api = endpoint.api;
   rc.log.api = endpoint.api.name;
-  const merchant = await authenticate(rc.request, rc.env.MERCHANT_PASSWORD_HASHES);
+  const merchant = await authenticate(rc.request, rc.settings.passwordHashes);
   rc.log.merchant = merchant.username;
   checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
   return endpoint.handle({ merchant, body, params, rc });
 }
 
-/** ApiError carries its failure; a storage failure is a 503; anything else is internal. */
+/** What failed in storage, and the platform's reason (masked like any free text). */
+export function logStorageError(rc: RequestContext, e: StorageError): void {
+  rc.log.storage = e.message;
+  if (e.cause !== undefined) rc.log.cause = redactPans(e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : String(e.cause));
+}
+
+/** ApiError carries its failure; storage and configuration failures are 503s; anything else is internal. */
 function failureOf(e: unknown): Failure {
   if (e instanceof ApiError) return e.failure;
   if (e instanceof StorageError) return { kind: 'storageUnavailable' };
+  if (e instanceof SettingsError || e instanceof TokenKeyMissing) return { kind: 'misconfigured', what: e.message };
   return { kind: 'internal' };
 }
 

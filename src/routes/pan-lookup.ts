@@ -1,16 +1,15 @@
 import * as v from 'valibot';
 import { toCardBinData } from '../bin/card-bin-data';
-import { BIN_INDEX } from '../bin/default-index';
-import { brandAllowed } from '../config/merchants';
-import { fail, type FieldError } from '../http/errors';
+import { resolveCard } from '../cards/resolve-card';
+import type { FieldError } from '../failures';
+import { unwrap } from '../http/errors';
 import { CARD_BIN_API } from '../http/headers';
-import { maskPan } from '../http/log';
 import type { Endpoint } from '../http/pipeline';
-import { cardNumberSchema } from '../http/fields';
-import { jsonObject, validateBody } from '../http/validation';
-import { entityOf } from './entity';
-import { foreignTokenHref, publicBaseUrl } from './links';
-import { cardBehindToken } from './token-access';
+import { validateBody } from '../http/validation';
+import { cardNumberSchema } from '../schemas/fields';
+import { jsonObject } from '../schemas/rules';
+import { foreignHrefError, tokenIdFromHref } from '../tokens/token-card';
+import { cardContext, entityOf } from './context';
 
 /** `POST /api/cardBin/panLookup` (CONTRACT.md §3). */
 
@@ -21,11 +20,9 @@ const ENTITY_ID = v.pipe(
   v.regex(/^[A-Za-z0-9]*$/, 'The entity may contain only letters and digits.'),
 );
 
-const CARD_NUMBER = cardNumberSchema(12);
-
 const PAN_LOOKUP = jsonObject({
   merchant: jsonObject({ entity: ENTITY_ID }),
-  cardNumber: v.optional(CARD_NUMBER),
+  cardNumber: v.optional(cardNumberSchema(12)),
   token: v.optional(v.pipe(v.string(), v.minLength(1, 'The token must not be empty.'))),
 });
 
@@ -42,37 +39,31 @@ function oneCardIdentifier(input: unknown): FieldError[] {
   return [];
 }
 
-/** A token must be an href of this service's token resource: `{base_url}/tokens/<id>`. */
+/** A token must be an href of this service's token resource, checked with the schema. */
 function tokenIsOurs(input: unknown, baseUrl: string): FieldError[] {
   if (typeof input !== 'object' || input === null || !('token' in input)) return [];
-  const token = input.token;
-  if (typeof token !== 'string' || token === '') return [];
-  const error = foreignTokenHref(token, baseUrl, '$.token');
-  return error ? [error] : [];
+  const { token } = input;
+  const foreign = typeof token === 'string' && token !== '' && tokenIdFromHref(token, baseUrl) === undefined;
+  return foreign ? [foreignHrefError(baseUrl, '$.token')] : [];
 }
 
 export const panLookup: Endpoint = {
   api: CARD_BIN_API,
   hasBody: true,
   async handle({ merchant, body, rc }) {
-    const baseUrl = publicBaseUrl(rc);
-    const request = validateBody(PAN_LOOKUP, body, (input) => [
-      ...oneCardIdentifier(input), ...tokenIsOurs(input, baseUrl),
-    ]);
+    const cards = cardContext(rc, Date.now());
+    const request = validateBody(PAN_LOOKUP, body, (input) => [...oneCardIdentifier(input), ...tokenIsOurs(input, cards.baseUrl)]);
     const entity = entityOf(merchant, request.merchant.entity, rc);
-    let cardNumber: string;
-    if (request.token !== undefined) {
-      // By token, any entity may look up: the merchant never handles the card number.
-      cardNumber = (await cardBehindToken(rc, merchant, request.token, baseUrl)).cardNumber;
-    } else {
-      cardNumber = request.cardNumber!;
-      rc.log.card = maskPan(cardNumber);
-      if (!entity.pciCompliant) fail({ kind: 'merchantNotConfigured', feature: 'lookups by full card number' });
-    }
-    const match = BIN_INDEX.find(cardNumber);
-    if (!match) fail({ kind: 'binNotFound' });
-    if (!brandAllowed(entity, match.record.brands)) fail({ kind: 'paymentInstrumentNotSupported' });
-    rc.log.binSource = match.source;
-    return { status: 200, body: toCardBinData(cardNumber, match) };
+    // By token, any entity may look up: the merchant never handles the card number.
+    const input = request.token !== undefined
+      ? { type: 'card/tokenized' as const, href: request.token }
+      : { type: 'card/front' as const, cardNumber: request.cardNumber! };
+    const card = unwrap(await resolveCard({ ...cards, username: merchant.username, entity }, input, {
+      hrefPath: '$.token', pciFeature: 'lookups by full card number', requireMatch: true,
+    }));
+    rc.log.card = card.masked;
+    if (card.tokenId) rc.log.token = card.tokenId;
+    rc.log.binSource = card.match!.source;
+    return { status: 200, body: toCardBinData(card.cardNumber, card.match!) };
   },
 };

@@ -1,29 +1,15 @@
 import * as v from 'valibot';
-import { BIN_INDEX } from '../bin/default-index';
-import { brandAllowed } from '../config/merchants';
-import { fail } from '../http/errors';
-import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, str } from '../http/fields';
+import { fail, unwrap } from '../http/errors';
 import { TOKENS_API } from '../http/headers';
-import { maskPan } from '../http/log';
 import type { Endpoint, EndpointCall } from '../http/pipeline';
-import { jsonObject, namedCheck, validateBody } from '../http/validation';
-import {
-  cardHasExpired, createToken, deleteToken, findToken, MAX_TOKEN_TTL_MS, openCard, tokenResource,
-} from '../tokens/tokens';
-import { entityOf } from './entity';
-import { publicBaseUrl, TOKEN_ID } from './links';
-import { tokenContext } from './token-access';
+import { validateBody } from '../http/validation';
+import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, ISO_DATE_TIME, MERCHANT, str } from '../schemas/fields';
+import { jsonObject } from '../schemas/rules';
+import { TOKEN_ID } from '../tokens/token-card';
+import { createToken, deleteToken, getToken, tokenResource } from '../tokens/tokens';
+import { entityOf, publicBaseUrl, tokenDeps } from './context';
 
 /** The token resource: `POST /tokens`, `GET /tokens/{id}`, `DELETE /tokens/{id}` (CONTRACT.md §4). */
-
-/** ISO 8601 date and time with a zone, and a real calendar date (no 30 February). */
-function isIsoDateTime(value: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.exec(value);
-  if (!m) return false;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
 
 const CREATE_TOKEN = jsonObject({
   paymentInstrument: jsonObject({
@@ -34,10 +20,7 @@ const CREATE_TOKEN = jsonObject({
   }),
   merchant: MERCHANT,
   description: v.optional(str(1, 255, 'The description')),
-  tokenExpiryDateTime: v.optional(v.pipe(
-    v.string(),
-    namedCheck('dateHasInvalidFormat', isIsoDateTime, 'Use an ISO 8601 date and time with a zone, e.g. 2027-01-31T23:59:59Z.'),
-  )),
+  tokenExpiryDateTime: v.optional(ISO_DATE_TIME),
 });
 
 const hrefOf = (call: EndpointCall, tokenId: string): string => `${publicBaseUrl(call.rc)}/tokens/${tokenId}`;
@@ -49,30 +32,14 @@ export const createTokenEndpoint: Endpoint = {
     const { merchant, body, rc } = call;
     const request = validateBody(CREATE_TOKEN, body);
     const entity = entityOf(merchant, request.merchant.entity, rc);
-    const instrument = request.paymentInstrument;
-    rc.log.card = maskPan(instrument.cardNumber);
-    if (!entity.pciCompliant) fail({ kind: 'merchantNotConfigured', feature: 'card numbers (tokenize from a PCI-compliant entity)' });
-    const ctx = await tokenContext(rc);
-    const fieldError = (jsonPath: string, message: string): never =>
-      fail({ kind: 'bodyDoesNotMatchSchema', errors: [{ errorName: 'fieldHasInvalidValue', message, jsonPath }] });
-    if (cardHasExpired(instrument.cardExpiryDate, ctx.now)) {
-      fieldError('$.paymentInstrument.cardExpiryDate', 'The card has expired.');
-    }
-    const tokenExpiry = request.tokenExpiryDateTime === undefined ? undefined : new Date(request.tokenExpiryDateTime);
-    if (tokenExpiry && (tokenExpiry.getTime() <= ctx.now || tokenExpiry.getTime() > ctx.now + MAX_TOKEN_TTL_MS)) {
-      fieldError('$.tokenExpiryDateTime', 'The token expiry must be in the future and at most 4 years away.');
-    }
-    const binRecord = BIN_INDEX.find(instrument.cardNumber)?.record;
-    if (!brandAllowed(entity, binRecord?.brands ?? [])) fail({ kind: 'paymentInstrumentNotSupported' });
-
-    const { record, created } = await createToken(ctx, merchant.username, {
-      card: { cardNumber: instrument.cardNumber, cardExpiryDate: instrument.cardExpiryDate, cardHolderName: instrument.cardHolderName },
-      binRecord, description: request.description, tokenExpiry,
-    });
-    rc.log.token = record.tokenId;
-    const href = hrefOf(call, record.tokenId);
-    const cardHolderName = created ? instrument.cardHolderName : (await openCard(ctx, record)).cardHolderName;
-    return { status: created ? 201 : 200, headers: { Location: href }, body: tokenResource(record, cardHolderName, href) };
+    const { paymentInstrument: { type, ...card }, description, tokenExpiryDateTime } = request;
+    const created = unwrap(await createToken(tokenDeps(rc), merchant.username, entity, {
+      paymentInstrument: card, description, tokenExpiryDateTime,
+    }));
+    rc.log.card = created.card;
+    rc.log.token = created.token.tokenId;
+    const href = hrefOf(call, created.token.tokenId);
+    return { status: created.created ? 201 : 200, headers: { Location: href }, body: tokenResource(created.token, created.cardHolderName, href) };
   },
 };
 
@@ -91,11 +58,8 @@ export const getTokenEndpoint: Endpoint = {
   hasBody: false,
   async handle(call) {
     const tokenId = tokenIdParam(call);
-    const ctx = await tokenContext(call.rc);
-    const record = await findToken(ctx, call.merchant.username, tokenId);
-    if (!record) fail({ kind: 'tokenNotFound' });
-    const { cardHolderName } = await openCard(ctx, record);
-    return { status: 200, body: tokenResource(record, cardHolderName, hrefOf(call, tokenId)) };
+    const { token, cardHolderName } = unwrap(await getToken(tokenDeps(call.rc), call.merchant.username, tokenId));
+    return { status: 200, body: tokenResource(token, cardHolderName, hrefOf(call, tokenId)) };
   },
 };
 
@@ -103,9 +67,7 @@ export const deleteTokenEndpoint: Endpoint = {
   api: TOKENS_API,
   hasBody: false,
   async handle(call) {
-    const tokenId = tokenIdParam(call);
-    const ctx = await tokenContext(call.rc);
-    if (!(await deleteToken(ctx, call.merchant.username, tokenId))) fail({ kind: 'tokenNotFound' });
+    unwrap(await deleteToken(tokenDeps(call.rc), call.merchant.username, tokenIdParam(call)));
     return { status: 204 };
   },
 };

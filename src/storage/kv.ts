@@ -37,6 +37,8 @@ export async function readRecord<T extends Stored>(kv: KVNamespace, key: string,
 
 /** Writes a JSON record that KV keeps until its logical expiry (at least 60 s). */
 export async function writeRecord<T extends Stored>(kv: KVNamespace, key: string, value: T, now = Date.now()): Promise<void> {
+  // A record that cannot expire (NaN, Infinity) is a bug upstream, never something to store.
+  if (!Number.isFinite(value.expiresAt)) throw new Error(`record under ${prefixOf(key)} has no finite expiresAt`);
   const expirationTtl = Math.max(MIN_KV_TTL_SECONDS, Math.ceil((value.expiresAt - now) / 1000));
   await withTimeout(kv.put(key, JSON.stringify(value), { expirationTtl }), `put ${prefixOf(key)}`);
 }

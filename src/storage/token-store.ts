@@ -1,18 +1,21 @@
 import type { Brand, FundingType } from '../bin/model';
 import type { SealedValue } from '../tokens/token-crypto';
-import { deleteRecord, readRecord, writeRecord, type Stored } from './kv';
+import { readRecord, writeRecord, type Stored } from './kv';
 
 /**
- * Tokens in KV (see storage-schema.md). A token record is written once by POST /tokens and
- * deleted by DELETE; the card number and cardholder name inside it are sealed (AES-GCM), and the
- * de-duplication key holds an HMAC of the card, never the number.
+ * Tokens in KV (see storage-schema.md). A token record is written once by POST /tokens, under
+ * the single-flight lease of the card's Durable Object (`TokenGuard`), which also decides which
+ * token stands for a card. DELETE replaces the record by a tombstone, so that a retried DELETE
+ * still ends in success. The card number and cardholder name inside a record are sealed
+ * (AES-GCM); no key holds the number.
  */
 
 export const TOKEN_PREFIX = 'token:';
-export const TOKEN_CARD_PREFIX = 'token-card:';
 
 export const tokenKey = (tokenId: string): string => `${TOKEN_PREFIX}${tokenId}`;
-export const tokenCardKey = (username: string, fingerprint: string): string => `${TOKEN_CARD_PREFIX}${username}:${fingerprint}`;
+
+/** A deleted token is remembered this long, so a retried DELETE answers 204 rather than 404. */
+export const TOMBSTONE_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface TokenRecord extends Stored {
   tokenId: string;
@@ -20,6 +23,7 @@ export interface TokenRecord extends Stored {
   username: string;
   /** Sealed JSON `{cardNumber, cardHolderName?}`. */
   sealed: SealedValue;
+  /** Keyed hash of the card (number and expiry date): names the card's TokenGuard. */
   fingerprint: string;
   /** First 6 and last 4 digits, the rest masked. */
   maskedCardNumber: string;
@@ -34,20 +38,20 @@ export interface TokenRecord extends Stored {
   createdAt: number;
 }
 
-export interface TokenCardRecord extends Stored {
+/** What is left of a deleted token: no card data at all. */
+export interface TokenTombstone extends Stored {
   tokenId: string;
+  username: string;
+  deletedAt: number;
+}
+
+export function isTombstone(r: TokenRecord | TokenTombstone): r is TokenTombstone {
+  return 'deletedAt' in r;
 }
 
 export class TokenStore {
   constructor(private readonly kv: KVNamespace) {}
 
-  get = (tokenId: string): Promise<TokenRecord | undefined> => readRecord(this.kv, tokenKey(tokenId));
-  put = (record: TokenRecord): Promise<void> => writeRecord(this.kv, tokenKey(record.tokenId), record);
-  delete = (tokenId: string): Promise<void> => deleteRecord(this.kv, tokenKey(tokenId));
-
-  getCard = (username: string, fingerprint: string): Promise<TokenCardRecord | undefined> =>
-    readRecord(this.kv, tokenCardKey(username, fingerprint));
-  putCard = (username: string, fingerprint: string, r: TokenCardRecord): Promise<void> =>
-    writeRecord(this.kv, tokenCardKey(username, fingerprint), r);
-  deleteCard = (username: string, fingerprint: string): Promise<void> => deleteRecord(this.kv, tokenCardKey(username, fingerprint));
+  get = (tokenId: string, now: number): Promise<TokenRecord | TokenTombstone | undefined> => readRecord(this.kv, tokenKey(tokenId), now);
+  put = (record: TokenRecord | TokenTombstone, now: number): Promise<void> => writeRecord(this.kv, tokenKey(record.tokenId), record, now);
 }

@@ -1,12 +1,17 @@
-import { hmacSha256 } from './hmac';
+import { base64OfText, textOfBase64 } from '../bytes';
+import { derivedAlphanumerics, derivedUuid, hmacSha256 } from './derived';
 
 /**
- * The test ACS challenge (CONTRACT.md §6.4): references, the CReq payload, the code rules and
- * the signed state the challenge form carries between attempts (never KV read-modify-write).
+ * The test ACS challenge (CONTRACT.md §6.4): references, the CReq payload and the code rules.
+ * The attempt count and the result live in the transaction's Durable Object, which applies
+ * {@link challengeStep}; nothing here touches storage.
  */
 
 /** The one-time code that passes in `test`, where the page shows it. */
 export const TEST_CHALLENGE_CODE = '1234';
+
+/** Wrong codes allowed before the challenge ends as failed. */
+export const MAX_CODE_ATTEMPTS = 3;
 
 /**
  * The code that passes a challenge. In `test`, the documented 1234. In `live` this test ACS has
@@ -14,25 +19,15 @@ export const TEST_CHALLENGE_CODE = '1234';
  * JWT key) that nobody is told: a live challenge can only end as failed, never pass on a
  * published code.
  */
-export async function challengeCode(environment: string, key: Uint8Array, reference: string): Promise<string> {
+export async function challengeCode(environment: string, key: Uint8Array<ArrayBuffer>, reference: string): Promise<string> {
   if (environment === 'test') return TEST_CHALLENGE_CODE;
   const mac = new DataView((await hmacSha256(key, `challenge-code:${reference}`)).buffer);
   return String(mac.getUint32(0) % 1_000_000).padStart(6, '0');
 }
-/** Wrong codes allowed before the challenge ends as failed. */
-export const MAX_CODE_ATTEMPTS = 3;
 
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** 20 random alphanumerics (CONTRACT.md §6.2), without modulo bias. */
-export function newChallengeReference(): string {
-  let out = '';
-  while (out.length < 20) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
-      if (byte < 248 && out.length < 20) out += ALPHANUMERIC[byte % 62];
-    }
-  }
-  return out;
+/** 20 alphanumerics (CONTRACT.md §6.2), derived from the authenticate request's keyed hash. */
+export function challengeReference(key: Uint8Array<ArrayBuffer>, requestSeed: string): Promise<string> {
+  return derivedAlphanumerics(key, `challenge-reference:${requestSeed}`, 20);
 }
 
 /** EMV 3DS challengeWindowSize codes for the windowSize names. */
@@ -46,21 +41,24 @@ export function windowDimensions(windowSize: string): { width: number; height: n
   return m ? { width: Number(m[1]), height: Number(m[2]) } : undefined;
 }
 
-/** The challenge request (CReq) the `payload` field carries, base64-encoded. */
-export function challengeCReq(version: string, windowSize: string): Record<string, string> {
-  return {
+/** The challenge request (CReq) that the `payload` field carries, base64-encoded. */
+export async function challengePayload(
+  key: Uint8Array<ArrayBuffer>, reference: string, version: string, windowSize: string,
+): Promise<string> {
+  const creq = {
     messageType: 'CReq',
     messageVersion: version,
-    threeDSServerTransID: crypto.randomUUID(),
-    acsTransID: crypto.randomUUID(),
+    threeDSServerTransID: await derivedUuid(key, `creq-server:${reference}`),
+    acsTransID: await derivedUuid(key, `creq-acs:${reference}`),
     challengeWindowSize: WINDOW_CODES[windowSize] ?? '02',
   };
+  return base64OfText(JSON.stringify(creq));
 }
 
 /** Reads the window size name back from a CReq payload (base64 JSON); the default when unreadable. */
 export function windowSizeOfPayload(payload: unknown): string {
   try {
-    const creq = JSON.parse(atob(String(payload))) as { challengeWindowSize?: string };
+    const creq = JSON.parse(textOfBase64(String(payload))) as { challengeWindowSize?: string };
     const entry = Object.entries(WINDOW_CODES).find(([, code]) => code === creq.challengeWindowSize);
     return entry?.[0] ?? '390x400';
   } catch {
@@ -68,27 +66,35 @@ export function windowSizeOfPayload(payload: unknown): string {
   }
 }
 
-/** Claims of the signed state the challenge form posts back with each attempt. */
-export interface ChallengeState {
-  /** The challenge reference (TransactionId). */
-  ref: string;
-  /** Wrong codes so far. */
-  attempts: number;
-  returnUrl: string;
-  md: string;
-  windowSize: string;
+/** One post of the challenge form, as judged against the expected code. */
+export type CodeAttempt = 'cancel' | 'right' | 'wrong';
+
+/** How a challenge ended: the one result that the page shows and verification reports. */
+export interface ChallengeResult {
+  outcome: 'passed' | 'failed';
+  reason: 'code' | 'cancelled' | 'attempts' | 'expired' | 'notCompleted';
+  completedAt: number;
 }
 
-/** What a submission of the challenge form leads to. */
+/** What one post of the challenge form leads to. */
 export type ChallengeStep =
   | { kind: 'passed' }
   | { kind: 'failed'; reason: 'cancelled' | 'attempts' }
   | { kind: 'retry'; attempts: number };
 
-/** Pure rule of one submission: Cancel fails, the right code passes, the third wrong code fails. */
-export function challengeStep(action: string, code: string, expected: string, attempts: number): ChallengeStep {
-  if (action === 'cancel') return { kind: 'failed', reason: 'cancelled' };
-  if (code.trim() === expected) return { kind: 'passed' };
-  const next = attempts + 1;
+/**
+ * Pure rule of one post, given the wrong codes so far: Cancel fails, the right code passes, the
+ * third wrong code fails.
+ */
+export function challengeStep(attempt: CodeAttempt, wrongSoFar: number): ChallengeStep {
+  if (attempt === 'cancel') return { kind: 'failed', reason: 'cancelled' };
+  if (attempt === 'right') return { kind: 'passed' };
+  const next = wrongSoFar + 1;
   return next >= MAX_CODE_ATTEMPTS ? { kind: 'failed', reason: 'attempts' } : { kind: 'retry', attempts: next };
+}
+
+/** Judges a posted code: surrounding spaces are forgiven, nothing else. */
+export function judgeCode(action: string, code: string, expected: string): CodeAttempt {
+  if (action === 'cancel') return 'cancel';
+  return code.trim() === expected ? 'right' : 'wrong';
 }

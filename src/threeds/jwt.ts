@@ -8,21 +8,9 @@ import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 
 export const JWT_ISSUER = 'card-edge';
 export type TokenKind = 'ddc' | 'challenge' | 'challenge-state';
-/** Minimum secret length: HS256 wants at least 256 bits of key. */
-export const MIN_KEY_BYTES = 32;
-
-export class JwtKeyMissing extends Error {}
-
-export function signingKey(secret: string | undefined): Uint8Array {
-  if (secret === undefined) throw new JwtKeyMissing('JWT_SIGNING_KEY is not set');
-  const key = new TextEncoder().encode(secret);
-  if (key.byteLength < MIN_KEY_BYTES) throw new JwtKeyMissing(`JWT_SIGNING_KEY is shorter than ${MIN_KEY_BYTES} bytes`);
-  return key;
-}
-
-/** Signs `claims` with iat = now, exp = now + lifetime, a random jti, our issuer and the kind. */
+/** Signs `claims` with iat = now, exp = now + lifetime, the given (or a random) jti, our issuer and the kind. */
 export async function signJwt(
-  key: Uint8Array, kind: TokenKind, claims: JWTPayload, lifetimeSeconds: number, now = Date.now(),
+  key: Uint8Array<ArrayBuffer>, kind: TokenKind, claims: JWTPayload, lifetimeSeconds: number, now = Date.now(),
 ): Promise<{ jwt: string; jti: string; iat: number; exp: number }> {
   const iat = Math.floor(now / 1000);
   const exp = iat + lifetimeSeconds;
@@ -45,16 +33,18 @@ export type VerifyResult<T> =
   | { ok: false; reason: 'invalid' };
 
 /**
- * Verifies signature, algorithm, issuer, audience and expiry. Never throws on a bad token. An
- * expired token still hands back its claims (jose checks the signature before the claims), so a
- * caller can end what the token was for.
+ * Verifies signature, algorithm, issuer, audience and expiry, and that `iat`, `exp` and `jti`
+ * are there (a token without them could live for ever or be told apart from no other). Never
+ * throws on a bad token. An expired token still hands back its claims (jose checks the
+ * signature before the claims), so a caller can end what the token was for.
  */
 export async function verifyJwt<T extends object>(
-  key: Uint8Array, kind: TokenKind, jwt: string, now = Date.now(),
+  key: Uint8Array<ArrayBuffer>, kind: TokenKind, jwt: string, now = Date.now(),
 ): Promise<VerifyResult<T>> {
   try {
     const { payload } = await jwtVerify(jwt, key, {
       algorithms: ['HS256'], issuer: JWT_ISSUER, audience: kind, currentDate: new Date(now),
+      requiredClaims: ['iat', 'exp', 'jti'],
     });
     return { ok: true, claims: payload as T & JWTPayload };
   } catch (e) {

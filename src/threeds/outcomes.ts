@@ -1,9 +1,9 @@
 import type { Brand } from '../bin/model';
-import { hmacSha256 } from './hmac';
+import { derivedAuthenticationValue, derivedUuid } from './derived';
 
 /**
- * The `authentication` object of 3DS answers (CONTRACT.md §6.2): ECI per brand, a fresh CAVV
- * (`authenticationValue`) and transaction ids.
+ * The `authentication` object of 3DS answers (CONTRACT.md §6.2): ECI per brand, the CAVV
+ * (`authenticationValue`) and transaction ids, all derived from the request (see derived.ts).
  */
 
 /** Outcomes on the wire. `authenticatedAttempted` is `authenticated` with an attempted ECI. */
@@ -32,27 +32,26 @@ export function eciFor(brands: readonly Brand[], level: 'authenticated' | 'attem
   return table[level];
 }
 
-/** Base64 of 20 random bytes: the 28-character CAVV/AAV. */
-export function newAuthenticationValue(): string {
-  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(20))));
+/** The ids and CAVV of one answer, derived from a seed that names the request and the step. */
+export interface AnswerIds {
+  transactionId: string;
+  acsTransactionId: string;
+  authenticationValue: string;
 }
 
-/**
- * A UUID v4-shaped id derived from a key and a seed: the same seed gives the same id, so an
- * answer that is not stored can still be repeated identically.
- */
-export async function stableUuid(key: Uint8Array, seed: string): Promise<string> {
-  const b = (await hmacSha256(key, seed)).slice(0, 16);
-  b[6] = (b[6]! & 0x0f) | 0x40;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+export async function answerIds(key: Uint8Array<ArrayBuffer>, seed: string): Promise<AnswerIds> {
+  return {
+    transactionId: await derivedUuid(key, `transaction-id:${seed}`),
+    acsTransactionId: await derivedUuid(key, `acs-transaction-id:${seed}`),
+    authenticationValue: await derivedAuthenticationValue(key, `cavv:${seed}`),
+  };
 }
 
-/** The wire outcome and `authentication` object for a result (fresh ids unless one is given). */
+/** The wire outcome and `authentication` object for a result. */
 export function authenticationFor(
-  kind: ResultKind, brands: readonly Brand[], version: string, transactionId: string = crypto.randomUUID(),
+  kind: ResultKind, brands: readonly Brand[], version: string, ids: AnswerIds,
 ): { outcome: WireOutcome; authentication: Authentication } {
+  const { transactionId } = ids;
   switch (kind) {
     case 'authenticated':
     case 'authenticatedAttempted': {
@@ -62,9 +61,9 @@ export function authenticationFor(
         authentication: {
           version,
           eci: eciFor(brands, attempted ? 'attempted' : 'authenticated'),
-          authenticationValue: newAuthenticationValue(),
+          authenticationValue: ids.authenticationValue,
           transactionId,
-          acsTransactionId: crypto.randomUUID(),
+          acsTransactionId: ids.acsTransactionId,
           status: attempted ? 'A' : 'Y',
           enrolled: 'Y',
         },

@@ -3,6 +3,7 @@
  * assets, no framework, safe to frame. Every page gets a fresh nonce for its one script and
  * style, and a CSP that allows nothing else.
  */
+import { toBase64 } from '../bytes';
 import { windowDimensions } from './challenge';
 
 export interface Page {
@@ -11,6 +12,8 @@ export interface Page {
   /** Extra origins the page's forms may post to (the merchant's returnUrl). */
   formTargets: string[];
   nonce: string;
+  /** Seconds, for a 503: when to try again. */
+  retryAfter?: number;
 }
 
 /** Escapes text for HTML element content and double-quoted attributes. */
@@ -24,7 +27,7 @@ function scriptJson(value: unknown): string {
 }
 
 function newNonce(): string {
-  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+  return toBase64(crypto.getRandomValues(new Uint8Array(16)));
 }
 
 function layout(nonce: string, title: string, body: string, css = ''): string {
@@ -76,10 +79,16 @@ ${form.testCode ? `<p class="note">Test environment: the code that passes is <st
   return { status: 200, html: layout(nonce, 'Payment verification', body, css), formTargets: [new URL(form.submitUrl).origin], nonce };
 }
 
-/** The end of a challenge: posts TransactionId and MD to the merchant's returnUrl at once. */
-export function completionPage(returnUrl: string, transactionId: string, md: string): Page {
+/**
+ * The end of a challenge: says how it ended (the one result, which verification reports too) and
+ * posts TransactionId and MD to the merchant's returnUrl at once.
+ */
+export function completionPage(returnUrl: string, transactionId: string, md: string, result: 'passed' | 'failed'): Page {
   const nonce = newNonce();
-  const body = `<p>Returning to the merchant…</p>
+  const said = result === 'passed'
+    ? '<h1>Payment verified</h1>'
+    : '<h1>Payment not verified</h1><p>Your bank could not confirm this payment.</p>';
+  const body = `${said}<p>Returning to the merchant…</p>
 <form id="complete" method="post" action="${escapeHtml(returnUrl)}">
 <input type="hidden" name="TransactionId" value="${escapeHtml(transactionId)}">
 <input type="hidden" name="MD" value="${escapeHtml(md)}">
@@ -90,10 +99,19 @@ export function completionPage(returnUrl: string, transactionId: string, md: str
 }
 
 /** An error the cardholder sees instead of a challenge; nothing was changed. */
-export function errorPage(status: number, title: string, detail: string): Page {
+export function errorPage(status: number, title: string, detail: string, retryAfter?: number): Page {
   const nonce = newNonce();
   const body = `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p>`;
-  return { status, html: layout(nonce, title, body), formTargets: [], nonce };
+  return { status, html: layout(nonce, title, body), formTargets: [], nonce, ...(retryAfter ? { retryAfter } : {}) };
+}
+
+/**
+ * A CSP source for an origin, or nothing: schemes and host names hold no character that could
+ * end a CSP source or directive (`;`, `,`, `'`, space), but a URL that slipped through
+ * validation must never widen the policy.
+ */
+function cspOrigin(origin: string): string[] {
+  return /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/.test(origin) ? [origin] : [];
 }
 
 /** The HTTP response for a page, with its CSP. */
@@ -102,18 +120,17 @@ export function pageResponse(page: Page): Response {
     "default-src 'none'",
     `script-src 'nonce-${page.nonce}'`,
     `style-src 'nonce-${page.nonce}'`,
-    `form-action 'self' ${page.formTargets.join(' ')}`.trim(),
+    ["form-action 'self'", ...page.formTargets.flatMap(cspOrigin)].join(' '),
     "base-uri 'none'",
     // Framed by the merchant's checkout, whatever its origin: that is the point of these pages.
     'frame-ancestors *',
   ].join('; ');
-  return new Response(page.html, {
-    status: page.status,
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': csp,
-      'Referrer-Policy': 'no-referrer',
-      'X-Content-Type-Options': 'nosniff',
-    },
-  });
+  const headers: Record<string, string> = {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': csp,
+    'Referrer-Policy': 'no-referrer',
+    'X-Content-Type-Options': 'nosniff',
+  };
+  if (page.retryAfter !== undefined) headers['Retry-After'] = String(page.retryAfter);
+  return new Response(page.html, { status: page.status, headers });
 }

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, str } from '../http/fields';
-import { asJsonObject, integer, jsonObject, namedCheck } from '../http/validation';
+import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, str } from '../schemas/fields';
+import { asJsonObject, integer, jsonObject, namedCheck } from '../schemas/rules';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
 
@@ -17,14 +17,19 @@ function isIsoDate(value: string): boolean {
 }
 const DATE = v.pipe(v.string(), namedCheck('dateHasInvalidFormat', isIsoDate, 'Dates are YYYY-MM-DD.'));
 
+/** A DNS host name (letters, digits, hyphens in dot-separated labels) or an IPv4 address. */
+const HOST_NAME = /^(?=.{1,253}\.?$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$/;
+
 /**
- * An absolute http(s) URL. IPv6 literal hosts are refused: the challenge page must name the
- * returnUrl's origin in its CSP form-action, and CSP host sources cannot express them.
+ * An absolute http(s) URL whose host holds only the characters a host name may hold. The
+ * challenge page names the returnUrl's origin in its CSP `form-action`, so a host with `;`, `,`
+ * or `'` (which the URL parser lets through) or an IPv6 literal (which CSP cannot express) is
+ * refused here. International names arrive punycoded from the parser and pass.
  */
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.hostname.startsWith('[');
+    return (url.protocol === 'https:' || url.protocol === 'http:') && HOST_NAME.test(url.hostname);
   } catch {
     return false;
   }
@@ -50,6 +55,7 @@ export const DEVICE_DATA_INITIALIZE = jsonObject({
   merchant: MERCHANT,
   paymentInstrument: v.optional(PAYMENT_INSTRUMENT),
 });
+export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE>;
 
 const COUNT = integer(0, 9999);
 
@@ -120,7 +126,7 @@ export const AUTHENTICATE = jsonObject({
     returnUrl: v.pipe(
       v.string(),
       v.maxLength(2048, 'The return URL must be at most 2048 characters.'),
-      namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL with a host name or IPv4 address.'),
+      namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL whose host is a host name or an IPv4 address.'),
     ),
     windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
@@ -136,3 +142,4 @@ export const VERIFICATION = jsonObject({
     reference: v.pipe(str(1, 64, 'The challenge reference'), v.regex(/^[A-Za-z0-9]*$/, 'Challenge references are letters and digits.')),
   }),
 });
+export type VerificationRequest = v.InferOutput<typeof VERIFICATION>;

@@ -1,10 +1,23 @@
-import type { BinRecord } from '../bin/model';
-import { TokenStore, type TokenRecord } from '../storage/token-store';
-import { cardFingerprint, open, seal, type TokenKeys } from './token-crypto';
+import { resolveCard, type ResolvedCard } from '../cards/resolve-card';
+import type { EntityConfig } from '../config/merchants';
+import type { Environment } from '../config/settings';
+import { failed, fieldFailure, ok, type Result } from '../failures';
+import type { TokenGuardApi } from '../storage/guards/clients';
+import type { TokenClaim } from '../storage/guards/token-guard';
+import { isTombstone, TOMBSTONE_TTL_MS, type TokenRecord, type TokenStore } from '../storage/token-store';
+import { toBase64Url } from '../bytes';
+import { cardHasExpired, findToken, openCard, sealCard, type CardDetails } from './token-card';
+import { cardFingerprint, keyedHash, type TokenKeys } from './token-crypto';
 
 /**
- * The token resource (CONTRACT.md §4): tokens stand for a card of one merchant. Pure rules plus
- * the store; no Request or Response here.
+ * The token resource (CONTRACT.md §4): tokens stand for a card of one merchant. Each step takes
+ * its dependencies and answers a result; no Request or Response here.
+ *
+ * Writes are ordered so that a failure at any one of them leaves the old state or one that the
+ * client's retry completes: POST claims the card in its guard object before it writes the token
+ * record (a failed write is rewritten by the retry under the same token id, never orphaned);
+ * DELETE frees the card in its guard before it replaces the record by a tombstone (a retry finds
+ * the record or the tombstone and ends in 204).
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -13,121 +26,144 @@ export const DEFAULT_TOKEN_TTL_MS = { test: 7 * DAY_MS, live: Math.round(4 * 365
 /** Tokens may not be asked to live longer than this. */
 export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
 
-export interface TokenContext {
-  store: TokenStore;
-  keys: TokenKeys;
-  environment: string;
+export interface TokenDeps {
+  environment: Environment;
   now: number;
+  baseUrl: string;
+  tokens: TokenStore;
+  tokenKeys: () => Promise<TokenKeys>;
+  guardFor(username: string, fingerprint: string): TokenGuardApi;
 }
 
-export interface CardDetails {
-  cardNumber: string;
-  cardExpiryDate: { month: number; year: number };
-  cardHolderName?: string;
-}
-
-export interface NewToken {
-  card: CardDetails;
-  /** What the BIN index says of the card. */
-  binRecord: BinRecord | undefined;
+export interface NewTokenRequest {
+  paymentInstrument: CardDetails;
   description?: string;
-  /** Requested expiry (already checked to be in the future and within the maximum). */
-  tokenExpiry?: Date;
+  /** ISO 8601, already checked to be a real date and time. */
+  tokenExpiryDateTime?: string;
 }
 
-/** The end of the card's expiry month (UTC): a card is valid through its whole expiry month. */
-export function cardValidUntil(expiry: { month: number; year: number }): number {
-  return Date.UTC(expiry.year, expiry.month, 1) - 1;
-}
+/** A token as answers show it: the record without the sealed card. */
+export type TokenView = Omit<TokenRecord, 'sealed'>;
 
-export function cardHasExpired(expiry: { month: number; year: number }, now: number): boolean {
-  return now > cardValidUntil(expiry);
+export interface CreatedToken {
+  token: TokenView;
+  cardHolderName: string | undefined;
+  /** True when this request made the token (201), false when it already stood for the card (200). */
+  created: boolean;
+  card: string;
 }
 
 /** A token id: 24 characters of base64url (144 random bits). */
 function newTokenId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(18));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(18)));
 }
-
-/** The record's own additional data for AES-GCM: a sealed card opens only in its own record. */
-const aadOf = (r: Pick<TokenRecord, 'tokenId' | 'username'>): string => `${r.username}\u0000${r.tokenId}`;
 
 /**
- * Creates a token, or finds the merchant's live token for the same card (number and expiry
- * date). `created` tells which, for 201 versus 200.
+ * Tokenizes a card, or finds the merchant's live token for it (same number and expiry date).
+ * A burst of identical requests gives one token: the card's guard decides which.
  */
-export async function createToken(ctx: TokenContext, username: string, input: NewToken): Promise<{ record: TokenRecord; created: boolean }> {
-  const fingerprint = await cardFingerprint(ctx.keys, username, input.card.cardNumber, input.card.cardExpiryDate);
-  // Read-then-write without compare-and-set (KV has none): two identical requests racing in
-  // different locations may both create a token; both work, and later requests find one of them.
-  const existing = await ctx.store.getCard(username, fingerprint);
-  if (existing) {
-    const record = await findToken(ctx, username, existing.tokenId);
-    if (record) return { record, created: false };
+export async function createToken(
+  deps: TokenDeps, username: string, entity: EntityConfig, request: NewTokenRequest,
+): Promise<Result<CreatedToken>> {
+  const card = request.paymentInstrument;
+  const resolved = await resolveCard({ ...deps, username, entity }, { type: 'card/front', ...card },
+    { hrefPath: '$.paymentInstrument', pciFeature: 'card numbers (tokenize from a PCI-compliant entity)' });
+  if (!resolved.ok) return resolved;
+  if (cardHasExpired(card.cardExpiryDate, deps.now)) {
+    return fieldFailure('fieldHasInvalidValue', 'The card has expired.', '$.paymentInstrument.cardExpiryDate');
   }
-  const tokenId = newTokenId();
-  const expiresAt = input.tokenExpiry?.getTime() ?? ctx.now + (ctx.environment === 'live' ? DEFAULT_TOKEN_TTL_MS.live : DEFAULT_TOKEN_TTL_MS.test);
-  const { cardNumber, cardHolderName } = input.card;
-  const r = input.binRecord;
-  const record: TokenRecord = {
-    tokenId,
+  const requested = request.tokenExpiryDateTime === undefined ? undefined : Date.parse(request.tokenExpiryDateTime);
+  if (requested !== undefined && (requested <= deps.now || requested > deps.now + MAX_TOKEN_TTL_MS)) {
+    return fieldFailure('fieldHasInvalidValue', 'The token expiry must be in the future and at most 4 years away.', '$.tokenExpiryDateTime');
+  }
+  const keys = await deps.tokenKeys();
+  const fingerprint = await cardFingerprint(keys, username, card.cardNumber, card.cardExpiryDate);
+  const details = await keyedHash(keys, JSON.stringify([card.cardHolderName, request.description, request.tokenExpiryDateTime]));
+  const guard = deps.guardFor(username, fingerprint);
+  const expiresAt = requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment];
+  const claim = await guard.claim(details, { tokenId: newTokenId(), createdAt: deps.now, expiresAt }, deps.now);
+  const view = viewOf(claim.answer, username, fingerprint, card, resolved.value, request.description);
+
+  if (claim.kind === 'conflict') {
+    // The card's token was made with other details: answer it as it is stored.
+    const existing = claim.recorded ? await findToken(deps.tokens, username, claim.answer.tokenId, deps.now) : undefined;
+    if (!existing) return failed({ kind: 'storageUnavailable' });
+    const { sealed, ...token } = existing;
+    return ok({ token, cardHolderName: (await openCard(keys, existing)).cardHolderName, created: false, card: resolved.value.masked });
+  }
+  if (claim.kind === 'write') {
+    try {
+      await deps.tokens.put({ ...view, sealed: await sealCard(keys, card, view) }, deps.now);
+    } catch (e) {
+      await guard.released(details).catch(() => undefined);
+      throw e;
+    }
+    await guard.recorded(details).catch(() => undefined);
+  }
+  // `write` makes the token now (this request or the retry of one that failed); `done` found it.
+  return ok({ token: view, cardHolderName: card.cardHolderName, created: claim.kind === 'write', card: resolved.value.masked });
+}
+
+/** The token as the claim and this request describe it (identical requests, identical views). */
+function viewOf(
+  claim: TokenClaim, username: string, fingerprint: string, card: CardDetails, resolved: ResolvedCard, description: string | undefined,
+): TokenView {
+  const record = resolved.match?.record;
+  return {
+    tokenId: claim.tokenId,
     username,
-    sealed: await seal(ctx.keys, JSON.stringify({ cardNumber, cardHolderName }), aadOf({ tokenId, username })),
     fingerprint,
-    maskedCardNumber: `${cardNumber.slice(0, 6)}${'*'.repeat(cardNumber.length - 10)}${cardNumber.slice(-4)}`,
-    cardExpiryDate: input.card.cardExpiryDate,
-    bin: cardNumber.slice(0, 6),
-    brands: r?.brands ?? [],
-    ...(r?.fundingType ? { fundingType: r.fundingType } : {}),
-    ...(r?.countryCode ? { countryCode: r.countryCode } : {}),
-    ...(input.description !== undefined ? { description: input.description } : {}),
-    tokenExpiryDateTime: new Date(expiresAt).toISOString(),
-    createdAt: ctx.now,
-    expiresAt,
+    maskedCardNumber: resolved.masked,
+    cardExpiryDate: card.cardExpiryDate,
+    bin: resolved.bin,
+    brands: [...resolved.brands],
+    ...(record?.fundingType ? { fundingType: record.fundingType } : {}),
+    ...(record?.countryCode ? { countryCode: record.countryCode } : {}),
+    ...(description !== undefined ? { description } : {}),
+    tokenExpiryDateTime: new Date(claim.expiresAt).toISOString(),
+    createdAt: claim.createdAt,
+    expiresAt: claim.expiresAt,
   };
-  await ctx.store.put(record);
-  await ctx.store.putCard(username, fingerprint, { tokenId, expiresAt });
-  return { record, created: true };
 }
 
-/** The merchant's live token, or undefined (unknown, deleted, expired or another merchant's). */
-export async function findToken(ctx: TokenContext, username: string, tokenId: string): Promise<TokenRecord | undefined> {
-  const record = await ctx.store.get(tokenId);
-  return record && record.username === username ? record : undefined;
+/** The merchant's live token with its cardholder name, or tokenNotFound. */
+export async function getToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<{ token: TokenView; cardHolderName?: string }>> {
+  const record = await findToken(deps.tokens, username, tokenId, deps.now);
+  if (!record) return failed({ kind: 'tokenNotFound' });
+  const { sealed, ...token } = record;
+  return ok({ token, cardHolderName: (await openCard(await deps.tokenKeys(), record)).cardHolderName });
 }
 
-/** Deletes the merchant's token; false when there was none to delete. */
-export async function deleteToken(ctx: TokenContext, username: string, tokenId: string): Promise<boolean> {
-  const record = await findToken(ctx, username, tokenId);
-  if (!record) return false;
-  await ctx.store.delete(tokenId);
-  await ctx.store.deleteCard(username, record.fingerprint);
-  return true;
-}
-
-/** The card behind a token, decrypted. */
-export async function openCard(ctx: TokenContext, record: TokenRecord): Promise<CardDetails> {
-  const { cardNumber, cardHolderName } = JSON.parse(await open(ctx.keys, record.sealed, aadOf(record))) as { cardNumber: string; cardHolderName?: string };
-  return { cardNumber, cardExpiryDate: record.cardExpiryDate, ...(cardHolderName !== undefined ? { cardHolderName } : {}) };
+/**
+ * Deletes the merchant's token: frees the card in its guard, then replaces the record by a
+ * tombstone. A retry after any failure ends in success; so does a repeated DELETE while the
+ * tombstone lives (a day).
+ */
+export async function deleteToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<void>> {
+  const record = await deps.tokens.get(tokenId, deps.now);
+  if (!record || record.username !== username) return failed({ kind: 'tokenNotFound' });
+  if (isTombstone(record)) return ok(undefined);
+  await deps.guardFor(username, record.fingerprint).forget(tokenId, deps.now);
+  await deps.tokens.put({ tokenId, username, deletedAt: deps.now, expiresAt: Math.min(record.expiresAt, deps.now + TOMBSTONE_TTL_MS) }, deps.now);
+  return ok(undefined);
 }
 
 /** The token resource on the wire (CONTRACT.md §4). */
-export function tokenResource(record: TokenRecord, cardHolderName: string | undefined, href: string): Record<string, unknown> {
+export function tokenResource(token: TokenView, cardHolderName: string | undefined, href: string): Record<string, unknown> {
   return {
     tokenPaymentInstrument: { type: 'card/tokenized', href },
-    tokenId: record.tokenId,
-    tokenExpiryDateTime: record.tokenExpiryDateTime,
-    ...(record.description !== undefined ? { description: record.description } : {}),
+    tokenId: token.tokenId,
+    tokenExpiryDateTime: token.tokenExpiryDateTime,
+    ...(token.description !== undefined ? { description: token.description } : {}),
     paymentInstrument: {
       type: 'card/masked',
-      cardNumber: record.maskedCardNumber,
-      cardExpiryDate: record.cardExpiryDate,
+      cardNumber: token.maskedCardNumber,
+      cardExpiryDate: token.cardExpiryDate,
       ...(cardHolderName !== undefined ? { cardHolderName } : {}),
-      bin: record.bin,
-      ...(record.brands[0] ? { brand: record.brands[0] } : {}),
-      ...(record.fundingType ? { fundingType: record.fundingType } : {}),
-      ...(record.countryCode ? { countryCode: record.countryCode } : {}),
+      bin: token.bin,
+      ...(token.brands[0] ? { brand: token.brands[0] } : {}),
+      ...(token.fundingType ? { fundingType: token.fundingType } : {}),
+      ...(token.countryCode ? { countryCode: token.countryCode } : {}),
     },
     _links: { self: { href } },
   };

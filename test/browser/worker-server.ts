@@ -8,7 +8,7 @@ import { Miniflare } from 'miniflare';
 /**
  * Serves the real Worker on a local port for the browser tests: bundled exactly as
  * `wrangler deploy` bundles it, run by Miniflare (the engine inside wrangler dev), with local
- * KV and the documented local secrets.
+ * KV and Durable Objects, and the documented local secrets.
  */
 export async function startWorker(): Promise<{ url: URL; stop: () => Promise<void> }> {
   const outdir = mkdtempSync(join(tmpdir(), 'card-edge-bundle-'));
@@ -26,6 +26,10 @@ export async function startWorker(): Promise<{ url: URL; stop: () => Promise<voi
     modulesRoot: outdir,
     compatibilityDate: '2026-04-20',
     kvNamespaces: ['SESSIONS'],
+    durableObjects: {
+      THREEDS_GUARD: { className: 'ThreeDsGuard', useSQLite: true },
+      TOKEN_GUARD: { className: 'TokenGuard', useSQLite: true },
+    },
     bindings: { ...secrets, ENVIRONMENT: 'test' },
     host: '127.0.0.1',
     port: 0,

@@ -135,28 +135,27 @@ describe('3DS challenge completion', () => {
     expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticated');
   });
 
-  it('refuses to resubmit a completed challenge, so a failure cannot become a pass', async () => {
+  it('shows the one result again when a completed challenge is posted again, so a failure cannot become a pass', async () => {
     const { reference, auth } = await challenged();
     const page = await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text();
     const state = hiddenField(page, 'state')!;
     await postForm('/3ds/challenge/submit', { state, action: 'cancel', code: '' });
     const replay = await postForm('/3ds/challenge/submit', { state, action: 'submit', code: '1234' });
-    expect(replay.status).toBe(409);
+    expect(replay.status).toBe(200);
+    const html = await replay.text();
+    expect(html).toContain('Payment not verified');
+    expect(hiddenField(html, 'TransactionId')).toBe(auth.challenge.reference);
     expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
   });
 
-  it('refuses a replayed earlier form, so the three-attempt limit cannot be reset', async () => {
+  it('counts every code against one limit, so replaying an earlier form cannot reset it', async () => {
     const { reference, auth } = await challenged();
-    const first = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
-    const retry = await (await postForm('/3ds/challenge/submit', { state: first, code: '0000', action: 'submit' })).text();
-    expect(retry).toContain('2 attempts left');
-    const replay = await postForm('/3ds/challenge/submit', { state: first, code: '1234', action: 'submit' });
-    expect(replay.status).toBe(409);
-    expect(await replay.text()).toContain('already submitted');
-    // The newer form still works, with the attempts it had left.
-    const second = hiddenField(retry, 'state')!;
-    expect(second).not.toBe(first);
-    await postForm('/3ds/challenge/submit', { state: second, code: '1111', action: 'submit' });
+    const form = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
+    const post = async (code: string): Promise<string> => (await postForm('/3ds/challenge/submit', { state: form, code, action: 'submit' })).text();
+    expect(await post('0000')).toContain('2 attempts left');
+    expect(await post('1111')).toContain('1 attempt left');
+    expect(await post('2222')).toContain('Payment not verified');
+    expect(await post('1234')).toContain('Payment not verified');
     expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
   });
 

@@ -1,3 +1,5 @@
+import { fromBase64, toBase64 } from '../bytes';
+
 /**
  * The stored form of merchant passwords: `pbkdf2-sha256:<iterations>:<salt b64>:<hash b64>`.
  * Platform-neutral WebCrypto, so the Worker and `npm run hash-password` (Node) share it.
@@ -54,12 +56,4 @@ export function decodeStored(value: string): StoredHash | undefined {
 
 export function encodeStored(s: StoredHash): string {
   return [HASH_SCHEME, s.iterations, toBase64(s.salt), toBase64(s.hash)].join(':');
-}
-
-function fromBase64(b64: string): Uint8Array<ArrayBuffer> {
-  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-}
-
-function toBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
 }

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isLuhnValid } from '../bin/luhn';
-import { integer, jsonObject, namedCheck } from './validation';
+import { integer, jsonObject, namedCheck } from './rules';
 
 /** Field schemas shared by the APIs, each failure under its SPEC.md §7.4 error name. */
 
@@ -39,3 +39,26 @@ export const CARD_HOLDER_NAME = str(1, 255, 'The cardholder name');
 export const MERCHANT = jsonObject({
   entity: v.pipe(str(1, 64, 'The entity'), v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.')),
 });
+
+/**
+ * An ISO 8601 date and time with a zone that exists: a real calendar date (no 30 February), a
+ * UTC offset between −12:00 and +14:00, and an instant the platform can parse. Anything else is
+ * dateHasInvalidFormat, never a 500 further down.
+ */
+export function isIsoDateTime(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):([0-5]\d))$/.exec(value);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return false;
+  if (m[4] !== undefined) {
+    const offsetMinutes = Number(m[5]) * 60 + Number(m[6]);
+    if (offsetMinutes > (m[4] === '+' ? 14 * 60 : 12 * 60)) return false;
+  }
+  return Number.isFinite(Date.parse(value));
+}
+
+export const ISO_DATE_TIME = v.pipe(
+  v.string(),
+  namedCheck('dateHasInvalidFormat', isIsoDateTime, 'Use an ISO 8601 date and time with a zone, e.g. 2027-01-31T23:59:59Z.'),
+);

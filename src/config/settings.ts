@@ -1,0 +1,160 @@
+import { fromBase64, utf8 } from '../bytes';
+import { decodeStored, type StoredHash } from '../credentials/password-hash';
+
+/**
+ * The Worker's environment (vars and secrets, CONTRACT.md §1), parsed once per `env` object into
+ * typed settings. Every problem is found at once and named: a request on a misconfigured Worker
+ * answers 503 `serviceUnavailable` and logs what is wrong, instead of failing later in one
+ * endpoint with a default that differs from another's.
+ */
+
+export type Environment = 'test' | 'live';
+
+export interface TokenEncryptionKeys {
+  /** Key id new tokens are sealed with. */
+  current: string;
+  /** Raw AES-256 keys by key id (32 bytes each). */
+  keys: ReadonlyMap<string, Uint8Array<ArrayBuffer>>;
+}
+
+export interface Settings {
+  environment: Environment;
+  /** Base of links, token hrefs and page URLs; undefined means the request's origin. */
+  publicBaseUrl: string | undefined;
+  /** HS256 key of the 3DS JWTs and the keyed request hashes (at least 32 bytes). */
+  jwtKey: Uint8Array<ArrayBuffer>;
+  tokenEncryption: TokenEncryptionKeys;
+  /** HMAC key that finds a merchant's token for a card without storing the number. */
+  tokenHmacKey: Uint8Array<ArrayBuffer>;
+  passwordHashes: ReadonlyMap<string, StoredHash>;
+}
+
+/** The environment cannot serve requests; `problems` says why (logged, never sent). */
+export class SettingsError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('; '));
+    this.name = 'SettingsError';
+  }
+}
+
+/** HS256 wants at least 256 bits of key; so does the token HMAC. */
+export const MIN_SECRET_BYTES = 32;
+
+const parsed = new WeakMap<object, Settings | SettingsError>();
+
+/**
+ * The settings of this `env`, parsed on first use and remembered for the isolate's life.
+ * Throws {@link SettingsError} listing every problem.
+ *
+ * @example
+ * ```ts
+ * const { environment, jwtKey } = settingsOf(env);
+ * ```
+ */
+export function settingsOf(env: Env): Settings {
+  let result = parsed.get(env);
+  if (result === undefined) {
+    result = parseSettings(env);
+    parsed.set(env, result);
+  }
+  if (result instanceof SettingsError) throw result;
+  return result;
+}
+
+/** Parses the environment; never throws, a {@link SettingsError} carries every problem. */
+export function parseSettings(env: Env): Settings | SettingsError {
+  const problems: string[] = [];
+  const environment = env.ENVIRONMENT;
+  if (environment !== 'test' && environment !== 'live') {
+    problems.push(`ENVIRONMENT must be "test" or "live", not ${JSON.stringify(environment ?? null)}`);
+  }
+  const publicBaseUrl = baseUrl(env.PUBLIC_BASE_URL, problems);
+  const jwtKey = secretBytes('JWT_SIGNING_KEY', env.JWT_SIGNING_KEY, problems);
+  const tokenHmacKey = secretBytes('TOKEN_HMAC_KEY', env.TOKEN_HMAC_KEY, problems);
+  const tokenEncryption = encryptionKeys(env.TOKEN_ENCRYPTION_KEYS, problems);
+  const passwordHashes = storedHashes(env.MERCHANT_PASSWORD_HASHES, problems);
+  if (problems.length > 0) return new SettingsError(problems);
+  return {
+    environment: environment as Environment, publicBaseUrl, jwtKey, tokenHmacKey, tokenEncryption, passwordHashes,
+  };
+}
+
+function baseUrl(value: string | undefined, problems: string[]): string | undefined {
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  try {
+    const url = new URL(trimmed);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('scheme');
+    return trimmed.replace(/\/+$/, '');
+  } catch {
+    problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL');
+    return undefined;
+  }
+}
+
+function secretBytes(name: string, value: string | undefined, problems: string[]): Uint8Array<ArrayBuffer> {
+  if (!value) {
+    problems.push(`${name} is not set`);
+    return new Uint8Array(0);
+  }
+  const bytes = utf8(value);
+  if (bytes.byteLength < MIN_SECRET_BYTES) problems.push(`${name} is shorter than ${MIN_SECRET_BYTES} bytes`);
+  return bytes;
+}
+
+function encryptionKeys(value: string | undefined, problems: string[]): TokenEncryptionKeys {
+  const keys = new Map<string, Uint8Array<ArrayBuffer>>();
+  const none: TokenEncryptionKeys = { current: '', keys };
+  if (!value) {
+    problems.push('TOKEN_ENCRYPTION_KEYS is not set');
+    return none;
+  }
+  let config: { current?: unknown; keys?: unknown };
+  try {
+    config = JSON.parse(value) as typeof config;
+  } catch {
+    problems.push('TOKEN_ENCRYPTION_KEYS is not JSON');
+    return none;
+  }
+  const entries = typeof config.keys === 'object' && config.keys !== null ? Object.entries(config.keys) : [];
+  if (typeof config.current !== 'string' || !entries.some(([kid]) => kid === config.current)) {
+    problems.push('TOKEN_ENCRYPTION_KEYS needs "current" naming one of its "keys"');
+    return none;
+  }
+  for (const [kid, b64] of entries) {
+    let raw: Uint8Array<ArrayBuffer> | undefined;
+    try {
+      raw = typeof b64 === 'string' ? fromBase64(b64) : undefined;
+    } catch {
+      raw = undefined;
+    }
+    if (raw?.byteLength === 32) keys.set(kid, raw);
+    else problems.push(`TOKEN_ENCRYPTION_KEYS key ${kid} is not 32 bytes of base64`);
+  }
+  return { current: config.current, keys };
+}
+
+function storedHashes(value: string | undefined, problems: string[]): Map<string, StoredHash> {
+  const hashes = new Map<string, StoredHash>();
+  if (!value || value.trim() === '') {
+    problems.push('MERCHANT_PASSWORD_HASHES is not set');
+    return hashes;
+  }
+  let object: unknown;
+  try {
+    object = JSON.parse(value);
+  } catch {
+    problems.push('MERCHANT_PASSWORD_HASHES is not JSON');
+    return hashes;
+  }
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    problems.push('MERCHANT_PASSWORD_HASHES is not an object');
+    return hashes;
+  }
+  for (const [username, entry] of Object.entries(object)) {
+    const stored = typeof entry === 'string' ? decodeStored(entry) : undefined;
+    if (stored) hashes.set(username, stored);
+    else problems.push(`MERCHANT_PASSWORD_HASHES has a malformed hash for ${username}`);
+  }
+  return hashes;
+}

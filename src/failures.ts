@@ -1,0 +1,56 @@
+/**
+ * Every way a request can fail, as one tagged union shared by every layer: domain steps return
+ * these (see {@link Result}), the HTTP layer maps them to the wire in one exhaustive switch
+ * (`src/http/errors.ts`), so adding a kind without mapping it fails to compile.
+ */
+
+/** One item of `validationErrors` (SPEC.md §7.4). */
+export interface FieldError {
+  errorName: string;
+  message: string;
+  jsonPath: string;
+}
+
+export type Failure =
+  | { kind: 'resourceNotFound' }
+  | { kind: 'methodNotAllowed'; allowed: readonly string[] }
+  | { kind: 'authorizationMissing' }
+  | { kind: 'authorizationMalformed' }
+  | { kind: 'accessDenied' }
+  | { kind: 'headerMissing'; header: string }
+  /** 406 for Accept, 415 for Content-Type, 400 for the others. */
+  | { kind: 'headerInvalid'; header: string; status: 400 | 406 | 415; expected: string }
+  | { kind: 'bodyTooLarge'; limitBytes: number }
+  | { kind: 'bodyEmpty' }
+  | { kind: 'bodyNotJson' }
+  /** The body stopped arriving before its end (a cut-off upload): bodyIsNotJson, not a 500. */
+  | { kind: 'bodyIncomplete' }
+  | { kind: 'bodyDoesNotMatchSchema'; errors: readonly FieldError[] }
+  | { kind: 'urlContainsInvalidValue'; errors: readonly FieldError[] }
+  | { kind: 'entityNotConfigured' }
+  | { kind: 'merchantNotConfigured'; feature: string }
+  | { kind: 'paymentInstrumentNotSupported' }
+  | { kind: 'currencyNotSupported'; currency: string }
+  | { kind: 'underlyingPaymentInstrumentExpired' }
+  | { kind: 'binNotFound' }
+  | { kind: 'tokenNotFound' }
+  | { kind: 'challengeNotFound' }
+  | { kind: 'storageUnavailable' }
+  | { kind: 'misconfigured'; what: string }
+  | { kind: 'internal' };
+
+/** What a domain step returns: its answer, or the failure that ends the request. */
+export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };
+
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value };
+}
+
+export function failed<T = never>(failure: Failure): Result<T> {
+  return { ok: false, failure };
+}
+
+/** One field error as a failure: bodyDoesNotMatchSchema with that single item. */
+export function fieldFailure<T = never>(errorName: string, message: string, jsonPath: string): Result<T> {
+  return failed({ kind: 'bodyDoesNotMatchSchema', errors: [{ errorName, message, jsonPath }] });
+}

@@ -1,0 +1,68 @@
+import { StorageError } from '../kv';
+import type { SessionScope } from '../threeds-store';
+import type { ThreeDsGuard } from './threeds-guard';
+import type { TokenGuard } from './token-guard';
+
+/**
+ * Typed handles on the guard objects for the domain steps. A call that fails (the object is
+ * overloaded, reset, unreachable) becomes a {@link StorageError}, answered 503 with Retry-After
+ * like a KV failure: the step's state is then either unchanged or the claim its retry completes.
+ */
+
+/** The object's RPC methods, each answering a promise of its plain result. */
+type Api<T, K extends keyof T> = {
+  [M in K]: T[M] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+export type ThreeDsGuardApi = Api<ThreeDsGuard,
+  | 'initialize' | 'collect' | 'collection' | 'authenticate' | 'authenticationRecorded' | 'authenticationReleased'
+  | 'showChallenge' | 'submitChallenge' | 'concludeChallenge'>;
+
+export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'forget'>;
+
+/** The name of a transaction's object: the session scope, which holds no card data. */
+export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
+
+/** The name of a merchant card's object: the merchant and the keyed hash of the card. */
+export const tokenGuardName = (username: string, fingerprint: string): string => `${username}:${fingerprint}`;
+
+/** A transaction's guard and its id (the JWTs of the browser pages carry the id). */
+export function threeDsGuard(ns: DurableObjectNamespace<ThreeDsGuard>, scope: SessionScope): { guard: ThreeDsGuardApi; id: string } {
+  const id = ns.idFromName(threeDsGuardName(scope));
+  return { guard: guarded<ThreeDsGuardApi>(ns.get(id), 'ThreeDsGuard'), id: id.toString() };
+}
+
+/** The guard named by an id from one of our signed JWTs; undefined if it is not an id. */
+export function threeDsGuardById(ns: DurableObjectNamespace<ThreeDsGuard>, id: string): ThreeDsGuardApi | undefined {
+  let objectId: DurableObjectId;
+  try {
+    objectId = ns.idFromString(id);
+  } catch {
+    return undefined;
+  }
+  return guarded<ThreeDsGuardApi>(ns.get(objectId), 'ThreeDsGuard');
+}
+
+export function tokenGuard(ns: DurableObjectNamespace<TokenGuard>, username: string, fingerprint: string): TokenGuardApi {
+  return guarded<TokenGuardApi>(ns.get(ns.idFromName(tokenGuardName(username, fingerprint))), 'TokenGuard');
+}
+
+/** Wraps every method call of a stub so that a failure is a StorageError naming the call. */
+function guarded<T extends object>(stub: object, what: string): T {
+  return new Proxy(stub, {
+    get(target, property) {
+      // Never thenable: an RPC stub answers any property name, `then` included.
+      if (property === 'then') return undefined;
+      const method = Reflect.get(target, property) as unknown;
+      if (typeof property !== 'string' || typeof method !== 'function') return method;
+      return async (...args: unknown[]) => {
+        try {
+          // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.
+          return await (Reflect.apply(method, target, args) as Promise<unknown>);
+        } catch (e) {
+          throw new StorageError(`${what}.${property} failed`, { cause: e });
+        }
+      };
+    },
+  }) as T;
+}

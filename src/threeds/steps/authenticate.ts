@@ -1,0 +1,136 @@
+import type { Brand } from '../../bin/model';
+import { resolveCard } from '../../cards/resolve-card';
+import { currencyAllowed } from '../../config/merchants';
+import { failed, ok, type Result } from '../../failures';
+import type { ThreeDsGuardApi } from '../../storage/guards/clients';
+import type { AuthClaim } from '../../storage/guards/threeds-guard';
+import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
+import { challengePayload, challengeReference } from '../challenge';
+import { derivedUuid } from '../derived';
+import { signJwt } from '../jwt';
+import { answerIds, answerOf, authenticationFor } from '../outcomes';
+import { decideRisk } from '../risk';
+import { scenarioFor, type Scenario } from '../scenarios';
+import type { AuthenticateRequest } from '../schemas';
+import { orgUnitId, requestHash, THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
+
+export interface Authenticated {
+  answer: Record<string, unknown>;
+  card: string;
+  scenario: string;
+  /** A different body met a transaction already authenticated: answered `unavailable`. */
+  conflict: boolean;
+}
+
+/**
+ * authenticate (CONTRACT.md §6.2). The transaction's guard decides which body came first; that
+ * body's answer is what every identical request gets, and the session record is in KV before any
+ * of them is answered (the guard's single-flight lease). A different body under the same
+ * reference gets `unavailable`, derived from its own hash, and changes nothing.
+ */
+export async function authenticate(
+  deps: ThreeDsDeps, caller: Caller, request: AuthenticateRequest,
+): Promise<Result<Authenticated>> {
+  // Business rules in CONTRACT.md §2 order: entity and feature (the route), brand, then currency.
+  const resolved = await resolveCard({ ...deps.cards, username: caller.scope.username, entity: caller.entity },
+    request.instruction.paymentInstrument, { hrefPath: '$.instruction.paymentInstrument.href' });
+  if (!resolved.ok) return resolved;
+  const card = resolved.value;
+  const { currency } = request.instruction.value;
+  if (!currencyAllowed(caller.entity, currency)) return failed({ kind: 'currencyNotSupported', currency });
+
+  const hash = await requestHash(deps.key, request);
+  const { guard, id } = deps.guardFor(caller.scope);
+  const scenario = scenarioFor(card.cardHolderName, deps.environment)
+    ?? await riskScenario(deps, caller, request, guard);
+  const candidate = await decide(deps, caller, request, hash, id, card.brands, scenario);
+  const claim = await guard.authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS);
+
+  if (claim.kind === 'conflict') {
+    const answer = answerOf(request.transactionReference,
+      authenticationFor('unavailable', card.brands, claim.answer.version, await answerIds(deps.key, `unavailable:${hash}`)));
+    return ok({ answer, card: card.masked, scenario: 'conflict', conflict: true });
+  }
+  if (claim.kind === 'write') {
+    const record: SessionRecord = {
+      decidedAt: claim.decidedAt,
+      brands: claim.answer.brands as Brand[],
+      version: claim.answer.version,
+      scenario: claim.answer.scenario,
+      answer: claim.answer.answer,
+      ...(claim.answer.challenge ? { challenge: claim.answer.challenge } : {}),
+      expiresAt: claim.sessionExpiresAt,
+    };
+    try {
+      await deps.sessions.put(caller.scope, record, deps.now);
+    } catch (e) {
+      // Let the next identical request take the write over at once (if this call fails too,
+      // the lease runs out on its own).
+      await guard.authenticationReleased(hash).catch(() => undefined);
+      throw e;
+    }
+    // The record is in KV: if telling the guard fails, a later identical request rewrites the
+    // same record after the lease, so this answer stands.
+    await guard.authenticationRecorded(hash).catch(() => undefined);
+  }
+  return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
+}
+
+/**
+ * No test scenario: the risk rules of §6.5 pick frictionless or challenge. The device data
+ * collection is asked of the guard only when the decision depends on it.
+ */
+async function riskScenario(deps: ThreeDsDeps, caller: Caller, request: AuthenticateRequest, guard: ThreeDsGuardApi): Promise<Scenario> {
+  const account = request.riskData?.account;
+  const input = {
+    preference: request.challenge.preference,
+    amount: request.instruction.value.amount,
+    frictionlessThreshold: caller.entity.frictionlessThreshold,
+    previousSuspiciousActivity: account?.previousSuspiciousActivity,
+    transactionsAttemptedLastDay: account?.transactionsAttemptedLastDay,
+    addCardAttemptsLastDay: account?.addCardAttemptsLastDay,
+  };
+  let decision = decideRisk({ ...input, deviceDataCollected: false });
+  if (decision.kind !== decideRisk({ ...input, deviceDataCollected: true }).kind) {
+    const reference = request.deviceData.collectionReference;
+    const collected = reference !== undefined && reference === await guard.collection(deps.now);
+    decision = decideRisk({ ...input, deviceDataCollected: collected });
+  }
+  return decision.kind === 'frictionless'
+    ? { name: 'risk-frictionless', version: '2.2.0', authenticate: 'authenticated' }
+    : { name: `risk-challenge (${decision.reason})`, version: '2.2.0', authenticate: 'challenged', verification: 'authenticated' };
+}
+
+/** This request's answer, derived from its hash: identical requests compute identical answers. */
+async function decide(
+  deps: ThreeDsDeps, caller: Caller, request: AuthenticateRequest, hash: string, guardId: string,
+  brands: readonly Brand[], scenario: Scenario,
+): Promise<AuthClaim> {
+  const base = { version: scenario.version, brands: [...brands], scenario: scenario.name };
+  if (scenario.authenticate !== 'challenged') {
+    const result = authenticationFor(scenario.authenticate, brands, scenario.version, await answerIds(deps.key, `authenticate:${hash}`));
+    return { ...base, answer: answerOf(request.transactionReference, result) };
+  }
+  const reference = await challengeReference(deps.key, hash);
+  const acsUrl = `${deps.baseUrl}/3ds/challenge`;
+  const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
+  const { jwt } = await signJwt(deps.key, 'challenge', {
+    jti: await derivedUuid(deps.key, `challenge-jti:${hash}`),
+    OrgUnitId: await orgUnitId(deps.key, caller.scope),
+    ReturnUrl: request.challenge.returnUrl,
+    Payload: { ACSUrl: acsUrl, Payload: payload, TransactionId: reference },
+    ObjectifyPayload: true,
+    txn: guardId,
+  }, CHALLENGE_TTL_MS / 1000, deps.now);
+  return {
+    ...base,
+    answer: {
+      outcome: 'challenged',
+      transactionReference: request.transactionReference,
+      authentication: { version: scenario.version },
+      challenge: { reference, url: acsUrl, jwt, payload },
+      _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
+    },
+    challenge: { reference, expiresAt: deps.now + CHALLENGE_TTL_MS, onSuccess: scenario.verification ?? 'authenticated' },
+  };
+}

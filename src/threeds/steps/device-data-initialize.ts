@@ -1,0 +1,51 @@
+import { resolveCard } from '../../cards/resolve-card';
+import { ok, type Result } from '../../failures';
+import { SESSION_TTL_MS } from '../../storage/threeds-store';
+import { derivedUuid } from '../derived';
+import { signJwt } from '../jwt';
+import type { DeviceDataInitializeRequest } from '../schemas';
+import { orgUnitId, requestHash, THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
+
+/** A DDC JWT is good for 10 minutes (CONTRACT.md §6.1: exp = iat + 600). */
+export const DDC_JWT_LIFETIME_SECONDS = 600;
+
+export interface DeviceDataInitialized {
+  answer: Record<string, unknown>;
+  /** Masked card number, for the log. */
+  card?: string;
+  /** Set when a different body met a transaction already initialized (its first answer is kept). */
+  conflict: boolean;
+}
+
+/**
+ * deviceDataInitialize (CONTRACT.md §6.1). The transaction's guard keeps the first body's answer:
+ * a retry gets it back byte for byte, and so does a changed body (a collection the browser
+ * already made stays tied to this transaction; a different card wants a new reference).
+ */
+export async function deviceDataInitialize(
+  deps: ThreeDsDeps, caller: Caller, request: DeviceDataInitializeRequest,
+): Promise<Result<DeviceDataInitialized>> {
+  let bin: string | undefined;
+  let masked: string | undefined;
+  if (request.paymentInstrument) {
+    const card = await resolveCard({ ...deps.cards, username: caller.scope.username, entity: caller.entity },
+      request.paymentInstrument, { hrefPath: '$.paymentInstrument.href' });
+    if (!card.ok) return card;
+    ({ bin, masked } = card.value);
+  }
+  const hash = await requestHash(deps.key, request);
+  const { guard, id } = deps.guardFor(caller.scope);
+  const ddc = await signJwt(deps.key, 'ddc', {
+    OrgUnitId: await orgUnitId(deps.key, caller.scope),
+    jti: await derivedUuid(deps.key, `ddc-jti:${hash}`),
+    txn: id,
+  }, DDC_JWT_LIFETIME_SECONDS, deps.now);
+  const answer = {
+    outcome: 'initialized',
+    transactionReference: request.transactionReference,
+    deviceDataCollection: { jwt: ddc.jwt, url: `${deps.baseUrl}/3ds/ddc`, ...(bin ? { bin } : {}) },
+    _links: { '3ds:authenticate': { href: `${deps.baseUrl}${THREEDS_PATH}/authenticate` } },
+  };
+  const claim = await guard.initialize(hash, { answer, ddcJti: ddc.jti }, deps.now, deps.now + SESSION_TTL_MS);
+  return ok({ answer: claim.answer.answer, conflict: claim.kind === 'conflict', ...(masked ? { card: masked } : {}) });
+}

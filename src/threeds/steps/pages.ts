@@ -1,0 +1,109 @@
+import { MAX_CODE_ATTEMPTS, challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload, type ChallengeResult } from '../challenge';
+import { derivedUuid } from '../derived';
+import { signJwt, verifyJwt } from '../jwt';
+import type { ThreeDsDeps } from './deps';
+
+/**
+ * The steps behind the test ACS pages (CONTRACT.md §6.4), which a cardholder's browser posts to
+ * from any Cloudflare location. They hold no state of their own: each signed JWT names the
+ * transaction's guard object (`txn`), and the guard decides. They answer a page model; the
+ * route renders it (src/threeds/pages.ts).
+ */
+
+export type PageAnswer =
+  | { kind: 'ddc'; message: { MessageType: 'profile.completed'; SessionId?: string; Status: boolean } }
+  | { kind: 'form'; state: string; windowSize: string; attemptsLeft: number; wrongCode: boolean; testCode?: string }
+  | { kind: 'completed'; returnUrl: string; transactionId: string; md: string; result: ChallengeResult['outcome'] }
+  | { kind: 'error'; status: number; title: string; detail: string };
+
+interface ChallengeJwtClaims {
+  ReturnUrl: string;
+  Payload: { ACSUrl: string; Payload: string; TransactionId: string };
+  txn: string;
+}
+
+/** What the challenge form carries between posts: where to go, never how many codes were tried. */
+interface ChallengeState {
+  txn: string;
+  ref: string;
+  returnUrl: string;
+  md: string;
+  windowSize: string;
+}
+
+const error = (status: number, title: string, detail: string): PageAnswer => ({ kind: 'error', status, title, detail });
+const NOT_VALID = error(400, 'Cannot show this challenge', 'The challenge request is not valid.');
+
+/**
+ * `POST /3ds/ddc`: records the device data collection for the DDC JWT, once. Posting the same
+ * JWT again answers the same SessionId and records nothing new.
+ */
+export async function collectDeviceData(deps: ThreeDsDeps, jwt: string): Promise<PageAnswer> {
+  const refused: PageAnswer = { kind: 'ddc', message: { MessageType: 'profile.completed', Status: false } };
+  const verified = await verifyJwt<{ txn?: unknown }>(deps.key, 'ddc', jwt, deps.now);
+  if (!verified.ok || typeof verified.claims.txn !== 'string') return refused;
+  const guard = deps.guardById(verified.claims.txn);
+  if (!guard) return refused;
+  const jti = verified.claims.jti!;
+  const collected = await guard.collect(jti, `0_${await derivedUuid(deps.key, `ddc-session:${jti}`)}`, deps.now);
+  if (collected.kind === 'unknown') return refused;
+  return { kind: 'ddc', message: { MessageType: 'profile.completed', SessionId: collected.sessionId, Status: true } };
+}
+
+/** `POST /3ds/challenge`: shows the challenge if no JWT showed it before. */
+export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string): Promise<PageAnswer> {
+  if (md.length > 1024) return error(400, 'Cannot show this challenge', 'MD must be at most 1024 characters.');
+  const verified = await verifyJwt<ChallengeJwtClaims>(deps.key, 'challenge', jwt, deps.now);
+  if (!verified.ok) {
+    return verified.reason === 'expired' ? error(400, 'This challenge has expired', 'Go back to the shop and try the payment again.') : NOT_VALID;
+  }
+  const { jti, exp, ReturnUrl: returnUrl, Payload: payload, txn } = verified.claims;
+  const guard = typeof txn === 'string' ? deps.guardById(txn) : undefined;
+  if (!guard || typeof payload?.TransactionId !== 'string' || typeof returnUrl !== 'string') return NOT_VALID;
+  const shown = await guard.showChallenge(payload.TransactionId, jti!, deps.now);
+  switch (shown.kind) {
+    case 'unknown':
+      return NOT_VALID;
+    case 'used':
+      return error(409, 'This challenge was already used', 'Go back to the shop and try the payment again.');
+    case 'ended':
+      return error(409, 'This challenge is already complete', 'Go back to the shop to finish the payment.');
+    case 'shown': {
+      const state: ChallengeState = { txn, ref: payload.TransactionId, returnUrl, md, windowSize: windowSizeOfPayload(payload.Payload) };
+      // The form lives as long as the challenge JWT: 10 minutes after authenticate at the most.
+      const lifetime = Math.max(1, exp! - Math.floor(deps.now / 1000));
+      const signed = await signJwt(deps.key, 'challenge-state', { ...state }, lifetime, deps.now);
+      return form(deps, signed.jwt, state.windowSize, shown.attemptsLeft, false);
+    }
+  }
+}
+
+/**
+ * `POST /3ds/challenge/submit`: one post of the form. The guard counts the codes and ends the
+ * challenge once; every post after the end shows that one result.
+ */
+export async function submitChallenge(deps: ThreeDsDeps, stateJwt: string, action: string, code: string): Promise<PageAnswer> {
+  const verified = await verifyJwt<ChallengeState>(deps.key, 'challenge-state', stateJwt, deps.now);
+  // An expired form is still ours: the guard ends the challenge as expired, whatever the code.
+  if (!verified.ok && verified.reason === 'invalid') return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
+  const state = verified.claims;
+  const guard = typeof state.txn === 'string' ? deps.guardById(state.txn) : undefined;
+  if (!guard) return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
+  const attempt = judgeCode(action, code, await challengeCode(deps.environment, deps.key, state.ref));
+  const submitted = await guard.submitChallenge(state.ref, attempt, deps.now);
+  switch (submitted.kind) {
+    case 'unknown':
+      return error(400, 'Cannot complete this challenge', 'This challenge no longer exists.');
+    case 'retry':
+      return form(deps, stateJwt, state.windowSize, submitted.attemptsLeft, true);
+    case 'ended':
+      return { kind: 'completed', returnUrl: state.returnUrl, transactionId: state.ref, md: state.md, result: submitted.result.outcome };
+  }
+}
+
+function form(deps: ThreeDsDeps, state: string, windowSize: string, attemptsLeft: number, wrongCode: boolean): PageAnswer {
+  return {
+    kind: 'form', state, windowSize, attemptsLeft: Math.min(attemptsLeft, MAX_CODE_ATTEMPTS), wrongCode,
+    ...(deps.environment === 'test' ? { testCode: TEST_CHALLENGE_CODE } : {}),
+  };
+}

@@ -1,0 +1,30 @@
+import { failed, ok, type Result } from '../../failures';
+import { answerIds, answerOf, authenticationFor, type ResultKind } from '../outcomes';
+import type { VerificationRequest } from '../schemas';
+import type { Caller, ThreeDsDeps } from './deps';
+
+export interface Verified {
+  answer: Record<string, unknown>;
+  outcome: string;
+}
+
+/**
+ * verification (CONTRACT.md §6.3). The session record (KV, written by authenticate before its
+ * answer left) says which challenge belongs to the transaction; the guard gives the challenge's
+ * one result, ending a challenge that is still open as not completed, so that the answer never
+ * changes afterwards and the cardholder's page can no longer contradict it. The answer is
+ * derived from that frozen result and the challenge reference: every call repeats it.
+ */
+export async function verification(deps: ThreeDsDeps, caller: Caller, request: VerificationRequest): Promise<Result<Verified>> {
+  const session = await deps.sessions.get(caller.scope, deps.now);
+  const challenge = session?.challenge;
+  // Another merchant's, another transaction's or an unknown reference all look the same.
+  if (!session || !challenge || challenge.reference !== request.challenge.reference) return failed({ kind: 'challengeNotFound' });
+  const concluded = await deps.guardFor(caller.scope).guard.concludeChallenge(challenge.reference, deps.now);
+  if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
+  // A challenge passed with the right code gets its scenario's answer; anything else failed.
+  const kind = (concluded.result.outcome === 'passed' ? challenge.onSuccess : 'authenticationFailed') as ResultKind;
+  const ids = await answerIds(deps.key, `verification:${challenge.reference}`);
+  const result = authenticationFor(kind, session.brands, session.version, ids);
+  return ok({ answer: answerOf(request.transactionReference, result), outcome: result.outcome });
+}

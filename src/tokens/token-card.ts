@@ -1,0 +1,54 @@
+import type { FieldError } from '../failures';
+import { isTombstone, type TokenRecord, type TokenStore } from '../storage/token-store';
+import { open, seal, type SealedValue, type TokenKeys } from './token-crypto';
+
+/** The card behind a token: sealing, opening and finding a merchant's token (CONTRACT.md §4). */
+
+export interface CardDetails {
+  cardNumber: string;
+  cardExpiryDate: { month: number; year: number };
+  cardHolderName?: string;
+}
+
+export const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The token id of an href of this service's token resource, or undefined if it is not one. */
+export function tokenIdFromHref(href: string, baseUrl: string): string | undefined {
+  const prefix = `${baseUrl}/tokens/`;
+  if (!href.startsWith(prefix)) return undefined;
+  const id = href.slice(prefix.length);
+  return TOKEN_ID.test(id) ? id : undefined;
+}
+
+/** The field error for a token href that is not this service's token resource. */
+export function foreignHrefError(baseUrl: string, jsonPath: string): FieldError {
+  return { errorName: 'fieldHasInvalidValue', message: `Expected a token href of this service (${baseUrl}/tokens/<id>).`, jsonPath };
+}
+
+/** The end of the card's expiry month (UTC): a card is valid through its whole expiry month. */
+export function cardValidUntil(expiry: { month: number; year: number }): number {
+  return Date.UTC(expiry.year, expiry.month, 1) - 1;
+}
+
+export function cardHasExpired(expiry: { month: number; year: number }, now: number): boolean {
+  return now > cardValidUntil(expiry);
+}
+
+/** The record's own additional data for AES-GCM: a sealed card opens only in its own record. */
+const aadOf = (r: Pick<TokenRecord, 'tokenId' | 'username'>): string => `${r.username}\u0000${r.tokenId}`;
+
+export function sealCard(keys: TokenKeys, card: CardDetails, r: Pick<TokenRecord, 'tokenId' | 'username'>): Promise<SealedValue> {
+  return seal(keys, JSON.stringify({ cardNumber: card.cardNumber, cardHolderName: card.cardHolderName }), aadOf(r));
+}
+
+/** The card behind a token, decrypted. */
+export async function openCard(keys: TokenKeys, record: TokenRecord): Promise<CardDetails> {
+  const { cardNumber, cardHolderName } = JSON.parse(await open(keys, record.sealed, aadOf(record))) as { cardNumber: string; cardHolderName?: string };
+  return { cardNumber, cardExpiryDate: record.cardExpiryDate, ...(cardHolderName !== undefined ? { cardHolderName } : {}) };
+}
+
+/** The merchant's live token, or undefined (unknown, deleted, expired or another merchant's). */
+export async function findToken(store: TokenStore, username: string, tokenId: string, now: number): Promise<TokenRecord | undefined> {
+  const record = await store.get(tokenId, now);
+  return record && !isTombstone(record) && record.username === username ? record : undefined;
+}
