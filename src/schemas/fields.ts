@@ -51,10 +51,8 @@ export function isIsoDateTime(value: string): boolean {
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
   if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return false;
-  if (m[4] !== undefined) {
-    const offsetMinutes = Number(m[5]) * 60 + Number(m[6]);
-    if (offsetMinutes > (m[4] === '+' ? 14 * 60 : 12 * 60)) return false;
-  }
+  const [sign, hours, minutes] = [m[5], m[6], m[7]];
+  if (sign !== undefined && Number(hours) * 60 + Number(minutes) > (sign === '+' ? 14 * 60 : 12 * 60)) return false;
   return Number.isFinite(Date.parse(value));
 }
 

@@ -2,7 +2,7 @@ import { resolveCard, type ResolvedCard } from '../cards/resolve-card';
 import type { EntityConfig } from '../config/merchants';
 import type { Environment } from '../config/settings';
 import { failed, fieldFailure, ok, type Result } from '../failures';
-import type { TokenGuardApi } from '../storage/guards/clients';
+import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
 import type { TokenClaim } from '../storage/guards/token-guard';
 import { isTombstone, TOMBSTONE_TTL_MS, type TokenRecord, type TokenStore } from '../storage/token-store';
 import { toBase64Url } from '../bytes';
@@ -81,7 +81,13 @@ export async function createToken(
   const details = await keyedHash(keys, JSON.stringify([card.cardHolderName, request.description, request.tokenExpiryDateTime]));
   const guard = deps.guardFor(username, fingerprint);
   const expiresAt = requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment];
-  const claim = await guard.claim(details, { tokenId: newTokenId(), createdAt: deps.now, expiresAt }, deps.now);
+  const claim = await guard.claim(details, { tokenId: newTokenId(), createdAt: deps.now, expiresAt }, deps.now)
+    .catch(async (e: unknown) => {
+      // The claim may have been made even though its answer was lost: free its lease, so that
+      // the client's retry writes the record at once instead of waiting for the lease to end.
+      await settleLease(() => guard.released(details));
+      throw e;
+    });
   const view = viewOf(claim.answer, username, fingerprint, card, resolved.value, request.description);
 
   if (claim.kind === 'conflict') {
@@ -95,10 +101,10 @@ export async function createToken(
     try {
       await deps.tokens.put({ ...view, sealed: await sealCard(keys, card, view) }, deps.now);
     } catch (e) {
-      await guard.released(details).catch(() => undefined);
+      await settleLease(() => guard.released(details));
       throw e;
     }
-    await guard.recorded(details).catch(() => undefined);
+    await settleLease(() => guard.recorded(details));
   }
   // `write` makes the token now (this request or the retry of one that failed); `done` found it.
   return ok({ token: view, cardHolderName: card.cardHolderName, created: claim.kind === 'write', card: resolved.value.masked });

@@ -20,7 +20,13 @@ export interface CallOptions {
   body?: unknown;
   /** Sent as is, not JSON-encoded (a string adds Content-Type: text/plain). */
   rawBody?: BodyInit;
+  /** Who answers: the Worker's own fetch by default, or a harness with faulty storage. */
+  via?: Fetch;
 }
+
+export type Fetch = (request: Request) => Promise<Response>;
+
+const WORKER: Fetch = (request) => exports.default.fetch(request);
 
 /** Calls the Worker through its fetch handler, as a merchant's server would. */
 export async function call(path: string, options: CallOptions = {}): Promise<Response> {
@@ -29,9 +35,12 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   // Bytes, not a string: a string body would make Request add `Content-Type: text/plain`.
   const body = options.rawBody
     ?? (options.body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(options.body)));
-  return exports.default.fetch(new Request(`https://edge.test${path}`, {
-    method: options.method ?? 'POST', headers, body,
-  }));
+  return (options.via ?? WORKER)(new Request(`https://edge.test${path}`, { method: options.method ?? 'POST', headers, body }));
+}
+
+/** Runs `n` copies of a call at once and waits for all of them. */
+export function burst<T>(n: number, send: (i: number) => Promise<T>): Promise<T[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => send(i)));
 }
 
 /** `POST /api/cardBin/panLookup` with valid headers unless overridden. */

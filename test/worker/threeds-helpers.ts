@@ -1,4 +1,4 @@
-import { call, luhnComplete, TEST_AUTH } from './helpers';
+import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 export const THREEDS_MEDIA = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
 export const THREEDS = '/verifications/customers/3ds';
@@ -20,8 +20,8 @@ export function newReference(): string {
   return `tx-${Date.now()}-${counter}`;
 }
 
-export function threeDs(step: string, body: unknown, headers: Record<string, string | undefined> = {}): Promise<Response> {
-  return call(`${THREEDS}/${step}`, { body, headers: { ...THREEDS_HEADERS, ...headers } });
+export function threeDs(step: string, body: unknown, headers: Record<string, string | undefined> = {}, via?: Fetch): Promise<Response> {
+  return call(`${THREEDS}/${step}`, { body, headers: { ...THREEDS_HEADERS, ...headers }, via });
 }
 
 export function cardFront(cardHolderName?: string, cardNumber = VISA_PAN): Record<string, unknown> {
@@ -61,11 +61,17 @@ export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
 }
 
 /** POSTs a form to one of the test ACS pages, as a browser would. */
-export function postForm(path: string, fields: Record<string, string>): Promise<Response> {
+export function postForm(path: string, fields: Record<string, string>, via?: Fetch): Promise<Response> {
   return call(path, {
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     rawBody: new TextEncoder().encode(new URLSearchParams(fields).toString()),
+    via,
   });
+}
+
+/** The body of verification for a transaction and its challenge reference. */
+export function verifyBody(transactionReference: string, challengeReference: string, entity = 'default'): Record<string, unknown> {
+  return { transactionReference, merchant: { entity }, challenge: { reference: challengeReference } };
 }
 
 /** The value of a hidden input in a page. */

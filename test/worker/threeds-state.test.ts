@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import worker from '../../src/index';
 import { OTHER_AUTH } from './helpers';
 import {
-  authenticateBody, completeChallenge, newReference, postForm, threeDs, THREEDS, THREEDS_HEADERS, VISA_PAN,
+  authenticateBody, completeChallenge, newReference, postForm, threeDs, THREEDS, THREEDS_HEADERS, verifyBody, VISA_PAN,
 } from './threeds-helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -15,9 +15,6 @@ async function json(response: Promise<Response>): Promise<Json> {
   return (await response).json();
 }
 
-function verifyBody(reference: string, challengeReference: string, entity = 'default'): Json {
-  return { transactionReference: reference, merchant: { entity }, challenge: { reference: challengeReference } };
-}
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,4 +1,4 @@
-import { call, luhnComplete, TEST_AUTH } from './helpers';
+import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -17,8 +17,13 @@ export function tokenBody(o: { cardNumber?: string; name?: string; entity?: stri
   };
 }
 
-export function createToken(body: Json, headers: Record<string, string | undefined> = {}): Promise<Response> {
-  return call('/tokens', { body, headers: { ...TOKENS_HEADERS, ...headers } });
+export function createToken(body: Json, headers: Record<string, string | undefined> = {}, via?: Fetch): Promise<Response> {
+  return call('/tokens', { body, headers: { ...TOKENS_HEADERS, ...headers }, via });
+}
+
+/** GET or DELETE (or another method) on a token href. */
+export function tokenCall(method: string, href: string, headers: Record<string, string | undefined> = {}, via?: Fetch): Promise<Response> {
+  return call(new URL(href).pathname, { method, headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, ...headers }, via });
 }
 
 /** Creates a token for the test merchant and returns its href. */

@@ -1,15 +1,12 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, OTHER_AUTH, panLookup, TEST_AUTH, type ErrorCase } from './helpers';
-import { createToken, TOKENS_HEADERS as HEADERS, tokenBody, TOKENS_MEDIA } from './token-helpers';
+import { createToken, TOKENS_HEADERS as HEADERS, tokenBody, tokenCall, TOKENS_MEDIA } from './token-helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const DAY = 24 * 60 * 60 * 1000;
 
-function tokenCall(method: string, href: string, headers: Record<string, string | undefined> = {}): Promise<Response> {
-  return call(new URL(href).pathname, { method, headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, ...headers } });
-}
 
 afterEach(() => {
   vi.useRealTimers();

@@ -2,7 +2,7 @@ import type { Brand } from '../../bin/model';
 import { resolveCard } from '../../cards/resolve-card';
 import { currencyAllowed } from '../../config/merchants';
 import { failed, ok, type Result } from '../../failures';
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
+import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { AuthClaim } from '../../storage/guards/threeds-guard';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
 import { challengePayload, challengeReference } from '../challenge';
@@ -44,7 +44,11 @@ export async function authenticate(
   const scenario = scenarioFor(card.cardHolderName, deps.environment)
     ?? await riskScenario(deps, caller, request, guard);
   const candidate = await decide(deps, caller, request, hash, id, card.brands, scenario);
-  const claim = await guard.authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS);
+  const claim = await guard.authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS).catch(async (e: unknown) => {
+    // The claim may have been made though its answer was lost: free the lease for the retry.
+    await settleLease(() => guard.authenticationReleased(hash));
+    throw e;
+  });
 
   if (claim.kind === 'conflict') {
     const answer = answerOf(request.transactionReference,
@@ -64,14 +68,12 @@ export async function authenticate(
     try {
       await deps.sessions.put(caller.scope, record, deps.now);
     } catch (e) {
-      // Let the next identical request take the write over at once (if this call fails too,
-      // the lease runs out on its own).
-      await guard.authenticationReleased(hash).catch(() => undefined);
+      // Let the next identical request take the write over at once.
+      await settleLease(() => guard.authenticationReleased(hash));
       throw e;
     }
-    // The record is in KV: if telling the guard fails, a later identical request rewrites the
-    // same record after the lease, so this answer stands.
-    await guard.authenticationRecorded(hash).catch(() => undefined);
+    // The record is in KV, so this answer stands even if the guard cannot be told.
+    await settleLease(() => guard.authenticationRecorded(hash));
   }
   return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
 }

@@ -1,0 +1,98 @@
+import { env } from 'cloudflare:workers';
+import { createExecutionContext } from 'cloudflare:test';
+import worker from '../../src/index';
+
+/**
+ * The Worker's environment with its storage wrapped: every KV call and every Durable Object call
+ * is recorded, and any one of them can be made to fail on command, either before it reaches the
+ * store ("the write never happened") or after ("it happened, but the caller saw an error", as
+ * when a response is lost or a timeout fires after the commit).
+ */
+
+export type StorageCall = { store: 'kv' | 'do'; op: string };
+
+export interface Fault {
+  /** Fails the n-th call (0-based) that matches. */
+  nth: number;
+  /** Which calls count: KV writes, every DO call, or all storage calls. */
+  of: 'kvWrite' | 'do' | 'any';
+  when: 'before' | 'after';
+}
+
+export class StorageHarness {
+  readonly calls: StorageCall[] = [];
+  private fault: Fault | undefined;
+  private matched = 0;
+  readonly env: Env;
+
+  constructor() {
+    this.env = { ...env, SESSIONS: this.kv(env.SESSIONS), THREEDS_GUARD: this.namespace(env.THREEDS_GUARD), TOKEN_GUARD: this.namespace(env.TOKEN_GUARD) };
+  }
+
+  /** Arms one fault; cleared after it fired. */
+  failOn(fault: Fault): this {
+    this.fault = fault;
+    this.matched = 0;
+    return this;
+  }
+
+  clear(): this {
+    this.fault = undefined;
+    this.calls.length = 0;
+    return this;
+  }
+
+  /** Calls the Worker with this environment. */
+  fetch(request: Request): Promise<Response> {
+    return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, this.env, createExecutionContext());
+  }
+
+  count(filter: (c: StorageCall) => boolean): number {
+    return this.calls.filter(filter).length;
+  }
+
+  private async run<T>(call: StorageCall, operation: () => Promise<T>): Promise<T> {
+    this.calls.push(call);
+    const fault = this.fault;
+    const counts = fault !== undefined && (fault.of === 'any'
+      || (fault.of === 'kvWrite' && call.store === 'kv' && (call.op === 'put' || call.op === 'delete'))
+      || (fault.of === 'do' && call.store === 'do'));
+    const fire = counts && this.matched++ === fault.nth;
+    if (fire) this.fault = undefined;
+    if (fire && fault.when === 'before') throw new Error(`injected failure before ${call.store} ${call.op}`);
+    const result = await operation();
+    if (fire) throw new Error(`injected failure after ${call.store} ${call.op}`);
+    return result;
+  }
+
+  private kv(inner: KVNamespace): KVNamespace {
+    return new Proxy(inner, {
+      get: (target, property) => {
+        const value = Reflect.get(target, property) as unknown;
+        if (typeof value !== 'function' || !['get', 'put', 'delete', 'list', 'getWithMetadata'].includes(String(property))) return value;
+        return (...args: unknown[]) => this.run({ store: 'kv', op: String(property) }, () => Reflect.apply(value, target, args) as Promise<unknown>);
+      },
+    });
+  }
+
+  private namespace<T extends Rpc.DurableObjectBranded | undefined>(inner: DurableObjectNamespace<T>): DurableObjectNamespace<T> {
+    const harness = this;
+    return new Proxy(inner, {
+      get(target, property) {
+        const value = Reflect.get(target, property) as unknown;
+        if (property !== 'get' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return (id: DurableObjectId) => {
+          const stub = Reflect.apply(value, target, [id]) as object;
+          return new Proxy(stub, {
+            get(stubTarget, method) {
+              if (method === 'then') return undefined;
+              const fn = Reflect.get(stubTarget, method) as unknown;
+              if (typeof method !== 'string' || typeof fn !== 'function') return fn;
+              return (...args: unknown[]) => harness.run({ store: 'do', op: method }, () => Reflect.apply(fn, stubTarget, args) as Promise<unknown>);
+            },
+          });
+        };
+      },
+    });
+  }
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { fromBase64, textOfBase64, toBase64, toBase64Url, toHex, utf8 } from '../../src/bytes';
+import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clients';
+import { sessionKey } from '../../src/storage/threeds-store';
+import { tokenKey } from '../../src/storage/token-store';
+import {
+  challengePayload, challengeReference, challengeStep, judgeCode, MAX_CODE_ATTEMPTS, windowSizeOfPayload,
+} from '../../src/threeds/challenge';
+import { derivedAlphanumerics, derivedAuthenticationValue, derivedUuid } from '../../src/threeds/derived';
+import { decideRisk, type RiskInput } from '../../src/threeds/risk';
+
+const KEY = utf8('k'.repeat(32));
+
+describe('risk rules (pure)', () => {
+  const frictionless: RiskInput = {
+    preference: 'noChallengeRequested', amount: 2999, frictionlessThreshold: 3000, deviceDataCollected: true,
+  };
+
+  it('is frictionless for a small no-challenge-requested payment whose device data was collected', () => {
+    expect(decideRisk(frictionless)).toEqual({ kind: 'frictionless' });
+    expect(decideRisk({ ...frictionless, preference: 'noChallengeRequestedTRAPerformed' }).kind).toBe('frictionless');
+  });
+
+  it.each<[string, Partial<RiskInput>]>([
+    ['a challengeRequested preference', { preference: 'challengeRequested' }],
+    ['a challengeMandated preference', { preference: 'challengeMandated' }],
+    ['no preference', { preference: 'noPreference' }],
+    ['an amount at the threshold', { amount: 3000 }],
+    ['no device data collection', { deviceDataCollected: false }],
+    ['previous suspicious activity', { previousSuspiciousActivity: true }],
+    ['11 transactions in a day', { transactionsAttemptedLastDay: 11 }],
+    ['4 cards added in a day', { addCardAttemptsLastDay: 4 }],
+  ])('challenges on %s', (_name, change) => {
+    expect(decideRisk({ ...frictionless, ...change }).kind).toBe('challenge');
+  });
+
+  it('lets the counters reach their limits without a challenge', () => {
+    expect(decideRisk({ ...frictionless, transactionsAttemptedLastDay: 10, addCardAttemptsLastDay: 3 }).kind).toBe('frictionless');
+  });
+});
+
+describe('challenge rules (pure)', () => {
+  it('passes the right code, fails Cancel, and fails the third wrong code', () => {
+    expect(challengeStep('right', 2)).toEqual({ kind: 'passed' });
+    expect(challengeStep('cancel', 0)).toEqual({ kind: 'failed', reason: 'cancelled' });
+    expect(challengeStep('wrong', 0)).toEqual({ kind: 'retry', attempts: 1 });
+    expect(challengeStep('wrong', MAX_CODE_ATTEMPTS - 1)).toEqual({ kind: 'failed', reason: 'attempts' });
+  });
+
+  it('judges a code with surrounding spaces forgiven and nothing else', () => {
+    expect(judgeCode('submit', ' 1234 ', '1234')).toBe('right');
+    expect(judgeCode('submit', '12 34', '1234')).toBe('wrong');
+    expect(judgeCode('cancel', '1234', '1234')).toBe('cancel');
+  });
+
+  it('derives the same reference and payload from the same request, different ones from another', async () => {
+    const a = await challengeReference(KEY, 'hash-a');
+    expect(a).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(await challengeReference(KEY, 'hash-a')).toBe(a);
+    expect(await challengeReference(KEY, 'hash-b')).not.toBe(a);
+    const payload = await challengePayload(KEY, a, '2.2.0', '500x600');
+    expect(await challengePayload(KEY, a, '2.2.0', '500x600')).toBe(payload);
+    expect(JSON.parse(textOfBase64(payload))).toMatchObject({ messageType: 'CReq', messageVersion: '2.2.0', challengeWindowSize: '03' });
+    expect(windowSizeOfPayload(payload)).toBe('500x600');
+    expect(windowSizeOfPayload('not base64 json')).toBe('390x400');
+  });
+});
+
+describe('derived values (pure)', () => {
+  it('gives UUID v4 shapes, 28-character CAVVs and alphanumerics, stable per seed', async () => {
+    const uuid = await derivedUuid(KEY, 'seed');
+    expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(await derivedUuid(KEY, 'seed')).toBe(uuid);
+    expect(await derivedUuid(KEY, 'seed2')).not.toBe(uuid);
+    const cavv = await derivedAuthenticationValue(KEY, 'seed');
+    expect(cavv).toHaveLength(28);
+    expect(fromBase64(cavv)).toHaveLength(20);
+    expect(await derivedAlphanumerics(KEY, 'seed', 32)).toMatch(/^[A-Za-z0-9]{32}$/);
+  });
+});
+
+describe('key and object names (pure)', () => {
+  const scope = { username: 'test-merchant', entity: 'default entity', transactionReference: 'a:b:c' };
+
+  it('scopes the session key and the guard name by merchant, entity and reference', () => {
+    expect(sessionKey(scope)).toBe('3ds:session:test-merchant:default entity:a:b:c');
+    expect(threeDsGuardName(scope)).toBe('test-merchant:default entity:a:b:c');
+    expect(threeDsGuardName({ ...scope, username: 'other-merchant' })).not.toBe(threeDsGuardName(scope));
+  });
+
+  it('names tokens by id and token guards by merchant and card hash, never by card number', () => {
+    expect(tokenKey('abc')).toBe('token:abc');
+    expect(tokenGuardName('m', 'x1y2')).toBe('m:x1y2');
+  });
+});
+
+describe('byte helpers (pure)', () => {
+  it('round-trips base64 and writes hex and base64url', () => {
+    const bytes = new Uint8Array([0, 1, 250, 251, 255]);
+    expect(fromBase64(toBase64(bytes))).toEqual(bytes);
+    expect(toHex(bytes)).toBe('0001fafbff');
+    expect(toBase64Url(bytes)).toBe('AAH6-_8');
+  });
+});

@@ -1,0 +1,117 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TOKEN_PREFIX } from '../../src/storage/token-store';
+import { StorageHarness, type Fault } from './faulty-env';
+import { burst, luhnComplete } from './helpers';
+import { createToken, tokenBody, tokenCall } from './token-helpers';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const N = 20;
+let cardSeed = 0;
+
+/** A card no other test tokenizes (Visa, Danske Bank range). */
+function newCard(): string {
+  cardSeed += 1;
+  return luhnComplete(`45713684${String(Date.now() % 1e5).padStart(5, '0')}${String(cardSeed).padStart(2, '0')}`, 16);
+}
+
+/** Every live token record in KV for this card's tokens (by token id). */
+async function liveTokenIds(): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const { name } of (await env.SESSIONS.list({ prefix: TOKEN_PREFIX })).keys) {
+    const value = await env.SESSIONS.get<Json>(name, 'json');
+    if (value && !('deletedAt' in value)) ids.add(value.tokenId);
+  }
+  return ids;
+}
+
+async function expect503(response: Response): Promise<void> {
+  expect(response.status).toBe(503);
+  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
+  expect((await response.json<Json>()).errorName).toBe('serviceUnavailable');
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Every storage call a clean run of `send` makes: the calls to fail, one in turn. */
+async function callsOf(send: (harness: StorageHarness) => Promise<Response>): Promise<number> {
+  const harness = new StorageHarness();
+  expect((await send(harness)).status).toBeLessThan(300);
+  return harness.calls.length;
+}
+
+const faults = (n: number): [string, Fault][] => Array.from({ length: n }, (_, nth) => (['before', 'after'] as const)
+  .map((when): [string, Fault] => [`call ${nth + 1} fails ${when} it reaches storage`, { nth, of: 'any', when }])).flat();
+
+describe('POST /tokens under bursts', () => {
+  it(`gives one token for ${N} identical requests at once: one 201, one KV write`, async () => {
+    const harness = new StorageHarness();
+    const body = tokenBody({ cardNumber: newCard(), name: 'Ada Lovelace' });
+    const responses = await burst(N, () => createToken(body, {}, (r) => harness.fetch(r)));
+    const answers = await Promise.all(responses.map((r) => r.json<Json>()));
+    expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(N - 1);
+    expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(1);
+    expect((await tokenCall('GET', answers[0]!.tokenPaymentInstrument.href)).status).toBe(200);
+  });
+
+  it('answers a burst of the same card with different details with the one token that won', async () => {
+    const cardNumber = newCard();
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) => createToken(tokenBody({ cardNumber, extra: { description: `try ${i}` } }))
+      .then((r) => r.json<Json>())));
+    expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
+    expect(new Set(answers.map((a) => a.description)).size).toBe(1);
+  });
+});
+
+describe('POST /tokens when any one storage call fails', () => {
+  it.each(faults(3))('%s: nothing is orphaned and the retry completes with the same token', async (_name, fault) => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const body = tokenBody({ cardNumber: newCard(), name: 'Grace Hopper' });
+    expect(await callsOf((h) => createToken(tokenBody({ cardNumber: newCard() }), {}, (r) => h.fetch(r)))).toBe(3);
+    const harness = new StorageHarness().failOn(fault);
+    const before = await liveTokenIds();
+    const first = await createToken(body, {}, (r) => harness.fetch(r));
+    const failedCall = `${harness.calls[fault.nth]?.store}.${harness.calls[fault.nth]?.op}`;
+    // Telling the guard the record is written is best effort: the record is there, so 201 stands.
+    if (failedCall === 'do.recorded') expect(first.status).toBe(201);
+    else await expect503(first);
+    const created = [...(await liveTokenIds())].filter((id) => !before.has(id));
+    expect(created.length).toBeLessThanOrEqual(1);
+
+    const retry = await createToken(body);
+    expect([200, 201]).toContain(retry.status);
+    const token = await retry.json<Json>();
+    if (created.length === 1) expect(token.tokenId).toBe(created[0]);
+    expect([...(await liveTokenIds())].filter((id) => !before.has(id))).toEqual([token.tokenId]);
+    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
+  });
+});
+
+describe('DELETE /tokens/{id} when any one storage call fails', () => {
+  it.each(faults(3))('%s: the retry ends in the token being gone with 204, and the card is free again', async (_name, fault) => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const body = tokenBody({ cardNumber: newCard() });
+    const token = await (await createToken(body)).json<Json>();
+    const href = token.tokenPaymentInstrument.href as string;
+    const harness = new StorageHarness().failOn(fault);
+    await expect503(await tokenCall('DELETE', href, {}, (r) => harness.fetch(r)));
+    expect((await tokenCall('DELETE', href)).status).toBe(204);
+    expect((await tokenCall('GET', href)).status).toBe(404);
+    const again = await createToken(body);
+    expect(again.status).toBe(201);
+    expect((await again.json<Json>()).tokenId).not.toBe(token.tokenId);
+  });
+
+  it(`answers ${N} identical DELETEs at once with 204, and the token is gone`, async () => {
+    const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
+    const href = token.tokenPaymentInstrument.href as string;
+    const statuses = (await burst(N, () => tokenCall('DELETE', href))).map((r) => r.status);
+    expect(statuses).toEqual(Array(N).fill(204));
+    expect((await tokenCall('GET', href)).status).toBe(404);
+  });
+});
