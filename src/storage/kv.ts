@@ -1,12 +1,13 @@
 /**
- * The only code that touches Workers KV. Every record carries a logical `expiresAt` (ms since
+ * The only code that touches Workers KV (the Durable Objects in `guards/` are the only code that
+ * touches their own storage). Every record carries a logical `expiresAt` (ms since
  * the epoch) checked on every read, because KV's own expiry is approximate and cannot be shorter
  * than 60 seconds; the KV TTL is set to at least that (KV rejects less, locally as well).
  *
  * KV is eventually consistent and has no compare-and-set: a write is visible at once in the
  * location that made it and within about 60 seconds elsewhere, and a read of a missing key may
- * be cached as "missing" for up to 60 seconds. Callers that guard a step with a read-then-write
- * say so where they do it (see storage-schema.md).
+ * be cached as "missing" for up to 60 seconds. So no decision is made from a KV read here: a
+ * Durable Object makes it, and the KV record is written under its lease (storage-schema.md).
  */
 
 /** KV threw, timed out, or held something that is not ours: answered 503 with Retry-After. */
