@@ -51,7 +51,7 @@ async function datasets(sources: string[], formats: string[], rows: number): Pro
   return [
     {
       name: `synthetic ${rows.toLocaleString('en-US')} rows, seed ${SYNTHETIC_SEED}`,
-      read: async () => generateSyntheticCsv(rows, SYNTHETIC_SEED),
+      read: () => Promise.resolve(generateSyntheticCsv(rows, SYNTHETIC_SEED)),
     },
     {
       name: `${config.source} (embedded default)`,

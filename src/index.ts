@@ -20,7 +20,7 @@ type Page = (rc: RequestContext) => Promise<Response>;
  * listed answers 404 (CONTRACT.md §2 step 1). JSON APIs are endpoints (the shared pipeline);
  * the 3DS browser pages answer HTML.
  */
-const ROUTES: readonly { method: string; path: string; endpoint?: Endpoint; page?: Page }[] = [
+const ROUTES: readonly { method: 'GET' | 'POST' | 'DELETE'; path: string; endpoint?: Endpoint; page?: Page }[] = [
   { method: 'POST', path: '/api/cardBin/panLookup', endpoint: panLookup },
   { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialize`, endpoint: deviceDataInitialize },
   { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialization`, endpoint: deviceDataInitialize },
@@ -42,7 +42,9 @@ for (const path of new Set(ROUTES.map((r) => r.path))) {
   const routes = ROUTES.filter((r) => r.path === path);
   for (const { method, endpoint, page } of routes) {
     const handler: Handler = (request, rc) => (endpoint ? runEndpoint(endpoint, rc, request.params) : page!(rc));
-    router[method.toLowerCase()]!(path, handler);
+    if (method === 'GET') router.get(path, handler);
+    else if (method === 'POST') router.post(path, handler);
+    else router.delete(path, handler);
   }
   const allowed = routes.map((r) => r.method);
   const api = routes.find((r) => r.endpoint)?.endpoint?.api;

@@ -56,7 +56,7 @@ function parseRecords(text: string): NumberedRecord[] {
     return numberRecords(parsed);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    throw new Error(`Malformed CSV: ${detail}`);
+    throw new Error(`Malformed CSV: ${detail}`, { cause: error });
   }
 }
 

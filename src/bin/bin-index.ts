@@ -121,7 +121,7 @@ export class BinIndex {
   private readonly stringAt = (id: number): string => {
     let s = this.strings[id];
     if (s === undefined) {
-      s = this.utf8.decode(this.stringBytes.subarray(this.stringOffsets[id]!, this.stringOffsets[id + 1]!));
+      s = this.utf8.decode(this.stringBytes.subarray(this.stringOffsets[id], this.stringOffsets[id + 1]));
       this.strings[id] = s;
     }
     return s;

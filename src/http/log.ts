@@ -28,3 +28,8 @@ export function logLine(fields: LogFields): void {
 export function redactPans(text: string): string {
   return text.replace(/\d(?:[ -]?\d){11,18}/g, (m) => maskPan(m.replace(/[ -]/g, '')));
 }
+
+/** An exception as one masked line for the log: `Name: message`. */
+export function describeError(e: unknown): string {
+  return redactPans(e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : JSON.stringify(e) ?? 'unknown');
+}

@@ -6,7 +6,7 @@ import { authenticate } from './auth';
 import { readJsonObject } from './body';
 import { ApiError, mapFailure, type Failure } from './errors';
 import { checkHeaders, type ApiProfile } from './headers';
-import { logLine, redactPans } from './log';
+import { describeError, logLine } from './log';
 
 /** Per-request state shared by the pipeline, the endpoint and the log line. */
 export interface RequestContext {
@@ -77,7 +77,7 @@ export async function serve(
     const failure = failureOf(e);
     if (e instanceof StorageError) logStorageError(rc, e);
     else if (!(e instanceof ApiError)) {
-      rc.log.exception = redactPans(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+      rc.log.exception = describeError(e);
     }
     if (failure.kind === 'misconfigured') rc.log.misconfigured = failure.what;
     const mapped = mapFailure(failure);
@@ -118,7 +118,7 @@ export async function runEndpoint(
 /** What failed in storage, and the platform's reason (masked like any free text). */
 export function logStorageError(rc: RequestContext, e: StorageError): void {
   rc.log.storage = e.message;
-  if (e.cause !== undefined) rc.log.cause = redactPans(e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : String(e.cause));
+  if (e.cause !== undefined) rc.log.cause = describeError(e.cause);
 }
 
 /** ApiError carries its failure; storage and configuration failures are 503s; anything else is internal. */

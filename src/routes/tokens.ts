@@ -32,7 +32,7 @@ export const createTokenEndpoint: Endpoint = {
     const { merchant, body, rc } = call;
     const request = validateBody(CREATE_TOKEN, body);
     const entity = entityOf(merchant, request.merchant.entity, rc);
-    const { paymentInstrument: { type, ...card }, description, tokenExpiryDateTime } = request;
+    const { paymentInstrument: { type: _type, ...card }, description, tokenExpiryDateTime } = request;
     const created = unwrap(await createToken(tokenDeps(rc), merchant.username, entity, {
       paymentInstrument: card, description, tokenExpiryDateTime,
     }));

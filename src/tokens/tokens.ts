@@ -94,7 +94,7 @@ export async function createToken(
     // The card's token was made with other details: answer it as it is stored.
     const existing = claim.recorded ? await findToken(deps.tokens, username, claim.answer.tokenId, deps.now) : undefined;
     if (!existing) return failed({ kind: 'storageUnavailable' });
-    const { sealed, ...token } = existing;
+    const { sealed: _sealed, ...token } = existing;
     return ok({ token, cardHolderName: (await openCard(keys, existing)).cardHolderName, created: false, card: resolved.value.masked });
   }
   if (claim.kind === 'write') {
@@ -136,7 +136,7 @@ function viewOf(
 export async function getToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<{ token: TokenView; cardHolderName?: string }>> {
   const record = await findToken(deps.tokens, username, tokenId, deps.now);
   if (!record) return failed({ kind: 'tokenNotFound' });
-  const { sealed, ...token } = record;
+  const { sealed: _sealed, ...token } = record;
   return ok({ token, cardHolderName: (await openCard(await deps.tokenKeys(), record)).cardHolderName });
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -36,14 +36,14 @@ export async function startMerchant(workerUrl: URL): Promise<Merchant> {
   const orders = new Map<string, string>();
   let origin = '';
 
-  const api = async (step: string, payload: unknown): Promise<Record<string, any>> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const api = async (step: string, payload: unknown): Promise<Record<string, any>> => {  
     const response = await fetch(new URL(`/verifications/customers/3ds/${step}`, workerUrl), {
       method: 'POST', headers: { Authorization: AUTH, Accept: MEDIA, 'Content-Type': MEDIA }, body: JSON.stringify(payload),
     });
-    return response.json() as Promise<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    return response.json() as Promise<Record<string, any>>;  
   };
 
-  const server: Server = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
       if (req.method === 'GET' && req.url?.startsWith('/checkout')) {
         res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
@@ -90,7 +90,8 @@ export async function startMerchant(workerUrl: URL): Promise<Merchant> {
     } catch (e) {
       res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(e));
     }
-  });
+  };
+  const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: origin, returns, stop: () => new Promise((resolve) => server.close(() => resolve())) };

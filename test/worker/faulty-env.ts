@@ -76,22 +76,19 @@ export class StorageHarness {
   }
 
   private namespace<T extends Rpc.DurableObjectBranded | undefined>(inner: DurableObjectNamespace<T>): DurableObjectNamespace<T> {
-    const harness = this;
+    const stubOf = (stub: object): object => new Proxy(stub, {
+      get: (stubTarget, method) => {
+        if (method === 'then') return undefined;
+        const fn = Reflect.get(stubTarget, method) as unknown;
+        if (typeof method !== 'string' || typeof fn !== 'function') return fn;
+        return (...args: unknown[]) => this.run({ store: 'do', op: method }, () => Reflect.apply(fn, stubTarget, args) as Promise<unknown>);
+      },
+    });
     return new Proxy(inner, {
       get(target, property) {
         const value = Reflect.get(target, property) as unknown;
         if (property !== 'get' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return (id: DurableObjectId) => {
-          const stub = Reflect.apply(value, target, [id]) as object;
-          return new Proxy(stub, {
-            get(stubTarget, method) {
-              if (method === 'then') return undefined;
-              const fn = Reflect.get(stubTarget, method) as unknown;
-              if (typeof method !== 'string' || typeof fn !== 'function') return fn;
-              return (...args: unknown[]) => harness.run({ store: 'do', op: method }, () => Reflect.apply(fn, stubTarget, args) as Promise<unknown>);
-            },
-          });
-        };
+        return (id: DurableObjectId) => stubOf(Reflect.apply(value, target, [id]) as object);
       },
     });
   }

@@ -11,7 +11,7 @@ import {
   authenticateBody, hiddenField, newReference, postForm, threeDs, THREEDS_MEDIA,
 } from './threeds-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 afterEach(() => {
   vi.restoreAllMocks();

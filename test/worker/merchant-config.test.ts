@@ -13,7 +13,7 @@ describe('merchant configuration', () => {
   });
 
   it('fails loudly, naming every problem, on a malformed configuration', () => {
-    const broken = structuredClone(merchantsJson) as { merchants: Record<string, any>[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const broken = structuredClone(merchantsJson) as { merchants: Record<string, any>[] };  
     broken.merchants[0]!.entities.default.brands = ['visa', 'vissa'];
     broken.merchants[0]!.entities.limited.currencies = ['gbp'];
     expect(() => parseMerchantConfig(broken)).toThrow(/entities\.default\.brands\.1: .*"vissa".*entities\.limited\.currencies\.0: .*"gbp"/);

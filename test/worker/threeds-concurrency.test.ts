@@ -9,7 +9,7 @@ import {
   authenticateBody, cardFront, hiddenField, newReference, postForm, threeDs, verifyBody,
 } from './threeds-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 const N = 20;
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { basic, call, expectErrorCase, type ErrorCase } from './helpers';
 import {
   AMEX_PAN, authenticateBody, cardFront, newReference, threeDs, THREEDS, THREEDS_HEADERS, THREEDS_MEDIA,
@@ -12,7 +12,7 @@ const verification = (extra: Record<string, unknown> = {}): Record<string, unkno
 });
 /** authenticateBody with one path replaced (dot-separated), or deleted when value is undefined. */
 function authWith(path: string, value: unknown): Record<string, unknown> {
-  const body = authenticateBody() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const body = authenticateBody() as Record<string, any>;  
   const keys = path.split('.');
   const last = keys.pop()!;
   const parent = keys.reduce((o, k) => o[k], body);

@@ -5,7 +5,7 @@ import {
   authenticateBody, hiddenField, newReference, postForm, threeDs, verifyBody,
 } from './threeds-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -29,7 +29,7 @@ async function expectJson503(response: Response): Promise<void> {
   expect((await response.json<Json>()).errorName).toBe('serviceUnavailable');
 }
 
-async function expectHtml503(response: Response): Promise<void> {
+function expectHtml503(response: Response): void {
   expect(response.status).toBe(503);
   expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
   expect(response.headers.get('Content-Type')).toBe('text/html; charset=utf-8');
@@ -90,14 +90,14 @@ describe('the challenge pages when their storage call fails', () => {
     quiet();
     const init = await (await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })).json<Json>();
     const form = { JWT: init.deviceDataCollection.jwt, Bin: '457173' };
-    await expectHtml503(await postForm('/3ds/ddc', form, (r) => new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r)));
+    expectHtml503(await postForm('/3ds/ddc', form, (r) => new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r)));
     expect(await (await postForm('/3ds/ddc', form)).text()).toContain('"Status":true');
   });
 
   it('answers the challenge page with an HTML 503 and Retry-After; the repost shows the challenge', async () => {
     quiet();
     const { auth } = await challenged();
-    await expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r)));
+    expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r)));
     expect(hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')).toBeDefined();
   });
 
@@ -106,7 +106,7 @@ describe('the challenge pages when their storage call fails', () => {
     const { reference, auth } = await challenged();
     const state = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
     const form = { state, code: '1234', action: 'submit' };
-    await expectHtml503(await postForm('/3ds/challenge/submit', form, (r) => new StorageHarness().failOn(fault).fetch(r)));
+    expectHtml503(await postForm('/3ds/challenge/submit', form, (r) => new StorageHarness().failOn(fault).fetch(r)));
     expect(await (await postForm('/3ds/challenge/submit', form)).text()).toContain('Payment verified');
     expect((await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome).toBe('authenticated');
   });

@@ -5,7 +5,7 @@ import {
   THREEDS_MEDIA, VISA_PAN,
 } from './threeds-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 async function authenticate(options: Parameters<typeof authenticateBody>[0]): Promise<Json> {
   const response = await threeDs('authenticate', authenticateBody(options));

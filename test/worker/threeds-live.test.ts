@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
 import { authenticateBody, hiddenField, THREEDS, THREEDS_HEADERS } from './threeds-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 const LIVE = { ...env, ENVIRONMENT: 'live' };
 

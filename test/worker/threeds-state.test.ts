@@ -7,7 +7,7 @@ import {
   authenticateBody, completeChallenge, newReference, postForm, threeDs, THREEDS, THREEDS_HEADERS, verifyBody, VISA_PAN,
 } from './threeds-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 const MINUTE = 60_000;
 

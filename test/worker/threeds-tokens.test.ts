@@ -3,7 +3,7 @@ import { luhnComplete, OTHER_AUTH } from './helpers';
 import { completeChallenge, newReference, RETURN_URL, threeDs } from './threeds-helpers';
 import { tokenBody, tokenHref } from './token-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 function authenticateWithToken(href: string, o: { reference?: string; entity?: string } = {}): Promise<Response> {
   return threeDs('authenticate', {

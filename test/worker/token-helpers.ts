@@ -1,6 +1,6 @@
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 export const TOKENS_MEDIA = 'application/vnd.worldpay.tokens-v1.hal+json';
 export const TOKENS_HEADERS = { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, 'Content-Type': TOKENS_MEDIA };

@@ -5,7 +5,7 @@ import { StorageHarness, type Fault } from './faulty-env';
 import { burst, luhnComplete } from './helpers';
 import { createToken, tokenBody, tokenCall } from './token-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 const N = 20;
 let cardSeed = 0;

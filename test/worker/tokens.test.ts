@@ -1,9 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, OTHER_AUTH, panLookup, TEST_AUTH, type ErrorCase } from './helpers';
+import { call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, OTHER_AUTH, panLookup, type ErrorCase } from './helpers';
 import { createToken, TOKENS_HEADERS as HEADERS, tokenBody, tokenCall, TOKENS_MEDIA } from './token-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -2,7 +2,7 @@ import { SettingsError } from '../../config/settings';
 import { readBodyText } from '../../http/body';
 import { ApiError } from '../../http/errors';
 import { mediaTypeOf } from '../../http/headers';
-import { redactPans } from '../../http/log';
+import { describeError } from '../../http/log';
 import { logStorageError, type RequestContext } from '../../http/pipeline';
 import { StorageError } from '../../storage/kv';
 import { challengePage, completionPage, ddcPage, errorPage, pageResponse, type Page } from '../../threeds/pages';
@@ -73,6 +73,6 @@ function failurePage(rc: RequestContext, e: unknown): Page {
   }
   if (e instanceof ApiError && e.failure.kind === 'bodyTooLarge') return errorPage(413, 'Unsupported request', 'The form is too large.');
   if (e instanceof ApiError && e.failure.kind === 'bodyIncomplete') return errorPage(400, 'Unsupported request', 'The form arrived incomplete.');
-  rc.log.exception = redactPans(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  rc.log.exception = describeError(e);
   return errorPage(500, 'Something went wrong', 'Go back to the shop and try again.');
 }

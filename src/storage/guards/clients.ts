@@ -1,5 +1,4 @@
 import { StorageError } from '../kv';
-import type { LEASE_MS } from './claims';
 import type { SessionScope } from '../threeds-store';
 import type { ThreeDsGuard } from './threeds-guard';
 import type { TokenGuard } from './token-guard';
@@ -71,7 +70,7 @@ function guarded<T extends object>(stub: object, what: string): T {
 /**
  * Tells a guard how a write lease ended (`recorded` / `released`). Tried twice, since a transient
  * fault is the likely reason for a failure; if both fail, the lease simply runs out
- * ({@link LEASE_MS}) and the next identical request writes the same record again. Never throws:
+ * (`LEASE_MS`) and the next identical request writes the same record again. Never throws:
  * the caller's answer (or its original error) stands either way.
  */
 export async function settleLease(settle: () => Promise<void>): Promise<void> {

@@ -89,7 +89,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** The DDC page: records the collection for this transaction's DDC JWT, once. */
-  async collect(ddcJti: string, sessionId: string, now: number): Promise<CollectOutcome> {
+  collect(ddcJti: string, sessionId: string, now: number): CollectOutcome {
     this.expire(now);
     const session = this.sql.exec<{ ddc_jti: string | null }>('SELECT ddc_jti FROM session').toArray()[0];
     if (session?.ddc_jti !== ddcJti) return { kind: 'unknown' };
@@ -100,7 +100,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
-  async collection(now: number): Promise<string | null> {
+  collection(now: number): string | null {
     this.expire(now);
     const row = this.sql.exec<{ session_id: string }>(
       'SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti',
@@ -133,7 +133,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** The challenge page: shows the challenge for this JWT if no JWT showed it before. */
-  async showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
+  showChallenge(reference: string, jti: string, now: number): ShowOutcome {
     this.expire(now);
     const row = this.challenge(reference, now);
     if (!row) return { kind: 'unknown' };
@@ -144,7 +144,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** One form post: evaluated only while the challenge is open, so never more than the limit. */
-  async submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome> {
+  submitChallenge(reference: string, attempt: CodeAttempt, now: number): SubmitOutcome {
     this.expire(now);
     const row = this.challenge(reference, now);
     if (!row) return { kind: 'unknown' };
@@ -157,7 +157,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** verification: the challenge's one result; a challenge still open ends here as not completed. */
-  async concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome> {
+  concludeChallenge(reference: string, now: number): ConcludeOutcome {
     this.expire(now);
     const row = this.challenge(reference, now);
     if (!row) return { kind: 'unknown' };
@@ -165,7 +165,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return { kind: 'ended', result: this.end(reference, 'failed', 'notCompleted', now) };
   }
 
-  override async alarm(): Promise<void> {
+  override alarm(): void {
     this.wipe();
   }
 

@@ -52,7 +52,7 @@ export class TokenGuard extends DurableObject<Env> {
     if (this.claims.answerOf<TokenClaim>(CLAIM, now)?.tokenId === tokenId) this.claims.drop(CLAIM);
   }
 
-  override async alarm(): Promise<void> {
+  override alarm(): void {
     this.claims.answerOf(CLAIM, Date.now()); // drops the claim once it has expired
   }
 }
