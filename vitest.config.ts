@@ -31,8 +31,11 @@ export default defineConfig({
       {
         // The 3DS pages in headless Chromium, against the bundled Worker served by Miniflare.
         test: {
-          name: 'browser', include: ['test/browser/**/*.test.ts'], environment: 'node',
-          testTimeout: 30_000, hookTimeout: 120_000,
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
         },
       },
     ],

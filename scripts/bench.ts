@@ -27,7 +27,10 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SYNTHETIC_SEED = 1;
 
 function list(values: readonly string[] | undefined): string[] {
-  return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 function positiveInt(value: string, name: string): number {
@@ -94,8 +97,10 @@ async function main(): Promise<void> {
     }
   }
 
-  console.log(`\n## BIN index bench (${lookups.toLocaleString('en-US')} lookups, median of ${runs} runs, `
-    + `Node ${process.version}, ${new Date().toISOString().slice(0, 10)})\n`);
+  console.log(
+    `\n## BIN index bench (${lookups.toLocaleString('en-US')} lookups, median of ${runs} runs, ` +
+      `Node ${process.version}, ${new Date().toISOString().slice(0, 10)})\n`,
+  );
   console.log(renderTable(results));
   console.log(`\nTargets\n${renderTargets(results)}`);
   console.log(`\nAgreement on a sample (record content: brands, issuer, country)\n${renderAgreement(results)}`);

@@ -102,8 +102,10 @@ async function refuseShrinking(newRanges: number): Promise<void> {
     return; // the current default does not build: anything verified is better
   }
   if (newRanges < current * MIN_REFRESH_SHARE) {
-    fail(`the new source gives ${newRanges} ranges, the current default ${current}: `
-      + 'refusing to shrink the embedded data by more than half (add --force if you mean it)');
+    fail(
+      `the new source gives ${newRanges} ranges, the current default ${current}: ` +
+        'refusing to shrink the embedded data by more than half (add --force if you mean it)',
+    );
   }
 }
 
@@ -111,7 +113,11 @@ async function refuseShrinking(newRanges: number): Promise<void> {
 async function readSource(source: string): Promise<string> {
   let bytes: Uint8Array;
   if (/^https?:\/\//.test(source)) {
-    const response = await fetch(source).catch((e: Error) => fail(`cannot fetch ${source}: ${e.message}${e.cause ? ` (${String((e.cause as Error).message ?? e.cause)})` : ''}`));
+    const response = await fetch(source).catch((e: Error) =>
+      fail(
+        `cannot fetch ${source}: ${e.message}${e.cause ? ` (${String((e.cause as Error).message ?? e.cause)})` : ''}`,
+      ),
+    );
     if (!response.ok) fail(`GET ${source} answered ${response.status}`);
     bytes = new Uint8Array(await response.arrayBuffer());
   } else {
@@ -149,8 +155,12 @@ async function saveAsDefault(source: string, text: string, format: string): Prom
 
 function printSummary(source: string, out: string, r: BuildResult): void {
   const gzip = gzipSync(new Uint8Array(r.artifact), { level: 9 }).length;
-  const top = (m: Map<string, number>): string => [...m.entries()]
-    .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([l, n]) => `${l} (${n})`).join(', ');
+  const top = (m: Map<string, number>): string =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([l, n]) => `${l} (${n})`)
+      .join(', ');
   const topLabels = top(r.labels.unmappedBrandLabels);
   const otherLabels = top(r.labels.unmappedLabels);
   const lines = [
@@ -162,10 +172,10 @@ function printSummary(source: string, out: string, r: BuildResult): void {
     `other unmapped    ${sum(r.labels.unmappedLabels)} labels${otherLabels ? ` (field left out): ${otherLabels}` : ''}`,
     `ranges            ${r.dataRangeCount} data, ${r.schemeRangeCount} scheme`,
     `records           ${r.recordCount} (${r.stringCount} strings)`,
-    `bytes             ${r.artifact.byteLength} (gzip ${gzip}); data index ${r.dataIndexBytes} = `
-      + `${(r.dataIndexBytes / r.dataRangeCount).toFixed(2)} B/range; record table ${r.recordTableBytes}`,
-    `verified          ${r.verify.checkedRows} rows at ${r.verify.checkedKeys} keys, 0 failures, `
-      + `${r.verify.shadowedRows} rows fully overridden by narrower rows`,
+    `bytes             ${r.artifact.byteLength} (gzip ${gzip}); data index ${r.dataIndexBytes} = ` +
+      `${(r.dataIndexBytes / r.dataRangeCount).toFixed(2)} B/range; record table ${r.recordTableBytes}`,
+    `verified          ${r.verify.checkedRows} rows at ${r.verify.checkedKeys} keys, 0 failures, ` +
+      `${r.verify.shadowedRows} rows fully overridden by narrower rows`,
     `seconds           ${r.seconds.toFixed(2)}`,
     `written           ${relative(process.cwd(), out)}`,
   ];

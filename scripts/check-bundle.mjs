@@ -21,8 +21,10 @@ for (const name of readdirSync(out)) {
   gzip += gz;
   console.log(`bundle  ${name.padEnd(48)} ${String(bytes.length).padStart(9)} B  gzip ${String(gz).padStart(8)} B`);
 }
-console.log(`bundle  total${' '.repeat(44)} ${String(raw).padStart(9)} B  gzip ${String(gzip).padStart(8)} B `
-  + `(${((gzip / LIMIT_GZIP_BYTES) * 100).toFixed(1)}% of the 3 MiB limit)`);
+console.log(
+  `bundle  total${' '.repeat(44)} ${String(raw).padStart(9)} B  gzip ${String(gzip).padStart(8)} B ` +
+    `(${((gzip / LIMIT_GZIP_BYTES) * 100).toFixed(1)}% of the 3 MiB limit)`,
+);
 if (gzip > LIMIT_GZIP_BYTES) {
   console.error('bundle  over the Workers compressed size limit');
   process.exit(1);

@@ -14,8 +14,9 @@ import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-export const CANONICAL_HEADER = 'bin_start,bin_end,brands,funding_type,issuer_name,country_code,'
-  + 'category,anonymous_prepaid,multiple_account_access,number_type';
+export const CANONICAL_HEADER =
+  'bin_start,bin_end,brands,funding_type,issuer_name,country_code,' +
+  'category,anonymous_prepaid,multiple_account_access,number_type';
 
 /** Share of rows that are 8-digit sub-ranges of a listed 6-digit BIN. */
 const SUB_RANGE_SHARE = 0.05;
@@ -80,27 +81,134 @@ const BLOCKS: readonly Block[] = [
 
 /** Real ISO 3166 alpha-2 codes with rough weights for where issuers are. */
 const COUNTRIES: readonly (readonly [string, number])[] = [
-  ['US', 30], ['GB', 5], ['DE', 4], ['FR', 4], ['CA', 3], ['BR', 4], ['MX', 2], ['IN', 3],
-  ['CN', 3], ['JP', 2], ['RU', 2], ['TR', 2], ['DK', 1], ['AU', 2], ['IT', 2], ['ES', 2],
-  ['NL', 1], ['SE', 1], ['PL', 1], ['KR', 1], ['SA', 1], ['AE', 1], ['ZA', 1], ['NG', 1],
-  ['AR', 1], ['CL', 1], ['CO', 1], ['PE', 0.5], ['CH', 1], ['AT', 0.5], ['BE', 0.5],
-  ['IE', 0.5], ['PT', 0.5], ['NO', 0.5], ['FI', 0.5], ['CZ', 0.5], ['HU', 0.5], ['RO', 0.5],
-  ['GR', 0.5], ['IL', 0.5], ['EG', 0.5], ['PK', 0.5], ['BD', 0.3], ['ID', 0.5], ['MY', 0.5],
-  ['TH', 0.5], ['VN', 0.5], ['PH', 0.5], ['SG', 0.5], ['HK', 0.5], ['TW', 0.5], ['NZ', 0.3],
-  ['UA', 0.5], ['KZ', 0.3], ['KE', 0.3], ['MA', 0.3], ['EC', 0.3], ['GT', 0.3], ['DO', 0.3],
-  ['PR', 0.3], ['LU', 0.3], ['BG', 0.3], ['HR', 0.3], ['RS', 0.3],
+  ['US', 30],
+  ['GB', 5],
+  ['DE', 4],
+  ['FR', 4],
+  ['CA', 3],
+  ['BR', 4],
+  ['MX', 2],
+  ['IN', 3],
+  ['CN', 3],
+  ['JP', 2],
+  ['RU', 2],
+  ['TR', 2],
+  ['DK', 1],
+  ['AU', 2],
+  ['IT', 2],
+  ['ES', 2],
+  ['NL', 1],
+  ['SE', 1],
+  ['PL', 1],
+  ['KR', 1],
+  ['SA', 1],
+  ['AE', 1],
+  ['ZA', 1],
+  ['NG', 1],
+  ['AR', 1],
+  ['CL', 1],
+  ['CO', 1],
+  ['PE', 0.5],
+  ['CH', 1],
+  ['AT', 0.5],
+  ['BE', 0.5],
+  ['IE', 0.5],
+  ['PT', 0.5],
+  ['NO', 0.5],
+  ['FI', 0.5],
+  ['CZ', 0.5],
+  ['HU', 0.5],
+  ['RO', 0.5],
+  ['GR', 0.5],
+  ['IL', 0.5],
+  ['EG', 0.5],
+  ['PK', 0.5],
+  ['BD', 0.3],
+  ['ID', 0.5],
+  ['MY', 0.5],
+  ['TH', 0.5],
+  ['VN', 0.5],
+  ['PH', 0.5],
+  ['SG', 0.5],
+  ['HK', 0.5],
+  ['TW', 0.5],
+  ['NZ', 0.3],
+  ['UA', 0.5],
+  ['KZ', 0.3],
+  ['KE', 0.3],
+  ['MA', 0.3],
+  ['EC', 0.3],
+  ['GT', 0.3],
+  ['DO', 0.3],
+  ['PR', 0.3],
+  ['LU', 0.3],
+  ['BG', 0.3],
+  ['HR', 0.3],
+  ['RS', 0.3],
 ];
 
 const SYLLABLES = [
-  'al', 'bar', 'cor', 'del', 'en', 'far', 'gal', 'hon', 'ir', 'jun', 'kar', 'lon', 'mar', 'nor',
-  'os', 'pel', 'quin', 'ros', 'sal', 'tor', 'ul', 'val', 'wes', 'xan', 'yor', 'zen', 'ber', 'dan',
-  'fen', 'lin', 'mon', 'ran', 'sen', 'tal', 'vin', 'ash', 'brook', 'ford', 'ham', 'ton',
+  'al',
+  'bar',
+  'cor',
+  'del',
+  'en',
+  'far',
+  'gal',
+  'hon',
+  'ir',
+  'jun',
+  'kar',
+  'lon',
+  'mar',
+  'nor',
+  'os',
+  'pel',
+  'quin',
+  'ros',
+  'sal',
+  'tor',
+  'ul',
+  'val',
+  'wes',
+  'xan',
+  'yor',
+  'zen',
+  'ber',
+  'dan',
+  'fen',
+  'lin',
+  'mon',
+  'ran',
+  'sen',
+  'tal',
+  'vin',
+  'ash',
+  'brook',
+  'ford',
+  'ham',
+  'ton',
 ];
 const PREFIXES = ['First', 'National', 'United', 'Royal', 'Commercial', 'Citizens', 'Peoples'];
 const SUFFIXES = [
-  'Bank', 'Savings Bank', 'Credit Union', 'Federal Credit Union', 'Bank N.A.', 'Bank PLC',
-  'Bank AG', 'Bank S.A.', 'Cooperative Bank', 'Bancorp', 'Card Services', 'Trust Company',
-  'Financial Services', 'Payments Ltd', 'Banco', 'Bank Ltd.', 'Building Society', 'Sparkasse',
+  'Bank',
+  'Savings Bank',
+  'Credit Union',
+  'Federal Credit Union',
+  'Bank N.A.',
+  'Bank PLC',
+  'Bank AG',
+  'Bank S.A.',
+  'Cooperative Bank',
+  'Bancorp',
+  'Card Services',
+  'Trust Company',
+  'Financial Services',
+  'Payments Ltd',
+  'Banco',
+  'Bank Ltd.',
+  'Building Society',
+  'Sparkasse',
 ];
 
 interface Issuer {
@@ -212,7 +320,9 @@ class Generator {
       category: this.chance(0.05) ? '' : this.chance(0.16) ? 'commercial' : 'consumer',
       anonymousPrepaid: prepaid
         ? this.pick(['anonymousCompliant', 'anonymousNonCompliant', 'notPrepaidOrNonAnonymous', 'unknown'])
-        : this.chance(0.9) ? 'notPrepaidOrNonAnonymous' : '',
+        : this.chance(0.9)
+          ? 'notPrepaidOrNonAnonymous'
+          : '',
       multipleAccountAccess: this.chance(0.85) ? '' : this.pick(['managed', 'unmanaged', 'unknown']),
       numberType: this.chance(0.005) ? 'networkToken' : 'pan',
     };
@@ -222,12 +332,14 @@ class Generator {
     if (this.chance(0.02)) return '';
     const r = this.rand();
     switch (block.funding) {
-      case 'amex': return r < 0.4 ? 'chargeCard' : r < 0.95 ? 'credit' : 'prepaid';
-      case 'credit': return r < 0.85 ? 'credit' : r < 0.95 ? 'debit' : 'prepaid';
-      case 'debit': return r < 0.8 ? 'debit' : r < 0.95 ? 'prepaid' : 'credit';
+      case 'amex':
+        return r < 0.4 ? 'chargeCard' : r < 0.95 ? 'credit' : 'prepaid';
+      case 'credit':
+        return r < 0.85 ? 'credit' : r < 0.95 ? 'debit' : 'prepaid';
+      case 'debit':
+        return r < 0.8 ? 'debit' : r < 0.95 ? 'prepaid' : 'credit';
       case 'general':
-        return r < 0.45 ? 'credit' : r < 0.85 ? 'debit' : r < 0.95 ? 'prepaid'
-          : r < 0.97 ? 'deferredDebit' : 'unknown';
+        return r < 0.45 ? 'credit' : r < 0.85 ? 'debit' : r < 0.95 ? 'prepaid' : r < 0.97 ? 'deferredDebit' : 'unknown';
     }
   }
 
@@ -289,8 +401,7 @@ function sixDigitRows(g: Generator, count: number): Row[] {
     let profile: Profile | undefined;
     let issuer: Issuer | undefined;
     for (const bin of sampleBins(g, first, last - first + 1, k)) {
-      const current = issuer !== undefined && bin === previous + 1 && !g.chance(0.2)
-        ? issuer : g.issuer(block.country);
+      const current = issuer !== undefined && bin === previous + 1 && !g.chance(0.2) ? issuer : g.issuer(block.country);
       // Runs keep their product too, so that the compiler can merge adjacent equal answers.
       if (!profile || current !== issuer || g.chance(0.3)) profile = g.product(block, current);
       const digits = String(bin).padStart(6, '0');
@@ -329,8 +440,10 @@ function subRangeRows(g: Generator, parents: readonly Row[], count: number): Row
       // Sub-ranges are usually another product of the same issuer, sometimes a sponsored issuer.
       const issuer = parent.profile.issuer && g.chance(0.7) ? parent.profile.issuer : g.issuer(block.country);
       rows.push({
-        start: from, end: from === to ? '' : to,
-        brands: g.brands(block, issuer.country), profile: g.product(block, issuer),
+        start: from,
+        end: from === to ? '' : to,
+        brands: g.brands(block, issuer.country),
+        profile: g.product(block, issuer),
       });
     }
   }
@@ -351,8 +464,10 @@ function multiBinRows(g: Generator, count: number): Row[] {
     seen.add(key);
     const issuer = g.issuer(block.country);
     rows.push({
-      start: String(start).padStart(6, '0'), end: String(end).padStart(6, '0'),
-      brands: g.brands(block, issuer.country), profile: g.product(block, issuer),
+      start: String(start).padStart(6, '0'),
+      end: String(end).padStart(6, '0'),
+      brands: g.brands(block, issuer.country),
+      profile: g.product(block, issuer),
     });
   }
   return rows;
@@ -361,8 +476,16 @@ function multiBinRows(g: Generator, count: number): Row[] {
 function csvLine(row: Row): string {
   const p = row.profile;
   const cells = [
-    row.start, row.end, row.brands, p.funding, p.issuer?.name ?? '', p.country, p.category,
-    p.anonymousPrepaid, p.multipleAccountAccess, p.numberType,
+    row.start,
+    row.end,
+    row.brands,
+    p.funding,
+    p.issuer?.name ?? '',
+    p.country,
+    p.category,
+    p.anonymousPrepaid,
+    p.multipleAccountAccess,
+    p.numberType,
   ];
   // Generated names hold no comma or quote, but quote anyway so the output is always valid CSV.
   return cells.map((c) => (/[",\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(',');
@@ -386,9 +509,7 @@ export function generateSyntheticCsv(rows: number, seed: number): string {
   // Tiny sets can run out of parents for sub-ranges: multi-BIN ranges make up the count.
   const all = [...six, ...sub, ...multiBinRows(g, rows - six.length - sub.length)];
   // Sorted like real lists: by first key, then the wider row before the rows nested in it.
-  const key = (r: Row): [number, number] => [
-    Number(r.start.padEnd(8, '0')), Number((r.end || r.start).padEnd(8, '9')),
-  ];
+  const key = (r: Row): [number, number] => [Number(r.start.padEnd(8, '0')), Number((r.end || r.start).padEnd(8, '9'))];
   const sorted = all.map((r) => ({ r, k: key(r) })).sort((a, b) => a.k[0] - b.k[0] || b.k[1] - a.k[1]);
   return `${CANONICAL_HEADER}\n${sorted.map((s) => csvLine(s.r)).join('\n')}\n`;
 }

@@ -14,11 +14,13 @@ if (args.length === 0) {
   process.exit(2);
 }
 if (args[0] === '--json') {
-  const entries = await Promise.all(args.slice(1).map(async (pair) => {
-    const eq = pair.indexOf('=');
-    if (eq < 1) throw new Error(`expected user=password, got ${pair.slice(0, 20)}`);
-    return [pair.slice(0, eq), await hashPassword(pair.slice(eq + 1))] as const;
-  }));
+  const entries = await Promise.all(
+    args.slice(1).map(async (pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 1) throw new Error(`expected user=password, got ${pair.slice(0, 20)}`);
+      return [pair.slice(0, eq), await hashPassword(pair.slice(eq + 1))] as const;
+    }),
+  );
   console.log(JSON.stringify(Object.fromEntries(entries)));
 } else {
   console.log(await hashPassword(args[0]!));

@@ -19,8 +19,7 @@ export interface Agreement {
 }
 
 function sameContent(a: BinRecord, b: BinRecord): boolean {
-  return a.brands.join('|') === b.brands.join('|') && a.issuerName === b.issuerName
-    && a.countryCode === b.countryCode;
+  return a.brands.join('|') === b.brands.join('|') && a.issuerName === b.issuerName && a.countryCode === b.countryCode;
 }
 
 function tally(d: Disagreements, compact: BinRecord | undefined, other: BinRecord | undefined): void {
@@ -41,7 +40,10 @@ function tally(d: Disagreements, compact: BinRecord | undefined, other: BinRecor
  * so disagreements are counted and printed, not treated as failures.
  */
 export function checkAgreement(
-  index: BinIndex, array: SortedArrayBaseline, map: PrefixMapBaseline, pans: readonly string[],
+  index: BinIndex,
+  array: SortedArrayBaseline,
+  map: PrefixMapBaseline,
+  pans: readonly string[],
 ): Agreement {
   const empty = (): Disagreements => ({ differentRecord: 0, baselineMissed: 0, compactMissed: 0 });
   const result: Agreement = { checked: pans.length, array: empty(), map: empty() };
@@ -56,6 +58,8 @@ export function checkAgreement(
 
 export function describeDisagreements(d: Disagreements): string {
   const total = d.differentRecord + d.baselineMissed + d.compactMissed;
-  return `${total} disagree (${d.differentRecord} different record, ${d.baselineMissed} baseline `
-    + `miss, ${d.compactMissed} compact miss)`;
+  return (
+    `${total} disagree (${d.differentRecord} different record, ${d.baselineMissed} baseline ` +
+    `miss, ${d.compactMissed} compact miss)`
+  );
 }

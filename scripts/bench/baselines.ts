@@ -81,7 +81,7 @@ export class PrefixMapBaseline {
   private readonly map = new Map<string, BinRecord>();
 
   constructor(rows: readonly SourceRow[]) {
-    const byWidth = [...rows].sort((a, b) => (b.end - b.start) - (a.end - a.start) || b.line - a.line);
+    const byWidth = [...rows].sort((a, b) => b.end - b.start - (a.end - a.start) || b.line - a.line);
     for (const row of byWidth) this.add(row);
   }
 

@@ -46,7 +46,12 @@ export function memoryDelta(before: MemorySample, after: MemorySample): MemoryDe
  * Builds a structure and measures what it keeps: heap and ArrayBuffer bytes retained once
  * built, after collecting the garbage of building it. Also returns the build time.
  */
-export function measureBuild<T>(build: () => T): { value: T; memory: MemoryDelta; seconds: number; before: MemorySample } {
+export function measureBuild<T>(build: () => T): {
+  value: T;
+  memory: MemoryDelta;
+  seconds: number;
+  before: MemorySample;
+} {
   const before = settledMemory();
   const began = performance.now();
   const value = build();
@@ -65,7 +70,11 @@ export function median(values: readonly number[]): number {
  * median. The loop returns a checksum, accumulated into `sink` so that the JIT cannot drop the
  * work as dead code.
  */
-export function lookupsPerSecond(loop: (pans: readonly string[]) => number, pans: readonly string[], runs: number): number {
+export function lookupsPerSecond(
+  loop: (pans: readonly string[]) => number,
+  pans: readonly string[],
+  runs: number,
+): number {
   sink.value += loop(pans);
   const rates: number[] = [];
   for (let r = 0; r < runs; r++) {

@@ -7,7 +7,14 @@ import { checkAgreement, type Agreement } from './agreement';
 import { PrefixMapBaseline, SortedArrayBaseline, ownedRows } from './baselines';
 import { arrayLoop, compactFindLoop, compactRawLoop, mapLoop } from './loops';
 import {
-  gc, lookupsPerSecond, measureBuild, median, memoryDelta, settledMemory, sink, type MemoryDelta,
+  gc,
+  lookupsPerSecond,
+  measureBuild,
+  median,
+  memoryDelta,
+  settledMemory,
+  sink,
+  type MemoryDelta,
 } from './measure';
 import { benchPans } from './pans';
 
@@ -106,9 +113,7 @@ export async function runDataset(dataset: Dataset, options: BenchOptions): Promi
   const mapBuild = measureBuild(() => new PrefixMapBaseline(ownedRows(built.rows)));
   const mapRate = lookupsPerSecond(mapLoop(mapBuild.value), pans, runs);
 
-  const agreement = checkAgreement(
-    index, arrayBuild.value, mapBuild.value, pans.slice(0, options.agreementSample),
-  );
+  const agreement = checkAgreement(index, arrayBuild.value, mapBuild.value, pans.slice(0, options.agreementSample));
   return {
     name: dataset.name,
     format: built.format,
@@ -122,17 +127,25 @@ export async function runDataset(dataset: Dataset, options: BenchOptions): Promi
     readyMs: median(ready),
     readyFirstMs: ready[0]!,
     compact: {
-      structure: 'compact index `find`', lookupsPerSecond: compactRate,
-      memory: compactBuild.memory, memoryAfterLookups: compactAfter,
+      structure: 'compact index `find`',
+      lookupsPerSecond: compactRate,
+      memory: compactBuild.memory,
+      memoryAfterLookups: compactAfter,
     },
     compactRaw: { structure: 'compact index, record id only', lookupsPerSecond: rawRate },
     array: {
-      structure: 'baseline: sorted array + binary search', buildSeconds: arrayBuild.seconds,
-      entries: arrayBuild.value.size, lookupsPerSecond: arrayRate, memory: arrayBuild.memory,
+      structure: 'baseline: sorted array + binary search',
+      buildSeconds: arrayBuild.seconds,
+      entries: arrayBuild.value.size,
+      lookupsPerSecond: arrayRate,
+      memory: arrayBuild.memory,
     },
     map: {
-      structure: 'baseline: Map of 8/6-digit prefixes', buildSeconds: mapBuild.seconds,
-      entries: mapBuild.value.size, lookupsPerSecond: mapRate, memory: mapBuild.memory,
+      structure: 'baseline: Map of 8/6-digit prefixes',
+      buildSeconds: mapBuild.seconds,
+      entries: mapBuild.value.size,
+      lookupsPerSecond: mapRate,
+      memory: mapBuild.memory,
     },
     agreement,
   };

@@ -23,10 +23,10 @@ function memoryRatio(r: DatasetResult, compact: MemoryDelta): number {
 function structureRow(r: DatasetResult, s: StructureResult, first: boolean): string[] {
   const isCompact = s === r.compact;
   const after = s.memoryAfterLookups;
-  const heap = s.memory === undefined ? '' : after
-    ? `${mb(s.memory.heap)} → ${mb(after.heap)}` : mb(s.memory.heap);
+  const heap = s.memory === undefined ? '' : after ? `${mb(s.memory.heap)} → ${mb(after.heap)}` : mb(s.memory.heap);
   const external = s.memory === undefined ? '' : mb((after ?? s.memory).external);
-  const ratio = (base: StructureResult): string => (s === base ? '' : (s.lookupsPerSecond / base.lookupsPerSecond).toFixed(2));
+  const ratio = (base: StructureResult): string =>
+    s === base ? '' : (s.lookupsPerSecond / base.lookupsPerSecond).toFixed(2);
   const compactOnly = (cell: string): string => (isCompact ? cell : '');
   return [
     first ? `${r.name} (${r.format})` : '',
@@ -36,7 +36,11 @@ function structureRow(r: DatasetResult, s: StructureResult, first: boolean): str
     compactOnly(int(r.gzipBytes)),
     compactOnly((r.dataIndexBytes / r.dataRangeCount).toFixed(2)),
     compactOnly(int(r.recordTableBytes)),
-    isCompact ? int(r.dataRangeCount) : s.entries === undefined ? '' : `${int(s.entries)} ${s === r.map ? 'keys' : 'rows'}`,
+    isCompact
+      ? int(r.dataRangeCount)
+      : s.entries === undefined
+        ? ''
+        : `${int(s.entries)} ${s === r.map ? 'keys' : 'rows'}`,
     compactOnly(int(r.recordCount)),
     compactOnly(`${r.readyMs.toFixed(3)} (first ${r.readyFirstMs.toFixed(2)})`),
     int(s.lookupsPerSecond),
@@ -51,12 +55,26 @@ function structureRow(r: DatasetResult, s: StructureResult, first: boolean): str
 /** The results as one markdown table, a row per dataset × structure. */
 export function renderTable(results: readonly DatasetResult[]): string {
   const header = [
-    'dataset', 'structure', 'build s', 'artifact B', 'gzip -9 B', 'B/range', 'record table B',
-    'ranges', 'records', 'ready ms', 'lookups/s', 'heap Δ MB', 'ArrayBuffer Δ MB',
-    'lookups ÷ Map', 'lookups ÷ array', 'memory ÷ Map',
+    'dataset',
+    'structure',
+    'build s',
+    'artifact B',
+    'gzip -9 B',
+    'B/range',
+    'record table B',
+    'ranges',
+    'records',
+    'ready ms',
+    'lookups/s',
+    'heap Δ MB',
+    'ArrayBuffer Δ MB',
+    'lookups ÷ Map',
+    'lookups ÷ array',
+    'memory ÷ Map',
   ];
   const rows = results.flatMap((r) =>
-    [r.compact, r.compactRaw, r.array, r.map].map((s, i) => structureRow(r, s, i === 0)));
+    [r.compact, r.compactRaw, r.array, r.map].map((s, i) => structureRow(r, s, i === 0)),
+  );
   const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
@@ -77,18 +95,20 @@ export function renderTargets(results: readonly DatasetResult[]): string {
       `${r.name}:`,
       // Judged on the B/range column (data index ÷ ranges, bucket table included); the whole
       // artifact against 8 B/range + record table is printed too, as it also holds fixed parts.
-      `  ${verdict(perRange <= BYTES_PER_RANGE_TARGET)} data index ≤ ${BYTES_PER_RANGE_TARGET} B/range (record table apart): `
-        + `${perRange.toFixed(2)} B/range = ${variable.toFixed(2)} per range + ${int(BUCKET_TABLE_BYTES)} B fixed bucket table; `
-        + `whole artifact ${int(r.artifactBytes)} B vs 8 × ${int(r.dataRangeCount)} ranges + ${int(r.recordTableBytes)} B record table `
-        + `= ${int(budget)} B (${r.artifactBytes <= budget ? 'within' : `over by ${int(r.artifactBytes - budget)} B`}: `
-        + `header and scheme index take ${int(r.artifactBytes - r.dataIndexBytes - r.recordTableBytes)} B)`,
+      `  ${verdict(perRange <= BYTES_PER_RANGE_TARGET)} data index ≤ ${BYTES_PER_RANGE_TARGET} B/range (record table apart): ` +
+        `${perRange.toFixed(2)} B/range = ${variable.toFixed(2)} per range + ${int(BUCKET_TABLE_BYTES)} B fixed bucket table; ` +
+        `whole artifact ${int(r.artifactBytes)} B vs 8 × ${int(r.dataRangeCount)} ranges + ${int(r.recordTableBytes)} B record table ` +
+        `= ${int(budget)} B (${r.artifactBytes <= budget ? 'within' : `over by ${int(r.artifactBytes - budget)} B`}: ` +
+        `header and scheme index take ${int(r.artifactBytes - r.dataIndexBytes - r.recordTableBytes)} B)`,
       `  ${verdict(r.readyMs <= READY_TARGET_MS)} index ready ≤ ${READY_TARGET_MS} ms: median ${r.readyMs.toFixed(3)} ms, first run ${r.readyFirstMs.toFixed(2)} ms`,
       `  ${verdict(lookupRatio >= LOOKUP_RATIO_TARGET)} compact lookups ≥ ${LOOKUP_RATIO_TARGET} × Map baseline: ${lookupRatio.toFixed(2)} ×`,
-      `  ${verdict(memAfter <= MEMORY_RATIO_TARGET)} compact memory ≤ ${MEMORY_RATIO_TARGET} × Map baseline: ${memAfter.toFixed(3)} × after the lookups `
-        + `(strings and brand lists cached), ${memReady.toFixed(3)} × when ready`,
+      `  ${verdict(memAfter <= MEMORY_RATIO_TARGET)} compact memory ≤ ${MEMORY_RATIO_TARGET} × Map baseline: ${memAfter.toFixed(3)} × after the lookups ` +
+        `(strings and brand lists cached), ${memReady.toFixed(3)} × when ready`,
     );
     if (r.format === 'openbiin') {
-      lines.push(`  ${verdict(r.gzipBytes <= GZIP_TARGET_BYTES)} openbiin artifact gzip ≤ 1.5 MB: ${int(r.gzipBytes)} B`);
+      lines.push(
+        `  ${verdict(r.gzipBytes <= GZIP_TARGET_BYTES)} openbiin artifact gzip ≤ 1.5 MB: ${int(r.gzipBytes)} B`,
+      );
     }
   }
   return lines.join('\n');
@@ -96,9 +116,11 @@ export function renderTargets(results: readonly DatasetResult[]): string {
 
 /** The agreement check of each dataset, one line per baseline. */
 export function renderAgreement(results: readonly DatasetResult[]): string {
-  return results.flatMap((r) => [
-    `${r.name}: ${int(r.agreement.checked)} PANs`,
-    `  array vs compact: ${describeDisagreements(r.agreement.array)}`,
-    `  Map vs compact:   ${describeDisagreements(r.agreement.map)}`,
-  ]).join('\n');
+  return results
+    .flatMap((r) => [
+      `${r.name}: ${int(r.agreement.checked)} PANs`,
+      `  array vs compact: ${describeDisagreements(r.agreement.array)}`,
+      `  Map vs compact:   ${describeDisagreements(r.agreement.map)}`,
+    ])
+    .join('\n');
 }

@@ -8,32 +8,53 @@ import { labelKey } from './label-key';
  * out on purpose: the scheme range table decides those.
  */
 const SPELLINGS: Readonly<Record<string, readonly Brand[]>> = {
-  visainc: ['visa'], visainternational: ['visa'],
-  mastercard: ['mastercard'], mc: ['mastercard'], master: ['mastercard'],
+  visainc: ['visa'],
+  visainternational: ['visa'],
+  mastercard: ['mastercard'],
+  mc: ['mastercard'],
+  master: ['mastercard'],
   mastercardworldwide: ['mastercard'],
   // Eurocard merged into Mastercard (Europay, 2002); old lists still carry the name.
-  eurocard: ['mastercard'], eurocardmastercard: ['mastercard'],
-  maestrouk: ['maestro'], maestrodebit: ['maestro'],
+  eurocard: ['mastercard'],
+  eurocardmastercard: ['mastercard'],
+  maestrouk: ['maestro'],
+  maestrodebit: ['maestro'],
   // UK Switch was rebranded Maestro in 2002.
   switch: ['maestro'],
-  americanexpress: ['amex'], americanexpresscompany: ['amex'], amexco: ['amex'],
-  dinersclub: ['diners'], dinersclubinternational: ['diners'], dinersclubintl: ['diners'],
+  americanexpress: ['amex'],
+  americanexpresscompany: ['amex'],
+  amexco: ['amex'],
+  dinersclub: ['diners'],
+  dinersclubinternational: ['diners'],
+  dinersclubintl: ['diners'],
   dinersinternational: ['diners'],
-  discovercard: ['discover'], discovernetwork: ['discover'], novus: ['discover'],
+  discovercard: ['discover'],
+  discovernetwork: ['discover'],
+  novus: ['discover'],
   japancreditbureau: ['jcb'],
-  chinaunionpay: ['unionPay'], cup: ['unionPay'], unionpayinternational: ['unionPay'],
-  nspkmir: ['mir'], mirnspk: ['mir'],
-  eftpos: ['eftposAU'], eftposaustralia: ['eftposAU'],
-  cb: ['cartesBancaires'], cartebancaire: ['cartesBancaires'], cartebleue: ['cartesBancaires'],
+  chinaunionpay: ['unionPay'],
+  cup: ['unionPay'],
+  unionpayinternational: ['unionPay'],
+  nspkmir: ['mir'],
+  mirnspk: ['mir'],
+  eftpos: ['eftposAU'],
+  eftposaustralia: ['eftposAU'],
+  cb: ['cartesBancaires'],
+  cartebancaire: ['cartesBancaires'],
+  cartebleue: ['cartesBancaires'],
   // PagoBancomat is the debit brand of the Bancomat circuit.
   pagobancomat: ['bancomat'],
   // German "ec-Karte" is the former name of girocard.
-  eckarte: ['girocard'], eccard: ['girocard'],
-  tarjetanaranja: ['naranja'], naranjax: ['naranja'],
+  eckarte: ['girocard'],
+  eccard: ['girocard'],
+  tarjetanaranja: ['naranja'],
+  naranjax: ['naranja'],
   tarjetacencosud: ['cencosud'],
-  gecapitalbank: ['gecapital'], gemoney: ['gecapital'],
+  gecapitalbank: ['gecapital'],
+  gemoney: ['gecapital'],
   // BC Card's international brand (Korea).
-  bccard: ['bc'], globalbc: ['bc'],
+  bccard: ['bc'],
+  globalbc: ['bc'],
   carteaurore: ['aurore'],
   hiper: ['hipercard'],
   troycard: ['troy'],
@@ -46,8 +67,13 @@ const SPELLINGS: Readonly<Record<string, readonly Brand[]>> = {
  * brand label they give the scheme; in binlist's product column they stay a product.
  */
 const PRODUCT_SPELLINGS: Readonly<Record<string, readonly Brand[]>> = {
-  visaelectron: ['visa'], electron: ['visa'], vpay: ['visa'], visadebit: ['visa'],
-  visacredit: ['visa'], visaprepaid: ['visa'], mastercarddebit: ['mastercard'],
+  visaelectron: ['visa'],
+  electron: ['visa'],
+  vpay: ['visa'],
+  visadebit: ['visa'],
+  visacredit: ['visa'],
+  visaprepaid: ['visa'],
+  mastercarddebit: ['mastercard'],
 };
 
 const SCHEME_TABLE: ReadonlyMap<string, readonly Brand[]> = new Map([
@@ -55,10 +81,7 @@ const SCHEME_TABLE: ReadonlyMap<string, readonly Brand[]> = new Map([
   ...Object.entries(SPELLINGS),
 ]);
 
-const TABLE: ReadonlyMap<string, readonly Brand[]> = new Map([
-  ...SCHEME_TABLE,
-  ...Object.entries(PRODUCT_SPELLINGS),
-]);
+const TABLE: ReadonlyMap<string, readonly Brand[]> = new Map([...SCHEME_TABLE, ...Object.entries(PRODUCT_SPELLINGS)]);
 
 /** The outcome of reading one brand label: the brands it names and the parts that name none. */
 export interface BrandLabelMatch {
@@ -84,7 +107,10 @@ function resolveWith(label: string, table: ReadonlyMap<string, readonly Brand[]>
   if (whole) return { brands: [...whole], unmappedParts: [] };
   const brands: Brand[] = [];
   const unmappedParts: string[] = [];
-  for (const part of trimmed.split('/').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of trimmed
+    .split('/')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const found = table.get(labelKey(part));
     if (found) brands.push(...found);
     else unmappedParts.push(part);

@@ -78,8 +78,8 @@ export function buildIndex(csvText: string, options: BuildOptions = {}): BuildRe
   if (verify.failures.length > 0) {
     const f = verify.failures[0]!;
     throw new BrokenSourceError(
-      `${verify.failures.length} row(s) not answered as written; first: line ${f.line} at key ${f.key}: `
-      + `expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)}`,
+      `${verify.failures.length} row(s) not answered as written; first: line ${f.line} at key ${f.key}: ` +
+        `expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)}`,
     );
   }
   return {
@@ -100,6 +100,9 @@ export function buildIndex(csvText: string, options: BuildOptions = {}): BuildRe
 /** The first rejections with their line numbers, for error messages and the summary. */
 export function describe(rejected: readonly Rejection[], max = 10): string {
   if (rejected.length === 0) return 'none rejected';
-  const shown = rejected.slice(0, max).map((r) => `line ${r.line}: ${r.reason}`).join('; ');
+  const shown = rejected
+    .slice(0, max)
+    .map((r) => `line ${r.line}: ${r.reason}`)
+    .join('; ');
   return rejected.length > max ? `${shown}; … ${rejected.length - max} more` : shown;
 }

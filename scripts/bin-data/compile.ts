@@ -7,9 +7,19 @@
  * beats a wide range); between rows of equal width the earlier source line wins.
  */
 import {
-  BUCKET_BITS, BUCKET_COUNT, BUCKET_SIZE, FORMAT_VERSION, HEADER, MAGIC, MAX_RECORDS,
-  MAX_RECORDS_16_BIT, RECORD_WORDS,
-  align4, encodeRecordWords, rangeIndexBytes, rangeIndexViews,
+  BUCKET_BITS,
+  BUCKET_COUNT,
+  BUCKET_SIZE,
+  FORMAT_VERSION,
+  HEADER,
+  MAGIC,
+  MAX_RECORDS,
+  MAX_RECORDS_16_BIT,
+  RECORD_WORDS,
+  align4,
+  encodeRecordWords,
+  rangeIndexBytes,
+  rangeIndexViews,
 } from '../../src/bin/artifact-format';
 import type { BinRecord } from '../../src/bin/model';
 import type { SchemeRange, SourceRow } from './source-row';
@@ -36,15 +46,27 @@ export interface CompileResult {
 /** Canonical key of a record, used to deduplicate the record table. */
 export function recordKey(r: BinRecord): string {
   return JSON.stringify([
-    r.type, r.brands, r.binLength, r.fundingType, r.issuerName, r.countryCode, r.currency,
-    r.anonymousPrepaid, r.category, r.multipleAccountAccess,
+    r.type,
+    r.brands,
+    r.binLength,
+    r.fundingType,
+    r.issuerName,
+    r.countryCode,
+    r.currency,
+    r.anonymousPrepaid,
+    r.category,
+    r.multipleAccountAccess,
   ]);
 }
 
 /** The record answered where only a scheme IIN range matches (CONTRACT.md §3). */
 export function schemeRecord(brands: BinRecord['brands']): BinRecord {
   return {
-    type: 'pan', brands, binLength: 6, fundingType: 'unknown', anonymousPrepaid: 'unknown',
+    type: 'pan',
+    brands,
+    binLength: 6,
+    fundingType: 'unknown',
+    anonymousPrepaid: 'unknown',
     countryCode: 'unknown',
   };
 }
@@ -67,15 +89,25 @@ export function compileIndex(
   builtAt = new Date(),
 ): CompileResult {
   const records = new RecordTable();
-  const dataSegments = flatten(rows.map((r) => ({
-    start: r.start, end: r.end, order: r.line, recordId: records.idOf(r.record),
-  })));
-  const schemeSegments = flatten(schemeRanges.map((s, i) => ({
-    ...schemeKeyRange(s), order: i, recordId: records.idOf(schemeRecord(s.brands)),
-  })));
+  const dataSegments = flatten(
+    rows.map((r) => ({
+      start: r.start,
+      end: r.end,
+      order: r.line,
+      recordId: records.idOf(r.record),
+    })),
+  );
+  const schemeSegments = flatten(
+    schemeRanges.map((s, i) => ({
+      ...schemeKeyRange(s),
+      order: i,
+      recordId: records.idOf(schemeRecord(s.brands)),
+    })),
+  );
   const data = splitAtBuckets(mergeAdjacent(dataSegments));
   const scheme = splitAtBuckets(mergeAdjacent(schemeSegments));
-  if (records.count > MAX_RECORDS) throw new Error(`${records.count} distinct records: the format holds ${MAX_RECORDS}`);
+  if (records.count > MAX_RECORDS)
+    throw new Error(`${records.count} distinct records: the format holds ${MAX_RECORDS}`);
   const idBytes: 2 | 3 = records.count <= MAX_RECORDS_16_BIT ? 2 : 3;
 
   const strings = records.strings.encode();
@@ -138,8 +170,7 @@ interface Interval {
 export function flatten(intervals: readonly Interval[]): Segment[] {
   const sorted = [...intervals].sort((a, b) => a.start - b.start);
   const points = [...new Set(sorted.flatMap((i) => [i.start, i.end + 1]))].sort((a, b) => a - b);
-  const heap = new MinHeap<Interval>((a, b) =>
-    (a.end - a.start) - (b.end - b.start) || a.order - b.order);
+  const heap = new MinHeap<Interval>((a, b) => a.end - a.start - (b.end - b.start) || a.order - b.order);
   const segments: Segment[] = [];
   let next = 0;
   for (let p = 0; p < points.length - 1; p++) {
@@ -168,7 +199,7 @@ function splitAtBuckets(segments: readonly Segment[]): Segment[] {
   const out: Segment[] = [];
   for (const s of segments) {
     let start = s.start;
-    while ((start >>> BUCKET_BITS) !== (s.end >>> BUCKET_BITS)) {
+    while (start >>> BUCKET_BITS !== s.end >>> BUCKET_BITS) {
       const bucketEnd = ((start >>> BUCKET_BITS) + 1) * BUCKET_SIZE - 1;
       out.push({ start, end: bucketEnd, recordId: s.recordId });
       start = bucketEnd + 1;

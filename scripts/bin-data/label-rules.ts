@@ -3,14 +3,27 @@ import { labelKey } from './label-key';
 
 /** Funding labels met in the public lists, keyed by {@link labelKey}. */
 const FUNDING_LABELS: ReadonlyMap<string, FundingType> = new Map<string, FundingType>([
-  ['credit', 'credit'], ['creditcard', 'credit'], ['cc', 'credit'],
-  ['debit', 'debit'], ['debitcard', 'debit'], ['dc', 'debit'], ['checkcard', 'debit'],
-  ['prepaid', 'prepaid'], ['prepaidcard', 'prepaid'], ['prepaiddebit', 'prepaid'],
-  ['debitprepaid', 'prepaid'], ['prepaidcredit', 'prepaid'], ['prepaidreloadable', 'prepaid'],
-  ['charge', 'chargeCard'], ['chargecard', 'chargeCard'],
-  ['deferreddebit', 'deferredDebit'], ['deferred', 'deferredDebit'],
+  ['credit', 'credit'],
+  ['creditcard', 'credit'],
+  ['cc', 'credit'],
+  ['debit', 'debit'],
+  ['debitcard', 'debit'],
+  ['dc', 'debit'],
+  ['checkcard', 'debit'],
+  ['prepaid', 'prepaid'],
+  ['prepaidcard', 'prepaid'],
+  ['prepaiddebit', 'prepaid'],
+  ['debitprepaid', 'prepaid'],
+  ['prepaidcredit', 'prepaid'],
+  ['prepaidreloadable', 'prepaid'],
+  ['charge', 'chargeCard'],
+  ['chargecard', 'chargeCard'],
+  ['deferreddebit', 'deferredDebit'],
+  ['deferred', 'deferredDebit'],
   // A source that admits it does not know, or says the range holds both, gives "unknown".
-  ['debitcredit', 'unknown'], ['creditdebit', 'unknown'], ['unknown', 'unknown'],
+  ['debitcredit', 'unknown'],
+  ['creditdebit', 'unknown'],
+  ['unknown', 'unknown'],
   ['combo', 'unknown'],
 ]);
 

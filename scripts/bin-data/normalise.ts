@@ -1,12 +1,18 @@
 import {
-  ANONYMOUS_PREPAID, BRANDS, CATEGORIES, FUNDING_TYPES, MULTIPLE_ACCOUNT_ACCESS, NUMBER_TYPES,
-  orderBrands, type BinRecord, type Brand, type FundingType,
+  ANONYMOUS_PREPAID,
+  BRANDS,
+  CATEGORIES,
+  FUNDING_TYPES,
+  MULTIPLE_ACCOUNT_ACCESS,
+  NUMBER_TYPES,
+  orderBrands,
+  type BinRecord,
+  type Brand,
+  type FundingType,
 } from '../../src/bin/model';
 import { resolveBrandLabel } from './brand-labels';
 import { countryCodeFor, currencyFor, isKnownCountryCode } from './country-labels';
-import {
-  anonymousPrepaidFor, categoryFor, fundingTypeFor, prepaidFlag, productSaysPrepaid,
-} from './label-rules';
+import { anonymousPrepaidFor, categoryFor, fundingTypeFor, prepaidFlag, productSaysPrepaid } from './label-rules';
 import { schemeBrandsFor } from './scheme-ranges';
 import type { LabelReport, RawRow, Rejection, SourceRow } from './source-row';
 
@@ -131,7 +137,9 @@ function canonicalDetails(canonical: NonNullable<RawRow['canonical']>): RecordDe
     anonymousPrepaid: checkedEnum(canonical.anonymousPrepaid, ANONYMOUS_PREPAID, 'anonymous_prepaid'),
     category: checkedEnum(canonical.category, CATEGORIES, 'category'),
     multipleAccountAccess: checkedEnum(
-      canonical.multipleAccountAccess, MULTIPLE_ACCOUNT_ACCESS, 'multiple_account_access',
+      canonical.multipleAccountAccess,
+      MULTIPLE_ACCOUNT_ACCESS,
+      'multiple_account_access',
     ),
   };
 }

@@ -71,9 +71,10 @@ class ReferenceResolver {
     for (let i = hi; i >= 0 && this.maxEnd[i]! >= key; i--) {
       const r = this.rows[i]!;
       if (r.end < key) continue;
-      const better = !best
-        || r.end - r.start < best.end - best.start
-        || (r.end - r.start === best.end - best.start && r.line < best.line);
+      const better =
+        !best ||
+        r.end - r.start < best.end - best.start ||
+        (r.end - r.start === best.end - best.start && r.line < best.line);
       if (better) best = r;
     }
     return best;

@@ -26,7 +26,11 @@
  * ```
  */
 import {
-  ANONYMOUS_PREPAID, CATEGORIES, FUNDING_TYPES, MULTIPLE_ACCOUNT_ACCESS, NUMBER_TYPES,
+  ANONYMOUS_PREPAID,
+  CATEGORIES,
+  FUNDING_TYPES,
+  MULTIPLE_ACCOUNT_ACCESS,
+  NUMBER_TYPES,
   type BinRecord,
 } from './model';
 
@@ -117,27 +121,32 @@ export function encodeRecordWords(
   const w1 = record.brands.length === 0 ? 0 : stringId(record.brands.join(',')) + 1;
   let w2 = 0;
   if (record.countryCode !== undefined) {
-    w2 = record.countryCode === 'unknown'
-      ? UNKNOWN_COUNTRY
-      : (record.countryCode.charCodeAt(0) << 8) | record.countryCode.charCodeAt(1);
+    w2 =
+      record.countryCode === 'unknown'
+        ? UNKNOWN_COUNTRY
+        : (record.countryCode.charCodeAt(0) << 8) | record.countryCode.charCodeAt(1);
   }
   if (record.currency !== undefined) {
     let c = 0;
     for (let i = 0; i < 3; i++) c = (c << 5) | (record.currency.charCodeAt(i) - 64);
     w2 |= c << 16;
   }
-  const w3 = enumBits(FUNDING_TYPES, record.fundingType)
-    | (enumBits(ANONYMOUS_PREPAID, record.anonymousPrepaid) << 4)
-    | (enumBits(CATEGORIES, record.category) << 8)
-    | (enumBits(MULTIPLE_ACCOUNT_ACCESS, record.multipleAccountAccess) << 12)
-    | (NUMBER_TYPES.indexOf(record.type) << 16)
-    | (record.binLength << 20);
+  const w3 =
+    enumBits(FUNDING_TYPES, record.fundingType) |
+    (enumBits(ANONYMOUS_PREPAID, record.anonymousPrepaid) << 4) |
+    (enumBits(CATEGORIES, record.category) << 8) |
+    (enumBits(MULTIPLE_ACCOUNT_ACCESS, record.multipleAccountAccess) << 12) |
+    (NUMBER_TYPES.indexOf(record.type) << 16) |
+    (record.binLength << 20);
   return [w0, w1, w2 >>> 0, w3 >>> 0];
 }
 
 /** Inverse of {@link encodeRecordWords}. */
 export function decodeRecordWords(
-  w0: number, w1: number, w2: number, w3: number,
+  w0: number,
+  w1: number,
+  w2: number,
+  w3: number,
   stringAt: (id: number) => string,
   brandsAt: (id: number) => BinRecord['brands'] = (id) => stringAt(id).split(',') as BinRecord['brands'],
 ): BinRecord {
@@ -151,14 +160,14 @@ export function decodeRecordWords(
   if (w0 !== 0) record.issuerName = stringAt(w0 - 1);
   const country = w2 & 0xffff;
   if (country !== 0) {
-    record.countryCode = country === UNKNOWN_COUNTRY
-      ? 'unknown'
-      : String.fromCharCode(country >>> 8, country & 0xff);
+    record.countryCode = country === UNKNOWN_COUNTRY ? 'unknown' : String.fromCharCode(country >>> 8, country & 0xff);
   }
   const currency = w2 >>> 16;
   if (currency !== 0) {
     record.currency = String.fromCharCode(
-      ((currency >>> 10) & 0x1f) + 64, ((currency >>> 5) & 0x1f) + 64, (currency & 0x1f) + 64,
+      ((currency >>> 10) & 0x1f) + 64,
+      ((currency >>> 5) & 0x1f) + 64,
+      (currency & 0x1f) + 64,
     );
   }
   const anonymousPrepaid = enumValue(ANONYMOUS_PREPAID, (w3 >>> 4) & 0xf);

@@ -1,6 +1,15 @@
 import {
-  BUCKET_BITS, BUCKET_COUNT, FORMAT_VERSION, HEADER, KEY_DIGITS, MAGIC, NO_RECORD, RECORD_WORDS,
-  decodeRecordWords, rangeIndexViews, type RangeIndexViews,
+  BUCKET_BITS,
+  BUCKET_COUNT,
+  FORMAT_VERSION,
+  HEADER,
+  KEY_DIGITS,
+  MAGIC,
+  NO_RECORD,
+  RECORD_WORDS,
+  decodeRecordWords,
+  rangeIndexViews,
+  type RangeIndexViews,
 } from './artifact-format';
 import type { BinRecord } from './model';
 
@@ -56,9 +65,7 @@ export class BinIndex {
     if (idBytes !== 2 && idBytes !== 3) throw new Error('BIN index: bad record id width');
     const stringCount = h('stringCount');
     this.stringOffsets = new Uint32Array(buffer, h('stringsOffset'), stringCount + 1);
-    this.stringBytes = new Uint8Array(
-      buffer, h('stringsOffset') + (stringCount + 1) * 4, h('stringBytesLength'),
-    );
+    this.stringBytes = new Uint8Array(buffer, h('stringsOffset') + (stringCount + 1) * 4, h('stringBytesLength'));
     this.records = new Uint32Array(buffer, h('recordsOffset'), this.recordCount * RECORD_WORDS);
     this.data = rangeIndexAt(buffer, h('dataIndexOffset'), h('dataRangeCount'), idBytes);
     this.scheme = rangeIndexAt(buffer, h('schemeIndexOffset'), h('schemeRangeCount'), idBytes);

@@ -5,14 +5,74 @@
 
 /** Brand names: the Worldpay v1 list plus common domestic schemes, in lower camel case. */
 export const BRANDS = [
-  'accel', 'affn', 'airplus', 'allstar', 'amex', 'argencard', 'ath', 'aurore', 'bc', 'cabal',
-  'carnet', 'cartesBancaires', 'cencosud', 'coopeplus', 'credimas', 'culiance', 'dankort',
-  'diners', 'discover', 'eftposAU', 'elo', 'gecapital', 'hana', 'hipercard', 'hyundai', 'ikea',
-  'interac', 'interlink', 'italcred', 'jaywan', 'jcb', 'jeanie', 'keyfuels', 'kookmin', 'lotte',
-  'maestro', 'mastercard', 'naranja', 'nativa', 'ncp', 'nevada', 'newday', 'nexo', 'nonghyup',
-  'nyce', 'overdrive', 'pavd', 'pulse', 'samsung', 'sears', 'shazam', 'shinhan', 'sorocred',
-  'star', 'starAccess', 'supercharge', 'tarjeta', 'troy', 'uatp', 'unionPay', 'visa',
-  'mir', 'rupay', 'verve', 'girocard', 'bancomat', 'mada', 'ebt',
+  'accel',
+  'affn',
+  'airplus',
+  'allstar',
+  'amex',
+  'argencard',
+  'ath',
+  'aurore',
+  'bc',
+  'cabal',
+  'carnet',
+  'cartesBancaires',
+  'cencosud',
+  'coopeplus',
+  'credimas',
+  'culiance',
+  'dankort',
+  'diners',
+  'discover',
+  'eftposAU',
+  'elo',
+  'gecapital',
+  'hana',
+  'hipercard',
+  'hyundai',
+  'ikea',
+  'interac',
+  'interlink',
+  'italcred',
+  'jaywan',
+  'jcb',
+  'jeanie',
+  'keyfuels',
+  'kookmin',
+  'lotte',
+  'maestro',
+  'mastercard',
+  'naranja',
+  'nativa',
+  'ncp',
+  'nevada',
+  'newday',
+  'nexo',
+  'nonghyup',
+  'nyce',
+  'overdrive',
+  'pavd',
+  'pulse',
+  'samsung',
+  'sears',
+  'shazam',
+  'shinhan',
+  'sorocred',
+  'star',
+  'starAccess',
+  'supercharge',
+  'tarjeta',
+  'troy',
+  'uatp',
+  'unionPay',
+  'visa',
+  'mir',
+  'rupay',
+  'verve',
+  'girocard',
+  'bancomat',
+  'mada',
+  'ebt',
 ] as const;
 export type Brand = (typeof BRANDS)[number];
 
@@ -21,19 +81,27 @@ export type Brand = (typeof BRANDS)[number];
  * (CONTRACT.md §3: "the international scheme first").
  */
 export const INTERNATIONAL_BRANDS: readonly Brand[] = [
-  'visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionPay', 'maestro',
+  'visa',
+  'mastercard',
+  'amex',
+  'discover',
+  'diners',
+  'jcb',
+  'unionPay',
+  'maestro',
 ];
 
 export const NUMBER_TYPES = ['pan', 'networkToken'] as const;
 export type NumberType = (typeof NUMBER_TYPES)[number];
 
-export const FUNDING_TYPES = [
-  'credit', 'debit', 'prepaid', 'chargeCard', 'deferredDebit', 'unknown',
-] as const;
+export const FUNDING_TYPES = ['credit', 'debit', 'prepaid', 'chargeCard', 'deferredDebit', 'unknown'] as const;
 export type FundingType = (typeof FUNDING_TYPES)[number];
 
 export const ANONYMOUS_PREPAID = [
-  'anonymousNonCompliant', 'anonymousCompliant', 'notPrepaidOrNonAnonymous', 'unknown',
+  'anonymousNonCompliant',
+  'anonymousCompliant',
+  'notPrepaidOrNonAnonymous',
+  'unknown',
 ] as const;
 export type AnonymousPrepaid = (typeof ANONYMOUS_PREPAID)[number];
 

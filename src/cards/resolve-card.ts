@@ -16,7 +16,12 @@ import { maskPan } from './mask';
  */
 
 export type CardInput =
-  | { type: 'card/front'; cardNumber: string; cardExpiryDate?: { month: number; year: number }; cardHolderName?: string }
+  | {
+      type: 'card/front';
+      cardNumber: string;
+      cardExpiryDate?: { month: number; year: number };
+      cardHolderName?: string;
+    }
   | { type: 'card/tokenized'; href: string };
 
 export interface ResolvedCard {
@@ -62,10 +67,16 @@ export interface CardRules {
  * ```
  */
 export async function resolveCard(ctx: CardContext, input: CardInput, rules: CardRules): Promise<Result<ResolvedCard>> {
-  let card: { cardNumber: string; cardHolderName?: string; cardExpiryDate?: { month: number; year: number }; tokenId?: string };
+  let card: {
+    cardNumber: string;
+    cardHolderName?: string;
+    cardExpiryDate?: { month: number; year: number };
+    tokenId?: string;
+  };
   if (input.type === 'card/tokenized') {
     const tokenId = tokenIdFromHref(input.href, ctx.baseUrl);
-    if (tokenId === undefined) return failed({ kind: 'bodyDoesNotMatchSchema', errors: [foreignHrefError(ctx.baseUrl, rules.hrefPath)] });
+    if (tokenId === undefined)
+      return failed({ kind: 'bodyDoesNotMatchSchema', errors: [foreignHrefError(ctx.baseUrl, rules.hrefPath)] });
     const record = await findToken(ctx.tokens, ctx.username, tokenId, ctx.now);
     if (!record) return failed({ kind: 'tokenNotFound' });
     if (cardHasExpired(record.cardExpiryDate, ctx.now)) return failed({ kind: 'underlyingPaymentInstrumentExpired' });

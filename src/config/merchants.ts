@@ -29,10 +29,12 @@ const ENTITY = v.strictObject({
 
 const CONFIG = v.object({
   merchants: v.pipe(
-    v.array(v.strictObject({
-      username: v.pipe(v.string(), v.minLength(1), v.regex(/^[^:]+$/, 'a username cannot contain ":"')),
-      entities: v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9 ]{1,64}$/)), ENTITY),
-    })),
+    v.array(
+      v.strictObject({
+        username: v.pipe(v.string(), v.minLength(1), v.regex(/^[^:]+$/, 'a username cannot contain ":"')),
+        entities: v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9 ]{1,64}$/)), ENTITY),
+      }),
+    ),
     v.check((ms) => new Set(ms.map((m) => m.username)).size === ms.length, 'usernames must be unique'),
   ),
 });
@@ -47,10 +49,15 @@ export function parseMerchantConfig(input: unknown): ReadonlyMap<string, Merchan
     const problems = result.issues.flatMap((i) => deepest(i, ''));
     throw new Error(`data/merchants.json is invalid: ${problems.join('; ')}`);
   }
-  return new Map(result.output.merchants.map((m) => [m.username, {
-    username: m.username,
-    entities: new Map(Object.entries(m.entities)),
-  }]));
+  return new Map(
+    result.output.merchants.map((m) => [
+      m.username,
+      {
+        username: m.username,
+        entities: new Map(Object.entries(m.entities)),
+      },
+    ]),
+  );
 }
 
 /**

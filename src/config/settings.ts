@@ -75,7 +75,12 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const passwordHashes = storedHashes(env.MERCHANT_PASSWORD_HASHES, problems);
   if (problems.length > 0) return new SettingsError(problems);
   return {
-    environment: environment as Environment, publicBaseUrl, jwtKey, tokenHmacKey, tokenEncryption, passwordHashes,
+    environment: environment as Environment,
+    publicBaseUrl,
+    jwtKey,
+    tokenHmacKey,
+    tokenEncryption,
+    passwordHashes,
   };
 }
 

@@ -34,7 +34,10 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 export async function pbkdf2(
-  password: string, salt: Uint8Array<ArrayBuffer>, iterations: number, bytes: number,
+  password: string,
+  salt: Uint8Array<ArrayBuffer>,
+  iterations: number,
+  bytes: number,
 ): Promise<ArrayBuffer> {
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(password), 'PBKDF2', false, ['deriveBits']);
   return crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, key, bytes * 8);

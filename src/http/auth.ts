@@ -29,7 +29,9 @@ export function parseBasicAuthorization(header: string | null): { username: stri
   let decoded: string;
   try {
     const binary = atob(match[1]!);
-    decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(
+      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
+    );
   } catch {
     fail({ kind: 'authorizationMalformed' });
   }
@@ -53,7 +55,7 @@ export async function authenticate(request: Request, hashes: ReadonlyMap<string,
   if (merchant && stored && until !== undefined && until > Date.now()) return merchant;
 
   // An unknown user still costs one PBKDF2 run, so response time does not reveal usernames.
-  const ok = await verifyPassword(password, stored ?? DUMMY_HASH) && stored !== undefined;
+  const ok = (await verifyPassword(password, stored ?? DUMMY_HASH)) && stored !== undefined;
   if (!ok || !merchant) fail({ kind: 'accessDenied' });
   if (verified.size >= VERIFIED_MAX) verified.clear();
   verified.set(cacheKey, Date.now() + VERIFIED_TTL_MS);
@@ -63,8 +65,7 @@ export async function authenticate(request: Request, hashes: ReadonlyMap<string,
 /** PBKDF2-SHA256 of the password with the stored salt, compared in constant time. */
 export async function verifyPassword(password: string, stored: StoredHash): Promise<boolean> {
   const derived = await pbkdf2(password, stored.salt, stored.iterations, stored.hash.byteLength);
-  return derived.byteLength === stored.hash.byteLength
-    && crypto.subtle.timingSafeEqual(derived, stored.hash);
+  return derived.byteLength === stored.hash.byteLength && crypto.subtle.timingSafeEqual(derived, stored.hash);
 }
 
 const DUMMY_HASH: StoredHash = { iterations: MAX_ITERATIONS, salt: new Uint8Array(16), hash: new Uint8Array(32) };

@@ -44,26 +44,46 @@ const AUTHENTICATE = { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}", charset
 
 /** The wire form of a failure: status, error document and any extra headers. */
 export function mapFailure(f: Failure): MappedError {
-  const doc = (status: number, errorName: string, message: string, extra: object = {}, headers = {}): MappedError =>
-    ({ status, body: { errorName, message, ...extra }, headers });
+  const doc = (status: number, errorName: string, message: string, extra: object = {}, headers = {}): MappedError => ({
+    status,
+    body: { errorName, message, ...extra },
+    headers,
+  });
   switch (f.kind) {
     case 'resourceNotFound':
       return doc(404, 'resourceNotFound', 'No resource exists at this path.');
     case 'methodNotAllowed':
-      return doc(405, 'methodNotAllowed', `Use ${f.allowed.join(' or ')} on this resource.`,
-        { allowedMethods: f.allowed }, { Allow: f.allowed.join(', ') });
+      return doc(
+        405,
+        'methodNotAllowed',
+        `Use ${f.allowed.join(' or ')} on this resource.`,
+        { allowedMethods: f.allowed },
+        { Allow: f.allowed.join(', ') },
+      );
     case 'authorizationMissing':
-      return doc(401, 'headerIsMissing', 'Send HTTP Basic credentials in the Authorization header.',
-        { headerName: 'Authorization' }, AUTHENTICATE);
+      return doc(
+        401,
+        'headerIsMissing',
+        'Send HTTP Basic credentials in the Authorization header.',
+        { headerName: 'Authorization' },
+        AUTHENTICATE,
+      );
     case 'authorizationMalformed':
-      return doc(401, 'headerHasInvalidValue', 'The Authorization header must be "Basic " followed by base64 of username:password.',
-        { headerName: 'Authorization' }, AUTHENTICATE);
+      return doc(
+        401,
+        'headerHasInvalidValue',
+        'The Authorization header must be "Basic " followed by base64 of username:password.',
+        { headerName: 'Authorization' },
+        AUTHENTICATE,
+      );
     case 'accessDenied':
       return doc(401, 'accessDenied', 'The credentials were not accepted.', {}, AUTHENTICATE);
     case 'headerMissing':
       return doc(400, 'headerIsMissing', `The ${f.header} header is required.`, { headerName: f.header });
     case 'headerInvalid':
-      return doc(f.status, 'headerHasInvalidValue', `The ${f.header} header must be ${f.expected}.`, { headerName: f.header });
+      return doc(f.status, 'headerHasInvalidValue', `The ${f.header} header must be ${f.expected}.`, {
+        headerName: f.header,
+      });
     case 'bodyTooLarge':
       return doc(413, 'bodyIsTooLarge', `The body must not exceed ${f.limitBytes} bytes.`);
     case 'bodyEmpty':
@@ -73,11 +93,13 @@ export function mapFailure(f: Failure): MappedError {
     case 'bodyIncomplete':
       return doc(400, 'bodyIsNotJson', 'The request body ended before it was complete; send it again.');
     case 'bodyDoesNotMatchSchema':
-      return doc(400, 'bodyDoesNotMatchSchema', 'The request body does not match the schema; see validationErrors.',
-        { validationErrors: f.errors });
+      return doc(400, 'bodyDoesNotMatchSchema', 'The request body does not match the schema; see validationErrors.', {
+        validationErrors: f.errors,
+      });
     case 'urlContainsInvalidValue':
-      return doc(400, 'urlContainsInvalidValue', 'The URL contains invalid values; see validationErrors.',
-        { validationErrors: f.errors });
+      return doc(400, 'urlContainsInvalidValue', 'The URL contains invalid values; see validationErrors.', {
+        validationErrors: f.errors,
+      });
     case 'entityNotConfigured':
       return doc(400, 'entityIsNotConfigured', 'The merchant entity is not configured for these credentials.');
     case 'merchantNotConfigured':
@@ -85,7 +107,11 @@ export function mapFailure(f: Failure): MappedError {
     case 'paymentInstrumentNotSupported':
       return doc(400, 'paymentInstrumentIsNotSupported', 'This card brand is not configured for the merchant entity.');
     case 'currencyNotSupported':
-      return doc(400, 'currencyIsNotSupported', `The currency ${f.currency} is not configured for the merchant entity.`);
+      return doc(
+        400,
+        'currencyIsNotSupported',
+        `The currency ${f.currency} is not configured for the merchant entity.`,
+      );
     case 'underlyingPaymentInstrumentExpired':
       return doc(400, 'underlyingPaymentInstrumentHasExpired', 'The card behind this token has expired.');
     case 'binNotFound':
@@ -95,9 +121,21 @@ export function mapFailure(f: Failure): MappedError {
     case 'challengeNotFound':
       return doc(404, 'challengeNotFound', 'No such challenge exists for this transaction.');
     case 'storageUnavailable':
-      return doc(503, 'serviceUnavailable', 'Storage is temporarily unavailable; retry later.', {}, { 'Retry-After': '1' });
+      return doc(
+        503,
+        'serviceUnavailable',
+        'Storage is temporarily unavailable; retry later.',
+        {},
+        { 'Retry-After': '1' },
+      );
     case 'misconfigured':
-      return doc(503, 'serviceUnavailable', 'The service is not configured to serve this request.', {}, { 'Retry-After': '60' });
+      return doc(
+        503,
+        'serviceUnavailable',
+        'The service is not configured to serve this request.',
+        {},
+        { 'Retry-After': '60' },
+      );
     case 'internal':
       return doc(500, 'internalErrorOccurred', 'An internal error occurred; quote WP-CorrelationId when reporting it.');
   }

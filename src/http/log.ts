@@ -31,5 +31,7 @@ export function redactPans(text: string): string {
 
 /** An exception as one masked line for the log: `Name: message`. */
 export function describeError(e: unknown): string {
-  return redactPans(e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : JSON.stringify(e) ?? 'unknown');
+  return redactPans(
+    e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : (JSON.stringify(e) ?? 'unknown'),
+  );
 }

@@ -55,14 +55,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * one structured log line. `route` does the routing and the endpoint work.
  */
 export async function serve(
-  request: Request, env: Env, ctx: ExecutionContext,
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
   route: (rc: RequestContext) => Promise<Response | EndpointResult>,
 ): Promise<Response> {
   const started = Date.now();
   const inbound = request.headers.get('WP-CorrelationId');
   const url = new URL(request.url);
   const rc: RequestContext = {
-    request, env, ctx, url,
+    request,
+    env,
+    ctx,
+    url,
     correlationId: inbound !== null && UUID.test(inbound) ? inbound.toLowerCase() : crypto.randomUUID(),
     get settings() {
       return settingsOf(env);
@@ -104,7 +109,9 @@ export async function serve(
  * rules, the body; then the endpoint itself (steps 5–7).
  */
 export async function runEndpoint(
-  endpoint: Endpoint, rc: RequestContext, params: Record<string, string> = {},
+  endpoint: Endpoint,
+  rc: RequestContext,
+  params: Record<string, string> = {},
 ): Promise<EndpointResult> {
   rc.api = endpoint.api;
   rc.log.api = endpoint.api.name;

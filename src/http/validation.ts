@@ -13,7 +13,9 @@ import { fail } from './errors';
  * ```
  */
 export function validateBody<S extends v.GenericSchema>(
-  schema: S, input: unknown, extra: (input: unknown) => FieldError[] = () => [],
+  schema: S,
+  input: unknown,
+  extra: (input: unknown) => FieldError[] = () => [],
 ): v.InferOutput<S> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true });
   const errors = result.success ? [] : result.issues.map(toFieldError);

@@ -35,7 +35,12 @@ export function entityOf(merchant: MerchantConfig, entity: string, rc: RequestCo
 
 export function cardContext(rc: RequestContext, now: number): Omit<CardContext, 'username' | 'entity'> {
   const settings = rc.settings;
-  return { baseUrl: publicBaseUrl(rc), now, tokens: new TokenStore(rc.env.SESSIONS), tokenKeys: () => tokenKeys(settings) };
+  return {
+    baseUrl: publicBaseUrl(rc),
+    now,
+    tokens: new TokenStore(rc.env.SESSIONS),
+    tokenKeys: () => tokenKeys(settings),
+  };
 }
 
 export function tokenDeps(rc: RequestContext): TokenDeps {

@@ -31,7 +31,9 @@ function oneCardIdentifier(input: unknown): FieldError[] {
   if (typeof input !== 'object' || input === null) return [];
   const has = (k: string): boolean => k in input;
   if (has('cardNumber') && has('token')) {
-    return [{ errorName: 'fieldIsNotAllowed', message: 'Send either cardNumber or token, not both.', jsonPath: '$.token' }];
+    return [
+      { errorName: 'fieldIsNotAllowed', message: 'Send either cardNumber or token, not both.', jsonPath: '$.token' },
+    ];
   }
   if (!has('cardNumber') && !has('token')) {
     return [{ errorName: 'fieldIsMissing', message: 'Send cardNumber or token.', jsonPath: '$.cardNumber' }];
@@ -52,15 +54,23 @@ export const panLookup: Endpoint = {
   hasBody: true,
   async handle({ merchant, body, rc }) {
     const cards = cardContext(rc, Date.now());
-    const request = validateBody(PAN_LOOKUP, body, (input) => [...oneCardIdentifier(input), ...tokenIsOurs(input, cards.baseUrl)]);
+    const request = validateBody(PAN_LOOKUP, body, (input) => [
+      ...oneCardIdentifier(input),
+      ...tokenIsOurs(input, cards.baseUrl),
+    ]);
     const entity = entityOf(merchant, request.merchant.entity, rc);
     // By token, any entity may look up: the merchant never handles the card number.
-    const input = request.token !== undefined
-      ? { type: 'card/tokenized' as const, href: request.token }
-      : { type: 'card/front' as const, cardNumber: request.cardNumber! };
-    const card = unwrap(await resolveCard({ ...cards, username: merchant.username, entity }, input, {
-      hrefPath: '$.token', pciFeature: 'lookups by full card number', requireMatch: true,
-    }));
+    const input =
+      request.token !== undefined
+        ? { type: 'card/tokenized' as const, href: request.token }
+        : { type: 'card/front' as const, cardNumber: request.cardNumber! };
+    const card = unwrap(
+      await resolveCard({ ...cards, username: merchant.username, entity }, input, {
+        hrefPath: '$.token',
+        pciFeature: 'lookups by full card number',
+        requireMatch: true,
+      }),
+    );
     rc.log.card = card.masked;
     if (card.tokenId) rc.log.token = card.tokenId;
     rc.log.binSource = card.match!.source;

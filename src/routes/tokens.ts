@@ -32,14 +32,26 @@ export const createTokenEndpoint: Endpoint = {
     const { merchant, body, rc } = call;
     const request = validateBody(CREATE_TOKEN, body);
     const entity = entityOf(merchant, request.merchant.entity, rc);
-    const { paymentInstrument: { type: _type, ...card }, description, tokenExpiryDateTime } = request;
-    const created = unwrap(await createToken(tokenDeps(rc), merchant.username, entity, {
-      paymentInstrument: card, description, tokenExpiryDateTime,
-    }));
+    const {
+      paymentInstrument: { type: _type, ...card },
+      description,
+      tokenExpiryDateTime,
+    } = request;
+    const created = unwrap(
+      await createToken(tokenDeps(rc), merchant.username, entity, {
+        paymentInstrument: card,
+        description,
+        tokenExpiryDateTime,
+      }),
+    );
     rc.log.card = created.card;
     rc.log.token = created.token.tokenId;
     const href = hrefOf(call, created.token.tokenId);
-    return { status: created.created ? 201 : 200, headers: { Location: href }, body: tokenResource(created.token, created.cardHolderName, href) };
+    return {
+      status: created.created ? 201 : 200,
+      headers: { Location: href },
+      body: tokenResource(created.token, created.cardHolderName, href),
+    };
   },
 };
 
@@ -47,7 +59,10 @@ export const createTokenEndpoint: Endpoint = {
 function tokenIdParam(call: EndpointCall): string {
   const tokenId = call.params.tokenId ?? '';
   if (!TOKEN_ID.test(tokenId)) {
-    fail({ kind: 'urlContainsInvalidValue', errors: [{ errorName: 'fieldHasInvalidValue', message: 'Not a token id.', jsonPath: '$.tokenId' }] });
+    fail({
+      kind: 'urlContainsInvalidValue',
+      errors: [{ errorName: 'fieldHasInvalidValue', message: 'Not a token id.', jsonPath: '$.tokenId' }],
+    });
   }
   call.rc.log.token = tokenId;
   return tokenId;

@@ -5,11 +5,12 @@ import { integer, jsonObject, namedCheck } from './rules';
 /** Field schemas shared by the APIs, each failure under its SPEC.md §7.4 error name. */
 
 /** A string of min–max characters (fieldIsEmpty for "" when min is 1). */
-export const str = (min: number, max: number, what: string) => v.pipe(
-  v.string(),
-  v.minLength(min, `${what} must have at least ${min} character${min === 1 ? '' : 's'}.`),
-  v.maxLength(max, `${what} must have at most ${max} characters.`),
-);
+export const str = (min: number, max: number, what: string) =>
+  v.pipe(
+    v.string(),
+    v.minLength(min, `${what} must have at least ${min} character${min === 1 ? '' : 's'}.`),
+    v.maxLength(max, `${what} must have at most ${max} characters.`),
+  );
 
 /**
  * A card number field: digits only, `minDigits`–19 long, Luhn-valid (fieldIsEmpty,
@@ -37,7 +38,10 @@ export const CARD_HOLDER_NAME = str(1, 255, 'The cardholder name');
 
 /** `merchant` of the 3DS and token APIs: the entity may contain spaces (CONTRACT.md §5). */
 export const MERCHANT = jsonObject({
-  entity: v.pipe(str(1, 64, 'The entity'), v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.')),
+  entity: v.pipe(
+    str(1, 64, 'The entity'),
+    v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.'),
+  ),
 });
 
 /**
@@ -46,7 +50,10 @@ export const MERCHANT = jsonObject({
  * dateHasInvalidFormat, never a 500 further down.
  */
 export function isIsoDateTime(value: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):([0-5]\d))$/.exec(value);
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):([0-5]\d))$/.exec(
+      value,
+    );
   if (!m) return false;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
@@ -58,5 +65,9 @@ export function isIsoDateTime(value: string): boolean {
 
 export const ISO_DATE_TIME = v.pipe(
   v.string(),
-  namedCheck('dateHasInvalidFormat', isIsoDateTime, 'Use an ISO 8601 date and time with a zone, e.g. 2027-01-31T23:59:59Z.'),
+  namedCheck(
+    'dateHasInvalidFormat',
+    isIsoDateTime,
+    'Use an ISO 8601 date and time with a zone, e.g. 2027-01-31T23:59:59Z.',
+  ),
 );

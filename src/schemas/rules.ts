@@ -71,13 +71,22 @@ function errorNameOf(issue: v.BaseIssue<unknown>): string {
     if (issue.input === undefined) return 'fieldIsMissing';
     if (issue.input === null) return 'fieldIsNull';
     switch (issue.type) {
-      case 'string': return 'fieldMustBeString';
-      case 'number': return issue.message === NOT_AN_INTEGER ? 'fieldMustBeInteger' : 'fieldMustBeNumber';
-      case 'boolean': return 'fieldMustBeBoolean';
-      case 'object': case 'strict_object': case 'loose_object': return 'fieldMustBeObject';
-      case 'array': return 'fieldMustBeArray';
-      case 'custom': return issue.message === NOT_AN_OBJECT ? 'fieldMustBeObject' : 'fieldHasInvalidValue';
-      default: return 'fieldHasInvalidValue';
+      case 'string':
+        return 'fieldMustBeString';
+      case 'number':
+        return issue.message === NOT_AN_INTEGER ? 'fieldMustBeInteger' : 'fieldMustBeNumber';
+      case 'boolean':
+        return 'fieldMustBeBoolean';
+      case 'object':
+      case 'strict_object':
+      case 'loose_object':
+        return 'fieldMustBeObject';
+      case 'array':
+        return 'fieldMustBeArray';
+      case 'custom':
+        return issue.message === NOT_AN_OBJECT ? 'fieldMustBeObject' : 'fieldHasInvalidValue';
+      default:
+        return 'fieldHasInvalidValue';
     }
   }
   switch (issue.type) {
@@ -119,5 +128,7 @@ function messageOf(errorName: string, issue: v.BaseIssue<unknown>): string {
   if (fixed) return fixed;
   // Schema messages are written for humans in the schemas; never echo the input itself, which
   // may be a card number.
-  return issue.message.startsWith('Invalid ') ? `This field has an invalid value (expected ${issue.expected ?? 'another value'}).` : issue.message;
+  return issue.message.startsWith('Invalid ')
+    ? `This field has an invalid value (expected ${issue.expected ?? 'another value'}).`
+    : issue.message;
 }

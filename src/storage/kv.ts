@@ -27,7 +27,11 @@ export interface Stored {
 }
 
 /** Reads a JSON record; undefined when absent or logically expired. */
-export async function readRecord<T extends Stored>(kv: KVNamespace, key: string, now = Date.now()): Promise<T | undefined> {
+export async function readRecord<T extends Stored>(
+  kv: KVNamespace,
+  key: string,
+  now = Date.now(),
+): Promise<T | undefined> {
   const value = await withTimeout(kv.get<T>(key, 'json'), `get ${prefixOf(key)}`);
   if (value === null) return undefined;
   if (typeof value !== 'object' || typeof value.expiresAt !== 'number') {
@@ -37,7 +41,12 @@ export async function readRecord<T extends Stored>(kv: KVNamespace, key: string,
 }
 
 /** Writes a JSON record that KV keeps until its logical expiry (at least 60 s). */
-export async function writeRecord<T extends Stored>(kv: KVNamespace, key: string, value: T, now = Date.now()): Promise<void> {
+export async function writeRecord<T extends Stored>(
+  kv: KVNamespace,
+  key: string,
+  value: T,
+  now = Date.now(),
+): Promise<void> {
   // A record that cannot expire (NaN, Infinity) is a bug upstream, never something to store.
   if (!Number.isFinite(value.expiresAt)) throw new Error(`record under ${prefixOf(key)} has no finite expiresAt`);
   const expirationTtl = Math.max(MIN_KV_TTL_SECONDS, Math.ceil((value.expiresAt - now) / 1000));

@@ -26,7 +26,8 @@ export interface SessionScope {
   transactionReference: string;
 }
 
-export const sessionKey = (s: SessionScope): string => `${SESSION_PREFIX}${s.username}:${s.entity}:${s.transactionReference}`;
+export const sessionKey = (s: SessionScope): string =>
+  `${SESSION_PREFIX}${s.username}:${s.entity}:${s.transactionReference}`;
 
 /** What authenticate decided, as verification needs it. */
 export interface SessionRecord extends Stored {

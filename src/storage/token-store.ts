@@ -52,6 +52,8 @@ export function isTombstone(r: TokenRecord | TokenTombstone): r is TokenTombston
 export class TokenStore {
   constructor(private readonly kv: KVNamespace) {}
 
-  get = (tokenId: string, now: number): Promise<TokenRecord | TokenTombstone | undefined> => readRecord(this.kv, tokenKey(tokenId), now);
-  put = (record: TokenRecord | TokenTombstone, now: number): Promise<void> => writeRecord(this.kv, tokenKey(record.tokenId), record, now);
+  get = (tokenId: string, now: number): Promise<TokenRecord | TokenTombstone | undefined> =>
+    readRecord(this.kv, tokenKey(tokenId), now);
+  put = (record: TokenRecord | TokenTombstone, now: number): Promise<void> =>
+    writeRecord(this.kv, tokenKey(record.tokenId), record, now);
 }

@@ -19,7 +19,11 @@ export const MAX_CODE_ATTEMPTS = 3;
  * JWT key) that nobody is told: a live challenge can only end as failed, never pass on a
  * published code.
  */
-export async function challengeCode(environment: string, key: Uint8Array<ArrayBuffer>, reference: string): Promise<string> {
+export async function challengeCode(
+  environment: string,
+  key: Uint8Array<ArrayBuffer>,
+  reference: string,
+): Promise<string> {
   if (environment === 'test') return TEST_CHALLENGE_CODE;
   const mac = new DataView((await hmacSha256(key, `challenge-code:${reference}`)).buffer);
   return String(mac.getUint32(0) % 1_000_000).padStart(6, '0');
@@ -32,7 +36,11 @@ export function challengeReference(key: Uint8Array<ArrayBuffer>, requestSeed: st
 
 /** EMV 3DS challengeWindowSize codes for the windowSize names. */
 const WINDOW_CODES: Record<string, string> = {
-  '250x400': '01', '390x400': '02', '500x600': '03', '600x400': '04', fullPage: '05',
+  '250x400': '01',
+  '390x400': '02',
+  '500x600': '03',
+  '600x400': '04',
+  fullPage: '05',
 };
 
 /** Width and height in CSS pixels, or undefined for the full page. */
@@ -43,7 +51,10 @@ export function windowDimensions(windowSize: string): { width: number; height: n
 
 /** The challenge request (CReq) that the `payload` field carries, base64-encoded. */
 export async function challengePayload(
-  key: Uint8Array<ArrayBuffer>, reference: string, version: string, windowSize: string,
+  key: Uint8Array<ArrayBuffer>,
+  reference: string,
+  version: string,
+  windowSize: string,
 ): Promise<string> {
   const creq = {
     messageType: 'CReq',
@@ -78,9 +89,7 @@ export interface ChallengeResult {
 
 /** What one post of the challenge form leads to. */
 export type ChallengeStep =
-  | { kind: 'passed' }
-  | { kind: 'failed'; reason: 'cancelled' | 'attempts' }
-  | { kind: 'retry'; attempts: number };
+  { kind: 'passed' } | { kind: 'failed'; reason: 'cancelled' | 'attempts' } | { kind: 'retry'; attempts: number };
 
 /**
  * Pure rule of one post, given the wrong codes so far: Cancel fails, the right code passes, the

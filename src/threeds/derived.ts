@@ -36,7 +36,11 @@ export async function derivedAuthenticationValue(key: Uint8Array<ArrayBuffer>, s
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** `length` alphanumerics (at most 32) without modulo bias: bytes of 248 and over are skipped. */
-export async function derivedAlphanumerics(key: Uint8Array<ArrayBuffer>, seed: string, length: number): Promise<string> {
+export async function derivedAlphanumerics(
+  key: Uint8Array<ArrayBuffer>,
+  seed: string,
+  length: number,
+): Promise<string> {
   let out = '';
   for (let round = 0; out.length < length; round++) {
     for (const byte of await hmacSha256(key, `${seed}:${round}`)) {

@@ -10,7 +10,11 @@ export const JWT_ISSUER = 'card-edge';
 export type TokenKind = 'ddc' | 'challenge' | 'challenge-state';
 /** Signs `claims` with iat = now, exp = now + lifetime, the given (or a random) jti, our issuer and the kind. */
 export async function signJwt(
-  key: Uint8Array<ArrayBuffer>, kind: TokenKind, claims: JWTPayload, lifetimeSeconds: number, now = Date.now(),
+  key: Uint8Array<ArrayBuffer>,
+  kind: TokenKind,
+  claims: JWTPayload,
+  lifetimeSeconds: number,
+  now = Date.now(),
 ): Promise<{ jwt: string; jti: string; iat: number; exp: number }> {
   const iat = Math.floor(now / 1000);
   const exp = iat + lifetimeSeconds;
@@ -39,11 +43,17 @@ export type VerifyResult<T> =
  * signature before the claims), so a caller can end what the token was for.
  */
 export async function verifyJwt<T extends object>(
-  key: Uint8Array<ArrayBuffer>, kind: TokenKind, jwt: string, now = Date.now(),
+  key: Uint8Array<ArrayBuffer>,
+  kind: TokenKind,
+  jwt: string,
+  now = Date.now(),
 ): Promise<VerifyResult<T>> {
   try {
     const { payload } = await jwtVerify(jwt, key, {
-      algorithms: ['HS256'], issuer: JWT_ISSUER, audience: kind, currentDate: new Date(now),
+      algorithms: ['HS256'],
+      issuer: JWT_ISSUER,
+      audience: kind,
+      currentDate: new Date(now),
       requiredClaims: ['iat', 'exp', 'jti'],
     });
     return { ok: true, claims: payload as T & JWTPayload };

@@ -8,8 +8,7 @@ import { derivedAuthenticationValue, derivedUuid } from './derived';
 
 /** Outcomes on the wire. `authenticatedAttempted` is `authenticated` with an attempted ECI. */
 export type WireOutcome =
-  | 'authenticated' | 'authenticationFailed' | 'unavailable' | 'bypassed' | 'notEnrolled'
-  | 'signatureFailed';
+  'authenticated' | 'authenticationFailed' | 'unavailable' | 'bypassed' | 'notEnrolled' | 'signatureFailed';
 
 export type ResultKind = WireOutcome | 'authenticatedAttempted';
 
@@ -49,7 +48,10 @@ export async function answerIds(key: Uint8Array<ArrayBuffer>, seed: string): Pro
 
 /** The wire outcome and `authentication` object for a result. */
 export function authenticationFor(
-  kind: ResultKind, brands: readonly Brand[], version: string, ids: AnswerIds,
+  kind: ResultKind,
+  brands: readonly Brand[],
+  version: string,
+  ids: AnswerIds,
 ): { outcome: WireOutcome; authentication: Authentication } {
   const { transactionId } = ids;
   switch (kind) {
@@ -77,7 +79,10 @@ export function authenticationFor(
     case 'unavailable':
       return { outcome: 'unavailable', authentication: { version, transactionId, status: 'U', enrolled: 'U' } };
     case 'bypassed':
-      return { outcome: 'bypassed', authentication: { version, eci: eciFor(brands, 'none'), transactionId, enrolled: 'B' } };
+      return {
+        outcome: 'bypassed',
+        authentication: { version, eci: eciFor(brands, 'none'), transactionId, enrolled: 'B' },
+      };
     case 'notEnrolled':
       return { outcome: 'notEnrolled', authentication: { version, eci: eciFor(brands, 'none'), enrolled: 'N' } };
     case 'signatureFailed':
@@ -87,7 +92,8 @@ export function authenticationFor(
 
 /** The wire answer: `{outcome, transactionReference, authentication}`, in Worldpay's field order. */
 export function answerOf(
-  transactionReference: string, result: { outcome: WireOutcome; authentication: Authentication },
+  transactionReference: string,
+  result: { outcome: WireOutcome; authentication: Authentication },
 ): { outcome: WireOutcome; transactionReference: string; authentication: Authentication } {
   return { outcome: result.outcome, transactionReference, authentication: result.authentication };
 }

@@ -23,7 +23,10 @@ export function escapeHtml(text: string): string {
 
 /** JSON that is safe inside an inline <script>. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function newNonce(): string {
@@ -76,18 +79,29 @@ ${form.wrongCode ? `<p class="error" role="alert">That code is not right. ${form
 <br><button type="submit" name="action" value="submit">Submit</button><button type="submit" name="action" value="cancel">Cancel</button>
 </form>
 ${form.testCode ? `<p class="note">Test environment: the code that passes is <strong>${escapeHtml(form.testCode)}</strong>.</p>` : ''}`;
-  return { status: 200, html: layout(nonce, 'Payment verification', body, css), formTargets: [new URL(form.submitUrl).origin], nonce };
+  return {
+    status: 200,
+    html: layout(nonce, 'Payment verification', body, css),
+    formTargets: [new URL(form.submitUrl).origin],
+    nonce,
+  };
 }
 
 /**
  * The end of a challenge: says how it ended (the one result, which verification reports too) and
  * posts TransactionId and MD to the merchant's returnUrl at once.
  */
-export function completionPage(returnUrl: string, transactionId: string, md: string, result: 'passed' | 'failed'): Page {
+export function completionPage(
+  returnUrl: string,
+  transactionId: string,
+  md: string,
+  result: 'passed' | 'failed',
+): Page {
   const nonce = newNonce();
-  const said = result === 'passed'
-    ? '<h1>Payment verified</h1>'
-    : '<h1>Payment not verified</h1><p>Your bank could not confirm this payment.</p>';
+  const said =
+    result === 'passed'
+      ? '<h1>Payment verified</h1>'
+      : '<h1>Payment not verified</h1><p>Your bank could not confirm this payment.</p>';
   const body = `${said}<p>Returning to the merchant…</p>
 <form id="complete" method="post" action="${escapeHtml(returnUrl)}">
 <input type="hidden" name="TransactionId" value="${escapeHtml(transactionId)}">
@@ -95,7 +109,12 @@ export function completionPage(returnUrl: string, transactionId: string, md: str
 <noscript><button type="submit">Continue</button></noscript>
 </form>
 <script nonce="${nonce}">document.getElementById('complete').submit();</script>`;
-  return { status: 200, html: layout(nonce, 'Payment verification', body), formTargets: [new URL(returnUrl).origin], nonce };
+  return {
+    status: 200,
+    html: layout(nonce, 'Payment verification', body),
+    formTargets: [new URL(returnUrl).origin],
+    nonce,
+  };
 }
 
 /** An error the cardholder sees instead of a challenge; nothing was changed. */

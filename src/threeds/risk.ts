@@ -12,7 +12,10 @@
  */
 
 export type ChallengePreference =
-  | 'noPreference' | 'noChallengeRequested' | 'challengeRequested' | 'challengeMandated'
+  | 'noPreference'
+  | 'noChallengeRequested'
+  | 'challengeRequested'
+  | 'challengeMandated'
   | 'noChallengeRequestedTRAPerformed';
 
 export interface RiskInput {
@@ -43,9 +46,11 @@ export function decideRisk(input: RiskInput): RiskDecision {
   if ((input.addCardAttemptsLastDay ?? 0) > MAX_CARDS_ADDED_LAST_DAY) {
     return { kind: 'challenge', reason: 'too many cards added in the last day' };
   }
-  const noChallenge = input.preference === 'noChallengeRequested' || input.preference === 'noChallengeRequestedTRAPerformed';
+  const noChallenge =
+    input.preference === 'noChallengeRequested' || input.preference === 'noChallengeRequestedTRAPerformed';
   if (!noChallenge) return { kind: 'challenge', reason: 'no frictionless preference' };
-  if (input.amount >= input.frictionlessThreshold) return { kind: 'challenge', reason: 'amount at or over the threshold' };
+  if (input.amount >= input.frictionlessThreshold)
+    return { kind: 'challenge', reason: 'amount at or over the threshold' };
   if (!input.deviceDataCollected) return { kind: 'challenge', reason: 'device data not collected' };
   return { kind: 'frictionless' };
 }

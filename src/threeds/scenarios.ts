@@ -5,13 +5,17 @@
 
 /** What authenticate answers for a scenario. */
 export type AuthenticateOutcome =
-  | 'authenticated' | 'authenticatedAttempted' | 'authenticationFailed' | 'unavailable'
-  | 'challenged' | 'bypassed' | 'notEnrolled';
+  | 'authenticated'
+  | 'authenticatedAttempted'
+  | 'authenticationFailed'
+  | 'unavailable'
+  | 'challenged'
+  | 'bypassed'
+  | 'notEnrolled';
 
 /** What verification answers after a challenge completed with the right code. */
 export type VerificationOutcome =
-  | 'authenticated' | 'authenticatedAttempted' | 'authenticationFailed' | 'unavailable'
-  | 'signatureFailed' | 'bypassed';
+  'authenticated' | 'authenticatedAttempted' | 'authenticationFailed' | 'unavailable' | 'signatureFailed' | 'bypassed';
 
 export interface Scenario {
   name: string;
@@ -22,8 +26,11 @@ export interface Scenario {
 }
 
 const S = (
-  name: string, legacy: string, version: Scenario['version'],
-  authenticate: AuthenticateOutcome, verification?: VerificationOutcome,
+  name: string,
+  legacy: string,
+  version: Scenario['version'],
+  authenticate: AuthenticateOutcome,
+  verification?: VerificationOutcome,
 ): [string[], Scenario] => [[name, legacy], { name, version, authenticate, verification }];
 
 const TABLE: [string[], Scenario][] = [
@@ -34,13 +41,31 @@ const TABLE: [string[], Scenario][] = [
   S('3ds2-frictionless-unavailable', '3DS_V2_FRICTIONLESS_UNAVAILABLE', '2.2.0', 'unavailable'),
   S('3ds2-authentication-unavailable', '3DS_V2_AUTH_UNAVAILABLE', '2.2.0', 'unavailable'),
   S('3ds2-challenge-identified', '3DS_V2_CHALLENGE_IDENTIFIED', '2.2.0', 'challenged', 'authenticated'),
-  S('3ds2-challenge-unknown-identity', '3DS_V2_CHALLENGE_UNKNOWN_IDENTITY', '2.2.0', 'challenged', 'authenticationFailed'),
+  S(
+    '3ds2-challenge-unknown-identity',
+    '3DS_V2_CHALLENGE_UNKNOWN_IDENTITY',
+    '2.2.0',
+    'challenged',
+    'authenticationFailed',
+  ),
   S('3ds2-verification-unavailable', '3DS_V2_CHALLENGE_UNAVAILABLE', '2.2.0', 'challenged', 'unavailable'),
   S('3ds2-bypassed', '3DS_V2_BYPASSED', '2.2.0', 'bypassed'),
   S('3ds2-bypassed-after-challenge', '3DS_V2_BYPASSED_AFTER_CHALLENGE', '2.2.0', 'challenged', 'bypassed'),
   S('3ds1-challenge-identified', '3DS_V1_CHALLENGE_IDENTIFIED', '1.0.2', 'challenged', 'authenticated'),
-  S('3ds1-challenge-not-identified', '3DS_V1_CHALLENGE_NOT_IDENTIFIED', '1.0.2', 'challenged', 'authenticatedAttempted'),
-  S('3ds1-challenge-unknown-identity', '3DS_V1_CHALLENGE_UNKNOWN_IDENTITY', '1.0.2', 'challenged', 'authenticationFailed'),
+  S(
+    '3ds1-challenge-not-identified',
+    '3DS_V1_CHALLENGE_NOT_IDENTIFIED',
+    '1.0.2',
+    'challenged',
+    'authenticatedAttempted',
+  ),
+  S(
+    '3ds1-challenge-unknown-identity',
+    '3DS_V1_CHALLENGE_UNKNOWN_IDENTITY',
+    '1.0.2',
+    'challenged',
+    'authenticationFailed',
+  ),
   S('3ds1-invalid-signature', '3DS_V1_INVALID_SIGNATURE', '1.0.2', 'challenged', 'signatureFailed'),
   S('3ds1-verification-unavailable', '3DS_V1_CHALLENGE_AUTH_UNAVAILABLE', '1.0.2', 'challenged', 'unavailable'),
   S('3ds1-not-enrolled', '3DS_V1_NOT_ENROLLED', '1.0.2', 'notEnrolled'),

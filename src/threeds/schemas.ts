@@ -18,7 +18,8 @@ function isIsoDate(value: string): boolean {
 const DATE = v.pipe(v.string(), namedCheck('dateHasInvalidFormat', isIsoDate, 'Dates are YYYY-MM-DD.'));
 
 /** A DNS host name (letters, digits, hyphens in dot-separated labels) or an IPv4 address. */
-const HOST_NAME = /^(?=.{1,253}\.?$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$/;
 
 /**
  * An absolute http(s) URL whose host holds only the characters a host name may hold. The
@@ -60,43 +61,79 @@ export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITI
 const COUNT = integer(0, 9999);
 
 const RISK_DATA = jsonObject({
-  account: v.optional(jsonObject({
-    email: v.optional(str(1, 254, 'The email')),
-    type: v.optional(v.picklist(['guestUser', 'registeredUser', 'federatedAccount', 'issuerCredentials', 'thirdPartyAuthentication', 'fidoAuthenticator'])),
-    history: v.optional(jsonObject({
-      createdAt: v.optional(DATE),
-      modifiedAt: v.optional(DATE),
-      passwordModifiedAt: v.optional(DATE),
-      paymentAccountEnabledAt: v.optional(DATE),
-    })),
-    previousSuspiciousActivity: v.optional(v.boolean()),
-    purchasesCompletedLastSixMonths: v.optional(COUNT),
-    transactionsAttemptedLastDay: v.optional(COUNT),
-    transactionsAttemptedLastYear: v.optional(COUNT),
-    addCardAttemptsLastDay: v.optional(COUNT),
-    shippingAddressFirstUsedAt: v.optional(DATE),
-  })),
-  transaction: v.optional(jsonObject({
-    firstName: v.optional(str(1, 22, 'The first name')),
-    lastName: v.optional(str(1, 22, 'The last name')),
-    reorder: v.optional(v.boolean()),
-    preOrderDate: v.optional(DATE),
-    giftCardsPurchase: v.optional(jsonObject({
-      totalValue: jsonObject({ amount: integer(0, 99_999_999_999), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)) }),
-      quantity: integer(1, 99),
-    })),
-  })),
-  shipping: v.optional(jsonObject({
-    nameMatchesAccountName: v.optional(v.boolean()),
-    method: v.optional(v.picklist(['billingAddress', 'verifiedAddress', 'otherAddress', 'store', 'digital', 'unshippedTravelOrEventTickets', 'other'])),
-    timeFrame: v.optional(v.picklist(['electronicDelivery', 'sameDay', 'nextDay', 'twoOrMoreDays'])),
-    email: v.optional(str(1, 254, 'The email')),
-  })),
+  account: v.optional(
+    jsonObject({
+      email: v.optional(str(1, 254, 'The email')),
+      type: v.optional(
+        v.picklist([
+          'guestUser',
+          'registeredUser',
+          'federatedAccount',
+          'issuerCredentials',
+          'thirdPartyAuthentication',
+          'fidoAuthenticator',
+        ]),
+      ),
+      history: v.optional(
+        jsonObject({
+          createdAt: v.optional(DATE),
+          modifiedAt: v.optional(DATE),
+          passwordModifiedAt: v.optional(DATE),
+          paymentAccountEnabledAt: v.optional(DATE),
+        }),
+      ),
+      previousSuspiciousActivity: v.optional(v.boolean()),
+      purchasesCompletedLastSixMonths: v.optional(COUNT),
+      transactionsAttemptedLastDay: v.optional(COUNT),
+      transactionsAttemptedLastYear: v.optional(COUNT),
+      addCardAttemptsLastDay: v.optional(COUNT),
+      shippingAddressFirstUsedAt: v.optional(DATE),
+    }),
+  ),
+  transaction: v.optional(
+    jsonObject({
+      firstName: v.optional(str(1, 22, 'The first name')),
+      lastName: v.optional(str(1, 22, 'The last name')),
+      reorder: v.optional(v.boolean()),
+      preOrderDate: v.optional(DATE),
+      giftCardsPurchase: v.optional(
+        jsonObject({
+          totalValue: jsonObject({
+            amount: integer(0, 99_999_999_999),
+            currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)),
+          }),
+          quantity: integer(1, 99),
+        }),
+      ),
+    }),
+  ),
+  shipping: v.optional(
+    jsonObject({
+      nameMatchesAccountName: v.optional(v.boolean()),
+      method: v.optional(
+        v.picklist([
+          'billingAddress',
+          'verifiedAddress',
+          'otherAddress',
+          'store',
+          'digital',
+          'unshippedTravelOrEventTickets',
+          'other',
+        ]),
+      ),
+      timeFrame: v.optional(v.picklist(['electronicDelivery', 'sameDay', 'nextDay', 'twoOrMoreDays'])),
+      email: v.optional(str(1, 254, 'The email')),
+    }),
+  ),
 });
 
 export const WINDOW_SIZES = ['250x400', '390x400', '500x600', '600x400', 'fullPage'] as const;
 export const CHALLENGE_PREFERENCES = [
-  'noPreference', 'noChallengeRequested', 'challengeRequested', 'challengeMandated', 'noChallengeRequestedTRAPerformed',
+  'noPreference',
+  'noChallengeRequested',
+  'challengeRequested',
+  'challengeMandated',
+  'noChallengeRequestedTRAPerformed',
 ] as const;
 
 export const AUTHENTICATE = jsonObject({
@@ -114,11 +151,15 @@ export const AUTHENTICATE = jsonObject({
     userAgentHeader: str(1, 2048, 'The User-Agent header'),
     collectionReference: v.optional(str(1, 200, 'The collection reference')),
     browserLanguage: v.optional(str(1, 8, 'The browser language')),
-    ipAddress: v.optional(v.pipe(v.string(), v.regex(/^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]{2,45})$/, 'Not an IPv4 or IPv6 address.'))),
+    ipAddress: v.optional(
+      v.pipe(v.string(), v.regex(/^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]{2,45})$/, 'Not an IPv4 or IPv6 address.')),
+    ),
     browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
     browserScreenHeight: v.optional(integer(1, 999_999)),
     browserScreenWidth: v.optional(integer(1, 999_999)),
-    timeZone: v.optional(v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.'))),
+    timeZone: v.optional(
+      v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.')),
+    ),
     browserJavaEnabled: v.optional(v.boolean()),
     browserJavascriptEnabled: v.optional(v.boolean()),
   }),
@@ -126,7 +167,11 @@ export const AUTHENTICATE = jsonObject({
     returnUrl: v.pipe(
       v.string(),
       v.maxLength(2048, 'The return URL must be at most 2048 characters.'),
-      namedCheck('fieldHasInvalidValue', isHttpUrl, 'The return URL must be an absolute http or https URL whose host is a host name or an IPv4 address.'),
+      namedCheck(
+        'fieldHasInvalidValue',
+        isHttpUrl,
+        'The return URL must be an absolute http or https URL whose host is a host name or an IPv4 address.',
+      ),
     ),
     windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
@@ -139,7 +184,10 @@ export const VERIFICATION = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,
   merchant: MERCHANT,
   challenge: jsonObject({
-    reference: v.pipe(str(1, 64, 'The challenge reference'), v.regex(/^[A-Za-z0-9]*$/, 'Challenge references are letters and digits.')),
+    reference: v.pipe(
+      str(1, 64, 'The challenge reference'),
+      v.regex(/^[A-Za-z0-9]*$/, 'Challenge references are letters and digits.'),
+    ),
   }),
 });
 export type VerificationRequest = v.InferOutput<typeof VERIFICATION>;

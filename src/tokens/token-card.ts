@@ -22,7 +22,11 @@ export function tokenIdFromHref(href: string, baseUrl: string): string | undefin
 
 /** The field error for a token href that is not this service's token resource. */
 export function foreignHrefError(baseUrl: string, jsonPath: string): FieldError {
-  return { errorName: 'fieldHasInvalidValue', message: `Expected a token href of this service (${baseUrl}/tokens/<id>).`, jsonPath };
+  return {
+    errorName: 'fieldHasInvalidValue',
+    message: `Expected a token href of this service (${baseUrl}/tokens/<id>).`,
+    jsonPath,
+  };
 }
 
 /** The end of the card's expiry month (UTC): a card is valid through its whole expiry month. */
@@ -37,18 +41,34 @@ export function cardHasExpired(expiry: { month: number; year: number }, now: num
 /** The record's own additional data for AES-GCM: a sealed card opens only in its own record. */
 const aadOf = (r: Pick<TokenRecord, 'tokenId' | 'username'>): string => `${r.username}\u0000${r.tokenId}`;
 
-export function sealCard(keys: TokenKeys, card: CardDetails, r: Pick<TokenRecord, 'tokenId' | 'username'>): Promise<SealedValue> {
+export function sealCard(
+  keys: TokenKeys,
+  card: CardDetails,
+  r: Pick<TokenRecord, 'tokenId' | 'username'>,
+): Promise<SealedValue> {
   return seal(keys, JSON.stringify({ cardNumber: card.cardNumber, cardHolderName: card.cardHolderName }), aadOf(r));
 }
 
 /** The card behind a token, decrypted. */
 export async function openCard(keys: TokenKeys, record: TokenRecord): Promise<CardDetails> {
-  const { cardNumber, cardHolderName } = JSON.parse(await open(keys, record.sealed, aadOf(record))) as { cardNumber: string; cardHolderName?: string };
-  return { cardNumber, cardExpiryDate: record.cardExpiryDate, ...(cardHolderName !== undefined ? { cardHolderName } : {}) };
+  const { cardNumber, cardHolderName } = JSON.parse(await open(keys, record.sealed, aadOf(record))) as {
+    cardNumber: string;
+    cardHolderName?: string;
+  };
+  return {
+    cardNumber,
+    cardExpiryDate: record.cardExpiryDate,
+    ...(cardHolderName !== undefined ? { cardHolderName } : {}),
+  };
 }
 
 /** The merchant's live token, or undefined (unknown, deleted, expired or another merchant's). */
-export async function findToken(store: TokenStore, username: string, tokenId: string, now: number): Promise<TokenRecord | undefined> {
+export async function findToken(
+  store: TokenStore,
+  username: string,
+  tokenId: string,
+  now: number,
+): Promise<TokenRecord | undefined> {
   const record = await store.get(tokenId, now);
   return record && !isTombstone(record) && record.username === username ? record : undefined;
 }

@@ -40,7 +40,10 @@ export function tokenKeys(settings: Pick<Settings, 'tokenEncryption' | 'tokenHma
   return keys;
 }
 
-async function importKeys({ tokenEncryption, tokenHmacKey }: Pick<Settings, 'tokenEncryption' | 'tokenHmacKey'>): Promise<TokenKeys> {
+async function importKeys({
+  tokenEncryption,
+  tokenHmacKey,
+}: Pick<Settings, 'tokenEncryption' | 'tokenHmacKey'>): Promise<TokenKeys> {
   const keys = new Map<string, CryptoKey>();
   for (const [kid, raw] of tokenEncryption.keys) {
     keys.set(kid, await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']));
@@ -56,7 +59,9 @@ async function importKeys({ tokenEncryption, tokenHmacKey }: Pick<Settings, 'tok
 export async function seal(keys: TokenKeys, plaintext: string, aad: string): Promise<SealedValue> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const ct = await crypto.subtle.encrypt(
-    { name: 'AES-GCM', iv, additionalData: utf8(aad) }, keys.keys.get(keys.current)!, utf8(plaintext),
+    { name: 'AES-GCM', iv, additionalData: utf8(aad) },
+    keys.keys.get(keys.current)!,
+    utf8(plaintext),
   );
   return { kid: keys.current, iv: toBase64(iv), ct: toBase64(new Uint8Array(ct)) };
 }
@@ -66,7 +71,9 @@ export async function open(keys: TokenKeys, sealed: SealedValue, aad: string): P
   const key = keys.keys.get(sealed.kid);
   if (!key) throw new TokenKeyMissing(`token key ${sealed.kid} is no longer configured`);
   const plain = await crypto.subtle.decrypt(
-    { name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: utf8(aad) }, key, fromBase64(sealed.ct),
+    { name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: utf8(aad) },
+    key,
+    fromBase64(sealed.ct),
   );
   return new TextDecoder().decode(plain);
 }
@@ -80,6 +87,11 @@ export async function keyedHash(keys: TokenKeys, text: string): Promise<string> 
  * A merchant's card, for de-duplication. The same card is the same number with the same expiry
  * date: a reissued card with a new date gets a new token.
  */
-export function cardFingerprint(keys: TokenKeys, username: string, cardNumber: string, expiry: { month: number; year: number }): Promise<string> {
+export function cardFingerprint(
+  keys: TokenKeys,
+  username: string,
+  cardNumber: string,
+  expiry: { month: number; year: number },
+): Promise<string> {
   return keyedHash(keys, `card\u0000${username}\u0000${cardNumber}\u0000${expiry.year}-${expiry.month}`);
 }

@@ -63,25 +63,39 @@ function newTokenId(): string {
  * A burst of identical requests gives one token: the card's guard decides which.
  */
 export async function createToken(
-  deps: TokenDeps, username: string, entity: EntityConfig, request: NewTokenRequest,
+  deps: TokenDeps,
+  username: string,
+  entity: EntityConfig,
+  request: NewTokenRequest,
 ): Promise<Result<CreatedToken>> {
   const card = request.paymentInstrument;
-  const resolved = await resolveCard({ ...deps, username, entity }, { type: 'card/front', ...card },
-    { hrefPath: '$.paymentInstrument', pciFeature: 'card numbers (tokenize from a PCI-compliant entity)' });
+  const resolved = await resolveCard(
+    { ...deps, username, entity },
+    { type: 'card/front', ...card },
+    { hrefPath: '$.paymentInstrument', pciFeature: 'card numbers (tokenize from a PCI-compliant entity)' },
+  );
   if (!resolved.ok) return resolved;
   if (cardHasExpired(card.cardExpiryDate, deps.now)) {
     return fieldFailure('fieldHasInvalidValue', 'The card has expired.', '$.paymentInstrument.cardExpiryDate');
   }
   const requested = request.tokenExpiryDateTime === undefined ? undefined : Date.parse(request.tokenExpiryDateTime);
   if (requested !== undefined && (requested <= deps.now || requested > deps.now + MAX_TOKEN_TTL_MS)) {
-    return fieldFailure('fieldHasInvalidValue', 'The token expiry must be in the future and at most 4 years away.', '$.tokenExpiryDateTime');
+    return fieldFailure(
+      'fieldHasInvalidValue',
+      'The token expiry must be in the future and at most 4 years away.',
+      '$.tokenExpiryDateTime',
+    );
   }
   const keys = await deps.tokenKeys();
   const fingerprint = await cardFingerprint(keys, username, card.cardNumber, card.cardExpiryDate);
-  const details = await keyedHash(keys, JSON.stringify([card.cardHolderName, request.description, request.tokenExpiryDateTime]));
+  const details = await keyedHash(
+    keys,
+    JSON.stringify([card.cardHolderName, request.description, request.tokenExpiryDateTime]),
+  );
   const guard = deps.guardFor(username, fingerprint);
   const expiresAt = requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment];
-  const claim = await guard.claim(details, { tokenId: newTokenId(), createdAt: deps.now, expiresAt }, deps.now)
+  const claim = await guard
+    .claim(details, { tokenId: newTokenId(), createdAt: deps.now, expiresAt }, deps.now)
     .catch(async (e: unknown) => {
       // The claim may have been made even though its answer was lost: free its lease, so that
       // the client's retry writes the record at once instead of waiting for the lease to end.
@@ -92,10 +106,17 @@ export async function createToken(
 
   if (claim.kind === 'conflict') {
     // The card's token was made with other details: answer it as it is stored.
-    const existing = claim.recorded ? await findToken(deps.tokens, username, claim.answer.tokenId, deps.now) : undefined;
+    const existing = claim.recorded
+      ? await findToken(deps.tokens, username, claim.answer.tokenId, deps.now)
+      : undefined;
     if (!existing) return failed({ kind: 'storageUnavailable' });
     const { sealed: _sealed, ...token } = existing;
-    return ok({ token, cardHolderName: (await openCard(keys, existing)).cardHolderName, created: false, card: resolved.value.masked });
+    return ok({
+      token,
+      cardHolderName: (await openCard(keys, existing)).cardHolderName,
+      created: false,
+      card: resolved.value.masked,
+    });
   }
   if (claim.kind === 'write') {
     try {
@@ -107,12 +128,22 @@ export async function createToken(
     await settleLease(() => guard.recorded(details));
   }
   // `write` makes the token now (this request or the retry of one that failed); `done` found it.
-  return ok({ token: view, cardHolderName: card.cardHolderName, created: claim.kind === 'write', card: resolved.value.masked });
+  return ok({
+    token: view,
+    cardHolderName: card.cardHolderName,
+    created: claim.kind === 'write',
+    card: resolved.value.masked,
+  });
 }
 
 /** The token as the claim and this request describe it (identical requests, identical views). */
 function viewOf(
-  claim: TokenClaim, username: string, fingerprint: string, card: CardDetails, resolved: ResolvedCard, description: string | undefined,
+  claim: TokenClaim,
+  username: string,
+  fingerprint: string,
+  card: CardDetails,
+  resolved: ResolvedCard,
+  description: string | undefined,
 ): TokenView {
   const record = resolved.match?.record;
   return {
@@ -133,7 +164,11 @@ function viewOf(
 }
 
 /** The merchant's live token with its cardholder name, or tokenNotFound. */
-export async function getToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<{ token: TokenView; cardHolderName?: string }>> {
+export async function getToken(
+  deps: TokenDeps,
+  username: string,
+  tokenId: string,
+): Promise<Result<{ token: TokenView; cardHolderName?: string }>> {
   const record = await findToken(deps.tokens, username, tokenId, deps.now);
   if (!record) return failed({ kind: 'tokenNotFound' });
   const { sealed: _sealed, ...token } = record;
@@ -150,12 +185,19 @@ export async function deleteToken(deps: TokenDeps, username: string, tokenId: st
   if (!record || record.username !== username) return failed({ kind: 'tokenNotFound' });
   if (isTombstone(record)) return ok(undefined);
   await deps.guardFor(username, record.fingerprint).forget(tokenId, deps.now);
-  await deps.tokens.put({ tokenId, username, deletedAt: deps.now, expiresAt: Math.min(record.expiresAt, deps.now + TOMBSTONE_TTL_MS) }, deps.now);
+  await deps.tokens.put(
+    { tokenId, username, deletedAt: deps.now, expiresAt: Math.min(record.expiresAt, deps.now + TOMBSTONE_TTL_MS) },
+    deps.now,
+  );
   return ok(undefined);
 }
 
 /** The token resource on the wire (CONTRACT.md §4). */
-export function tokenResource(token: TokenView, cardHolderName: string | undefined, href: string): Record<string, unknown> {
+export function tokenResource(
+  token: TokenView,
+  cardHolderName: string | undefined,
+  href: string,
+): Record<string, unknown> {
   return {
     tokenPaymentInstrument: { type: 'card/tokenized', href },
     tokenId: token.tokenId,

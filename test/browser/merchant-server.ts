@@ -36,11 +36,13 @@ export async function startMerchant(workerUrl: URL): Promise<Merchant> {
   const orders = new Map<string, string>();
   let origin = '';
 
-  const api = async (step: string, payload: unknown): Promise<Record<string, any>> => {  
+  const api = async (step: string, payload: unknown): Promise<Record<string, any>> => {
     const response = await fetch(new URL(`/verifications/customers/3ds/${step}`, workerUrl), {
-      method: 'POST', headers: { Authorization: AUTH, Accept: MEDIA, 'Content-Type': MEDIA }, body: JSON.stringify(payload),
+      method: 'POST',
+      headers: { Authorization: AUTH, Accept: MEDIA, 'Content-Type': MEDIA },
+      body: JSON.stringify(payload),
     });
-    return response.json() as Promise<Record<string, any>>;  
+    return response.json() as Promise<Record<string, any>>;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -50,23 +52,32 @@ export async function startMerchant(workerUrl: URL): Promise<Merchant> {
       } else if (req.url === '/merchant/init') {
         await body(req);
         const answer = await api('deviceDataInitialize', {
-          transactionReference: `order-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, merchant: { entity: 'default' },
+          transactionReference: `order-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
+          merchant: { entity: 'default' },
           paymentInstrument: { type: 'card/front', cardNumber: CARD_NUMBER, cardExpiryDate: { month: 12, year: 2035 } },
         });
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer));
       } else if (req.url === '/merchant/authenticate') {
-        const input = JSON.parse(await body(req)) as { transactionReference: string; collectionReference?: string; cardHolderName?: string };
+        const input = JSON.parse(await body(req)) as {
+          transactionReference: string;
+          collectionReference?: string;
+          cardHolderName?: string;
+        };
         const answer = await api('authenticate', {
-          transactionReference: input.transactionReference, merchant: { entity: 'default' },
+          transactionReference: input.transactionReference,
+          merchant: { entity: 'default' },
           instruction: {
             value: { amount: 1999, currency: 'GBP' },
             paymentInstrument: {
-              type: 'card/front', cardNumber: CARD_NUMBER, cardExpiryDate: { month: 12, year: 2035 },
+              type: 'card/front',
+              cardNumber: CARD_NUMBER,
+              cardExpiryDate: { month: 12, year: 2035 },
               ...(input.cardHolderName ? { cardHolderName: input.cardHolderName } : {}),
             },
           },
           deviceData: {
-            acceptHeader: String(req.headers.accept ?? '*/*'), userAgentHeader: String(req.headers['user-agent'] ?? 'unknown'),
+            acceptHeader: String(req.headers.accept ?? '*/*'),
+            userAgentHeader: String(req.headers['user-agent'] ?? 'unknown'),
             ...(input.collectionReference ? { collectionReference: input.collectionReference } : {}),
           },
           challenge: { returnUrl: `${origin}/merchant/return`, windowSize: '390x400' },
@@ -77,13 +88,17 @@ export async function startMerchant(workerUrl: URL): Promise<Merchant> {
         const form = new URLSearchParams(await body(req));
         const reference = form.get('TransactionId') ?? '';
         const verification = await api('verification', {
-          transactionReference: orders.get(reference) ?? 'unknown', merchant: { entity: 'default' }, challenge: { reference },
+          transactionReference: orders.get(reference) ?? 'unknown',
+          merchant: { entity: 'default' },
+          challenge: { reference },
         });
         returns.push({ TransactionId: form.get('TransactionId'), MD: form.get('MD'), verification });
         const outcome = JSON.stringify(String(verification.outcome ?? verification.errorName));
-        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(
-          `<!doctype html><p id="verification">${outcome}</p><script>parent.postMessage({ verification: ${outcome} }, '*');</script>`,
-        );
+        res
+          .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+          .end(
+            `<!doctype html><p id="verification">${outcome}</p><script>parent.postMessage({ verification: ${outcome} }, '*');</script>`,
+          );
       } else {
         res.writeHead(404).end();
       }

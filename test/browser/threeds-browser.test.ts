@@ -17,12 +17,21 @@ let merchant: Merchant;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   worker = await startWorker();
   merchant = await startMerchant(worker.url);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }, 120_000);
 
@@ -95,7 +104,10 @@ describe('3DS in a real browser', () => {
     const returnsBefore = merchant.returns.length;
 
     await page.evaluate(() => {
-      const w = window as unknown as { openChallenge: (jwt: string) => void; lastAuthenticate: { challenge: { jwt: string } } };
+      const w = window as unknown as {
+        openChallenge: (jwt: string) => void;
+        lastAuthenticate: { challenge: { jwt: string } };
+      };
       w.openChallenge(w.lastAuthenticate.challenge.jwt);
     });
     const reopened = page.frameLocator('#challenge-frame');

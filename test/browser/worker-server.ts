@@ -12,9 +12,14 @@ import { Miniflare } from 'miniflare';
  */
 export async function startWorker(): Promise<{ url: URL; stop: () => Promise<void> }> {
   const outdir = mkdtempSync(join(tmpdir(), 'card-edge-bundle-'));
-  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', outdir], { stdio: 'pipe', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', outdir], {
+    stdio: 'pipe',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
   // The entry module comes first: Miniflare takes the first module as the main one.
-  const modules = readdirSync(outdir).filter((f) => f.endsWith('.bin')).sort();
+  const modules = readdirSync(outdir)
+    .filter((f) => f.endsWith('.bin'))
+    .sort();
   modules.unshift('index.js');
   const secrets = parseEnv(readFileSync('.dev.vars.example', 'utf8')) as Record<string, string>;
   const mf = new Miniflare({

@@ -37,11 +37,14 @@ describe('buildIndex on the shipped data (round trip)', () => {
 });
 
 describe('buildIndex on a broken source', () => {
-  const header = 'iin_start,iin_end,number_length,scheme,brand,type,prepaid,country,bank_name,bank_logo,bank_url,bank_phone,bank_city';
+  const header =
+    'iin_start,iin_end,number_length,scheme,brand,type,prepaid,country,bank_name,bank_logo,bank_url,bank_phone,bank_city';
   const good = '457173,,,VISA,,DEBIT,,GB,Bank,,,,';
 
   it('fails with the line numbers of the rejected rows when too many are broken', () => {
-    const csv = [header, good, '12AB56,,,VISA,,DEBIT,,GB,Bank,,,,', '457174,457170,,VISA,,DEBIT,,GB,Bank,,,,'].join('\n');
+    const csv = [header, good, '12AB56,,,VISA,,DEBIT,,GB,Bank,,,,', '457174,457170,,VISA,,DEBIT,,GB,Bank,,,,'].join(
+      '\n',
+    );
     expect(() => buildIndex(csv)).toThrow(BrokenSourceError);
     expect(() => buildIndex(csv)).toThrow(/line 3: .*line 4: /);
   });

@@ -80,19 +80,27 @@ describe('compileIndex', () => {
       width: fc.oneof(fc.constant(1), fc.constant(100), fc.integer({ min: 1, max: 700 })),
       issuer: fc.constantFrom('A', 'B', 'C', 'D'),
     });
-    fc.assert(fc.property(fc.array(rowArb, { minLength: 1, maxLength: 40 }), (specs) => {
-      const rows = mergeSameRangeRows(specs.map((s, i) => ({
-        line: i + 2, start: 41_000_000 + s.start, end: 41_000_000 + s.start + s.width - 1, record: record(s.issuer),
-      }))).rows;
-      const index = build(rows);
-      for (let key = 41_000_000; key < 41_003_800; key += 7) {
-        const covering = rows.filter((r) => r.start <= key && key <= r.end);
-        covering.sort((a, b) => (a.end - a.start) - (b.end - b.start) || a.line - b.line);
-        const id = index.findDataRecordId(key);
-        expect(id === -1 ? undefined : index.record(id).issuerName).toBe(covering[0]?.record.issuerName);
-      }
-      expect(verifyIndex(index, rows).failures).toEqual([]);
-    }), { numRuns: 60 });
+    fc.assert(
+      fc.property(fc.array(rowArb, { minLength: 1, maxLength: 40 }), (specs) => {
+        const rows = mergeSameRangeRows(
+          specs.map((s, i) => ({
+            line: i + 2,
+            start: 41_000_000 + s.start,
+            end: 41_000_000 + s.start + s.width - 1,
+            record: record(s.issuer),
+          })),
+        ).rows;
+        const index = build(rows);
+        for (let key = 41_000_000; key < 41_003_800; key += 7) {
+          const covering = rows.filter((r) => r.start <= key && key <= r.end);
+          covering.sort((a, b) => a.end - a.start - (b.end - b.start) || a.line - b.line);
+          const id = index.findDataRecordId(key);
+          expect(id === -1 ? undefined : index.record(id).issuerName).toBe(covering[0]?.record.issuerName);
+        }
+        expect(verifyIndex(index, rows).failures).toEqual([]);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 
@@ -121,6 +129,10 @@ describe('verifyIndex', () => {
     const wrong = compileIndex([bin6(2, '412345', record('Wrong'))], []).artifact;
     expect(verifyIndex(BinIndex.fromArrayBuffer(artifact), rows).failures).toEqual([]);
     const failures = verifyIndex(BinIndex.fromArrayBuffer(wrong), rows).failures;
-    expect(failures.map((f) => [f.line, f.actual?.issuerName])).toEqual([[2, 'Wrong'], [2, 'Wrong'], [2, 'Wrong']]);
+    expect(failures.map((f) => [f.line, f.actual?.issuerName])).toEqual([
+      [2, 'Wrong'],
+      [2, 'Wrong'],
+      [2, 'Wrong'],
+    ]);
   });
 });

@@ -25,10 +25,8 @@ describe('detectImporter', () => {
   });
 
   it('tells venelinkochev from iannuttall by their country columns', () => {
-    expect(detectImporter(['BIN', 'Brand', 'Type', 'Category', 'Issuer', 'isoCode2'])?.name)
-      .toBe('venelinkochev');
-    expect(detectImporter(['bin', 'brand', 'type', 'category', 'issuer', 'alpha_2'])?.name)
-      .toBe('iannuttall');
+    expect(detectImporter(['BIN', 'Brand', 'Type', 'Category', 'Issuer', 'isoCode2'])?.name).toBe('venelinkochev');
+    expect(detectImporter(['bin', 'brand', 'type', 'category', 'issuer', 'alpha_2'])?.name).toBe('iannuttall');
   });
 
   it('tries the canonical format first', () => {
@@ -86,8 +84,11 @@ describe('binlist importer', () => {
 
   it('reads a product name in the brand cell as the product label', () => {
     expect(rowAt(rows, '411773')).toMatchObject({
-      endDigits: '411776', brandLabels: ['VISA'], productLabel: 'VISA BUSINESS',
-      fundingLabel: 'CREDIT', countryLabel: 'GB',
+      endDigits: '411776',
+      brandLabels: ['VISA'],
+      productLabel: 'VISA BUSINESS',
+      fundingLabel: 'CREDIT',
+      countryLabel: 'GB',
     });
     expect(rowAt(rows, '525320')).toMatchObject({ brandLabels: ['MASTERCARD'], productLabel: 'ELECTRON' });
   });
@@ -117,8 +118,13 @@ describe('venelinkochev importer', () => {
 
   it('maps the columns to labels, Category to the product label', () => {
     expect(rowAt(rows, '371449')).toEqual({
-      line: 2, startDigits: '371449', endDigits: '371449', brandLabels: ['AMERICAN EXPRESS'],
-      fundingLabel: 'CHARGE CARD', productLabel: 'CORPORATE', issuerName: 'Example Express',
+      line: 2,
+      startDigits: '371449',
+      endDigits: '371449',
+      brandLabels: ['AMERICAN EXPRESS'],
+      fundingLabel: 'CHARGE CARD',
+      productLabel: 'CORPORATE',
+      issuerName: 'Example Express',
       countryLabel: 'US',
     });
   });
@@ -142,7 +148,10 @@ describe('iannuttall importer', () => {
 
   it('keeps the labels as written for the normaliser', () => {
     expect(rowAt(rows, '356999')).toMatchObject({
-      brandLabels: ['JCB'], fundingLabel: 'DEBIT/CREDIT', productLabel: 'PLATINUM', countryLabel: 'JP',
+      brandLabels: ['JCB'],
+      fundingLabel: 'DEBIT/CREDIT',
+      productLabel: 'PLATINUM',
+      countryLabel: 'JP',
     });
   });
 
@@ -172,8 +181,13 @@ describe('openbiin importer', () => {
 
   it('puts back a row whose unquoted issuer comma shifted the country into Brand', () => {
     expect(rowAt(rows, '400001')).toEqual({
-      line: 6, startDigits: '400001', endDigits: '400001', brandLabels: ['visa'],
-      fundingLabel: undefined, issuerName: 'EXAMPLE BANK, N.A.', countryLabel: 'US',
+      line: 6,
+      startDigits: '400001',
+      endDigits: '400001',
+      brandLabels: ['visa'],
+      fundingLabel: undefined,
+      issuerName: 'EXAMPLE BANK, N.A.',
+      countryLabel: 'US',
     });
   });
 
@@ -188,7 +202,8 @@ describe('openbiin importer', () => {
     const cells = { BIN6: '457100', Ranges: '40-45|51-53', Issuer: 'X', Country: 'DK', Brand: 'visa', Type: 'debit' };
     const ranges = mapRecord(OPENBIIN_IMPORTER, cells, 7);
     expect(Array.isArray(ranges) && ranges.map((r) => [r.startDigits, r.endDigits])).toEqual([
-      ['45710040', '45710045'], ['45710051', '45710053'],
+      ['45710040', '45710045'],
+      ['45710051', '45710053'],
     ]);
   });
 });
@@ -198,18 +213,26 @@ describe('canonical importer', () => {
 
   it('splits brands on "|" and keeps the other cells for validation', () => {
     expect(rowAt(rows, '497010')).toEqual({
-      line: 3, startDigits: '497010', endDigits: '497012', brandLabels: ['cartesBancaires', 'visa'],
+      line: 3,
+      startDigits: '497010',
+      endDigits: '497012',
+      brandLabels: ['cartesBancaires', 'visa'],
       issuerName: 'Example Banque',
       canonical: {
-        type: 'pan', fundingType: 'credit', countryCode: 'FR', category: 'commercial',
-        anonymousPrepaid: undefined, multipleAccountAccess: 'managed',
+        type: 'pan',
+        fundingType: 'credit',
+        countryCode: 'FR',
+        category: 'commercial',
+        anonymousPrepaid: undefined,
+        multipleAccountAccess: 'managed',
       },
     });
   });
 
   it('leaves empty cells out as not known', () => {
     expect(rowAt(rows, '601100')).toMatchObject({
-      brandLabels: [], issuerName: undefined,
+      brandLabels: [],
+      issuerName: undefined,
       canonical: { fundingType: 'prepaid', anonymousPrepaid: 'anonymousCompliant', type: undefined },
     });
   });

@@ -29,41 +29,59 @@ function fixtureRows(name: string): RawRow[] {
 describe('keys and binLength', () => {
   it('covers xxxxxx00–xxxxxx99 for a 6-digit BIN, with binLength 6', () => {
     expect(accepted(raw({ startDigits: '457173', endDigits: '457173' }))).toMatchObject({
-      start: 45717300, end: 45717399, record: { binLength: 6 },
+      start: 45717300,
+      end: 45717399,
+      record: { binLength: 6 },
     });
   });
 
   it('keeps binLength 6 for a range of whole 6-digit BINs', () => {
     expect(accepted(raw({ startDigits: '411773', endDigits: '411776' }))).toMatchObject({
-      start: 41177300, end: 41177699, record: { binLength: 6 },
+      start: 41177300,
+      end: 41177699,
+      record: { binLength: 6 },
     });
   });
 
   it('gives binLength 8 to a row narrower than a 6-digit BIN', () => {
     expect(accepted(raw({ startDigits: '45717360', endDigits: '45717369' }))).toMatchObject({
-      start: 45717360, end: 45717369, record: { binLength: 8 },
+      start: 45717360,
+      end: 45717369,
+      record: { binLength: 8 },
     });
   });
 
   it('gives binLength 7 to a 7-digit row, never claiming digits the row does not give', () => {
     expect(accepted(raw({ startDigits: '4571736', endDigits: '4571736' }))).toMatchObject({
-      start: 45717360, end: 45717369, record: { binLength: 7 },
+      start: 45717360,
+      end: 45717369,
+      record: { binLength: 7 },
     });
   });
 
   it('rejects a range that ends before it starts, with its line', () => {
-    expect(rejected(raw({ line: 7, startDigits: '411780', endDigits: '411779' })))
-      .toEqual({ line: 7, reason: 'BIN range 411780–411779 ends before it starts' });
+    expect(rejected(raw({ line: 7, startDigits: '411780', endDigits: '411779' }))).toEqual({
+      line: 7,
+      reason: 'BIN range 411780–411779 ends before it starts',
+    });
   });
 });
 
 describe('brands', () => {
   it.each([
-    [['AMERICAN EXPRESS'], ['amex']], [['amex'], ['amex']], [['nspk mir'], ['mir']],
-    [['MASTER CARD'], ['mastercard']], [['MC'], ['mastercard']],
-    [['DINERS CLUB INTERNATIONAL'], ['diners']], [['china union pay'], ['unionPay']],
-    [['visa electron'], ['visa']], [['RuPay'], ['rupay']], [['Cartes Bancaires'], ['cartesBancaires']],
-    [['eftpos'], ['eftposAU']], [['pagobancomat'], ['bancomat']], [['tarjeta naranja'], ['naranja']],
+    [['AMERICAN EXPRESS'], ['amex']],
+    [['amex'], ['amex']],
+    [['nspk mir'], ['mir']],
+    [['MASTER CARD'], ['mastercard']],
+    [['MC'], ['mastercard']],
+    [['DINERS CLUB INTERNATIONAL'], ['diners']],
+    [['china union pay'], ['unionPay']],
+    [['visa electron'], ['visa']],
+    [['RuPay'], ['rupay']],
+    [['Cartes Bancaires'], ['cartesBancaires']],
+    [['eftpos'], ['eftposAU']],
+    [['pagobancomat'], ['bancomat']],
+    [['tarjeta naranja'], ['naranja']],
   ])('maps %j to %j', (labels, brands) => {
     expect(accepted(raw({ brandLabels: labels })).record.brands).toEqual(brands);
   });
@@ -73,8 +91,9 @@ describe('brands', () => {
   });
 
   it('maps "jcb/rupay" to jcb and rupay, the international scheme first', () => {
-    expect(accepted(raw({ startDigits: '356789', endDigits: '356789', brandLabels: ['rupay/jcb'] }))
-      .record.brands).toEqual(['jcb', 'rupay']);
+    expect(
+      accepted(raw({ startDigits: '356789', endDigits: '356789', brandLabels: ['rupay/jcb'] })).record.brands,
+    ).toEqual(['jcb', 'rupay']);
   });
 
   it('counts a label that maps to nothing and lets the scheme table decide', () => {
@@ -86,15 +105,18 @@ describe('brands', () => {
 
   it('gives no brand when neither the labels nor the scheme table know the BIN', () => {
     const report = newLabelReport();
-    expect(accepted(raw({ startDigits: '002102', endDigits: '002102', brandLabels: ['private label'] }), report)
-      .record.brands).toEqual([]);
+    expect(
+      accepted(raw({ startDigits: '002102', endDigits: '002102', brandLabels: ['private label'] }), report).record
+        .brands,
+    ).toEqual([]);
     expect(report.unmappedBrandLabels.get('private label')).toBe(1);
   });
 
   it('reports the unknown half of "jcb/local" without asking the scheme table', () => {
     const report = newLabelReport();
-    expect(accepted(raw({ startDigits: '356789', endDigits: '356789', brandLabels: ['jcb/local'] }), report)
-      .record.brands).toEqual(['jcb']);
+    expect(
+      accepted(raw({ startDigits: '356789', endDigits: '356789', brandLabels: ['jcb/local'] }), report).record.brands,
+    ).toEqual(['jcb']);
     expect(report.unmappedBrandLabels.size).toBe(0);
     expect(report.unmappedLabels.get('brand:local')).toBe(1);
   });
@@ -108,15 +130,21 @@ describe('brands', () => {
 
 describe('funding, anonymity and category', () => {
   it.each([
-    ['CREDIT', 'credit'], ['debit', 'debit'], ['Charge Card', 'chargeCard'],
-    ['deferred debit', 'deferredDebit'], ['DEBIT/CREDIT', 'unknown'], ['prepaid', 'prepaid'],
+    ['CREDIT', 'credit'],
+    ['debit', 'debit'],
+    ['Charge Card', 'chargeCard'],
+    ['deferred debit', 'deferredDebit'],
+    ['DEBIT/CREDIT', 'unknown'],
+    ['prepaid', 'prepaid'],
   ])('reads funding label %s as %s', (label, fundingType) => {
     expect(accepted(raw({ fundingLabel: label })).record.fundingType).toBe(fundingType);
   });
 
   it('makes a card prepaid when the prepaid flag says Y, whatever the funding label', () => {
-    expect(accepted(raw({ fundingLabel: 'DEBIT', prepaidLabel: 'y' })).record)
-      .toMatchObject({ fundingType: 'prepaid', anonymousPrepaid: 'unknown' });
+    expect(accepted(raw({ fundingLabel: 'DEBIT', prepaidLabel: 'y' })).record).toMatchObject({
+      fundingType: 'prepaid',
+      anonymousPrepaid: 'unknown',
+    });
   });
 
   it('marks credit, debit and charge cards notPrepaidOrNonAnonymous', () => {
@@ -134,8 +162,13 @@ describe('funding, anonymity and category', () => {
   });
 
   it.each([
-    ['VISA BUSINESS', 'commercial'], ['CORPORATE T&E', 'commercial'], ['PURCHASING', 'commercial'],
-    ['FLEET', 'commercial'], ['Government', 'commercial'], ['PLATINUM', 'consumer'], ['CLASSIC', 'consumer'],
+    ['VISA BUSINESS', 'commercial'],
+    ['CORPORATE T&E', 'commercial'],
+    ['PURCHASING', 'commercial'],
+    ['FLEET', 'commercial'],
+    ['Government', 'commercial'],
+    ['PLATINUM', 'consumer'],
+    ['CLASSIC', 'consumer'],
   ])('reads product %s as %s', (product, category) => {
     expect(accepted(raw({ productLabel: product })).record.category).toBe(category);
   });
@@ -179,10 +212,18 @@ describe('canonical rows', () => {
 
   it('takes the cells as they are, network token included', () => {
     expect(accepted(byLine(2))).toEqual({
-      line: 2, start: 44443333, end: 44443333,
+      line: 2,
+      start: 44443333,
+      end: 44443333,
       record: {
-        type: 'networkToken', brands: ['visa'], binLength: 8, fundingType: 'debit',
-        issuerName: 'Example Token Bank', countryCode: 'GB', currency: 'GBP', category: 'consumer',
+        type: 'networkToken',
+        brands: ['visa'],
+        binLength: 8,
+        fundingType: 'debit',
+        issuerName: 'Example Token Bank',
+        countryCode: 'GB',
+        currency: 'GBP',
+        category: 'consumer',
         anonymousPrepaid: 'notPrepaidOrNonAnonymous',
       },
     });
@@ -190,22 +231,32 @@ describe('canonical rows', () => {
 
   it('orders co-badged brands, keeps multipleAccountAccess and infers nothing left empty', () => {
     expect(accepted(byLine(3)).record).toEqual({
-      type: 'pan', brands: ['visa', 'cartesBancaires'], binLength: 6, fundingType: 'credit',
-      issuerName: 'Example Banque', countryCode: 'FR', currency: 'EUR', category: 'commercial',
+      type: 'pan',
+      brands: ['visa', 'cartesBancaires'],
+      binLength: 6,
+      fundingType: 'credit',
+      issuerName: 'Example Banque',
+      countryCode: 'FR',
+      currency: 'EUR',
+      category: 'commercial',
       multipleAccountAccess: 'managed',
     });
   });
 
   it('lets the scheme table decide when brands is empty', () => {
     expect(accepted(byLine(4)).record).toEqual({
-      type: 'pan', brands: ['discover'], binLength: 6, fundingType: 'prepaid',
+      type: 'pan',
+      brands: ['discover'],
+      binLength: 6,
+      fundingType: 'prepaid',
       anonymousPrepaid: 'anonymousCompliant',
     });
   });
 
   it('rejects values outside the API vocabulary', () => {
     expect(rejected(byLine(5))).toEqual({
-      line: 5, reason: expect.stringMatching(/^funding_type "bogus" is not one of credit, debit/),
+      line: 5,
+      reason: expect.stringMatching(/^funding_type "bogus" is not one of credit, debit/),
     });
     expect(rejected(byLine(6))).toEqual({ line: 6, reason: 'brand "MasterCard" is not a brand name of the API' });
     expect(rejected(raw({ canonical: { countryCode: 'ZZ' } })).reason).toMatch(/country_code "ZZ"/);
@@ -225,20 +276,39 @@ describe('fixtures end to end', () => {
   it('reads the openbiin row with a shifted issuer as visa in the US', () => {
     const row = fixtureRows('openbiin.csv').find((r) => r.startDigits === '400001')!;
     expect(accepted(row).record).toEqual({
-      type: 'pan', brands: ['visa'], binLength: 6, issuerName: 'EXAMPLE BANK, N.A.',
-      countryCode: 'US', currency: 'USD',
+      type: 'pan',
+      brands: ['visa'],
+      binLength: 6,
+      issuerName: 'EXAMPLE BANK, N.A.',
+      countryCode: 'US',
+      currency: 'USD',
     });
   });
 });
 
 describe('scheme ranges', () => {
   it.each([
-    ['411111', ['visa']], ['457100', ['visa', 'dankort']], ['222100', ['mastercard']],
-    ['220012', ['mir']], ['371449', ['amex']], ['305693', ['diners']], ['353011', ['jcb', 'rupay']],
-    ['358999', ['jcb']], ['622126', ['discover', 'unionPay']], ['621483', ['unionPay']],
-    ['601100', ['discover']], ['650031', ['elo']], ['650002', ['verve']], ['606282', ['hipercard']],
-    ['504175', ['elo']], ['501900', ['dankort']], ['500000', ['maestro']], ['979200', ['troy']],
-    ['150000', ['uatp']], ['12345678', ['uatp']], ['700000', []],
+    ['411111', ['visa']],
+    ['457100', ['visa', 'dankort']],
+    ['222100', ['mastercard']],
+    ['220012', ['mir']],
+    ['371449', ['amex']],
+    ['305693', ['diners']],
+    ['353011', ['jcb', 'rupay']],
+    ['358999', ['jcb']],
+    ['622126', ['discover', 'unionPay']],
+    ['621483', ['unionPay']],
+    ['601100', ['discover']],
+    ['650031', ['elo']],
+    ['650002', ['verve']],
+    ['606282', ['hipercard']],
+    ['504175', ['elo']],
+    ['501900', ['dankort']],
+    ['500000', ['maestro']],
+    ['979200', ['troy']],
+    ['150000', ['uatp']],
+    ['12345678', ['uatp']],
+    ['700000', []],
   ])('gives %s the brands %j (narrowest range wins)', (digits, brands) => {
     expect(schemeBrandsFor(digits)).toEqual(brands);
   });

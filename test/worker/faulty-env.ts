@@ -26,7 +26,12 @@ export class StorageHarness {
   readonly env: Env;
 
   constructor() {
-    this.env = { ...env, SESSIONS: this.kv(env.SESSIONS), THREEDS_GUARD: this.namespace(env.THREEDS_GUARD), TOKEN_GUARD: this.namespace(env.TOKEN_GUARD) };
+    this.env = {
+      ...env,
+      SESSIONS: this.kv(env.SESSIONS),
+      THREEDS_GUARD: this.namespace(env.THREEDS_GUARD),
+      TOKEN_GUARD: this.namespace(env.TOKEN_GUARD),
+    };
   }
 
   /** Arms one fault; cleared after it fired. */
@@ -54,9 +59,11 @@ export class StorageHarness {
   private async run<T>(call: StorageCall, operation: () => Promise<T>): Promise<T> {
     this.calls.push(call);
     const fault = this.fault;
-    const counts = fault !== undefined && (fault.of === 'any'
-      || (fault.of === 'kvWrite' && call.store === 'kv' && (call.op === 'put' || call.op === 'delete'))
-      || (fault.of === 'do' && call.store === 'do'));
+    const counts =
+      fault !== undefined &&
+      (fault.of === 'any' ||
+        (fault.of === 'kvWrite' && call.store === 'kv' && (call.op === 'put' || call.op === 'delete')) ||
+        (fault.of === 'do' && call.store === 'do'));
     const fire = counts && this.matched++ === fault.nth;
     if (fire) this.fault = undefined;
     if (fire && fault.when === 'before') throw new Error(`injected failure before ${call.store} ${call.op}`);
@@ -69,25 +76,35 @@ export class StorageHarness {
     return new Proxy(inner, {
       get: (target, property) => {
         const value = Reflect.get(target, property) as unknown;
-        if (typeof value !== 'function' || !['get', 'put', 'delete', 'list', 'getWithMetadata'].includes(String(property))) return value;
-        return (...args: unknown[]) => this.run({ store: 'kv', op: String(property) }, () => Reflect.apply(value, target, args) as Promise<unknown>);
+        if (
+          typeof value !== 'function' ||
+          !['get', 'put', 'delete', 'list', 'getWithMetadata'].includes(String(property))
+        )
+          return value;
+        return (...args: unknown[]) =>
+          this.run({ store: 'kv', op: String(property) }, () => Reflect.apply(value, target, args) as Promise<unknown>);
       },
     });
   }
 
-  private namespace<T extends Rpc.DurableObjectBranded | undefined>(inner: DurableObjectNamespace<T>): DurableObjectNamespace<T> {
-    const stubOf = (stub: object): object => new Proxy(stub, {
-      get: (stubTarget, method) => {
-        if (method === 'then') return undefined;
-        const fn = Reflect.get(stubTarget, method) as unknown;
-        if (typeof method !== 'string' || typeof fn !== 'function') return fn;
-        return (...args: unknown[]) => this.run({ store: 'do', op: method }, () => Reflect.apply(fn, stubTarget, args) as Promise<unknown>);
-      },
-    });
+  private namespace<T extends Rpc.DurableObjectBranded | undefined>(
+    inner: DurableObjectNamespace<T>,
+  ): DurableObjectNamespace<T> {
+    const stubOf = (stub: object): object =>
+      new Proxy(stub, {
+        get: (stubTarget, method) => {
+          if (method === 'then') return undefined;
+          const fn = Reflect.get(stubTarget, method) as unknown;
+          if (typeof method !== 'string' || typeof fn !== 'function') return fn;
+          return (...args: unknown[]) =>
+            this.run({ store: 'do', op: method }, () => Reflect.apply(fn, stubTarget, args) as Promise<unknown>);
+        },
+      });
     return new Proxy(inner, {
       get(target, property) {
         const value = Reflect.get(target, property) as unknown;
-        if (property !== 'get' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        if (property !== 'get' || typeof value !== 'function')
+          return typeof value === 'function' ? value.bind(target) : value;
         return (id: DurableObjectId) => stubOf(Reflect.apply(value, target, [id]) as object);
       },
     });

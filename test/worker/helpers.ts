@@ -33,9 +33,12 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   const headers = new Headers();
   for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers.set(k, v);
   // Bytes, not a string: a string body would make Request add `Content-Type: text/plain`.
-  const body = options.rawBody
-    ?? (options.body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(options.body)));
-  return (options.via ?? WORKER)(new Request(`https://edge.test${path}`, { method: options.method ?? 'POST', headers, body }));
+  const body =
+    options.rawBody ??
+    (options.body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(options.body)));
+  return (options.via ?? WORKER)(
+    new Request(`https://edge.test${path}`, { method: options.method ?? 'POST', headers, body }),
+  );
 }
 
 /** Runs `n` copies of a call at once and waits for all of them. */

@@ -7,11 +7,9 @@ import { isIsoDateTime } from '../../src/schemas/fields';
 import { JWT_ISSUER } from '../../src/threeds/jwt';
 import { call, CARD_BIN_HEADERS, expectErrorCase, panLookup } from './helpers';
 import { createToken, tokenBody, tokenCall, TOKENS_MEDIA } from './token-helpers';
-import {
-  authenticateBody, hiddenField, newReference, postForm, threeDs, THREEDS_MEDIA,
-} from './threeds-helpers';
+import { authenticateBody, hiddenField, newReference, postForm, threeDs, THREEDS_MEDIA } from './threeds-helpers';
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -39,14 +37,22 @@ describe('tokenExpiryDateTime', () => {
     ['hour 24', `${day}T24:00:00Z`],
     ['free text', 'next tuesday'],
   ])('answers %s with dateHasInvalidFormat at $.tokenExpiryDateTime', async (_name, value) => {
-    await expectErrorCase({
-      name: value, send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: value } })),
-      status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']],
-    }, TOKENS_MEDIA);
+    await expectErrorCase(
+      {
+        name: value,
+        send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: value } })),
+        status: 400,
+        errorName: 'bodyDoesNotMatchSchema',
+        fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']],
+      },
+      TOKENS_MEDIA,
+    );
   });
 
   it.each([['+14:00'], ['-12:00'], ['+05:45'], ['Z']])('accepts a real offset (%s)', async (offset) => {
-    const response = await createToken(tokenBody({ cardNumber: '4571368400000008', extra: { tokenExpiryDateTime: `${day}T10:00:00${offset}` } }));
+    const response = await createToken(
+      tokenBody({ cardNumber: '4571368400000008', extra: { tokenExpiryDateTime: `${day}T10:00:00${offset}` } }),
+    );
     expect([200, 201]).toContain(response.status);
   });
 
@@ -68,7 +74,11 @@ describe('a body cut off mid-upload', () => {
       },
     });
     // Straight into the handler: through a service binding the cut would arrive as a clean end.
-    const request = new Request<unknown, IncomingRequestCfProperties>('https://edge.test/api/cardBin/panLookup', { method: 'POST', headers: CARD_BIN_HEADERS, body });
+    const request = new Request<unknown, IncomingRequestCfProperties>('https://edge.test/api/cardBin/panLookup', {
+      method: 'POST',
+      headers: CARD_BIN_HEADERS,
+      body,
+    });
     const response = await worker.fetch(request, env, createExecutionContext());
     expect(response.status).toBe(400);
     expect((await response.json<Json>()).errorName).toBe('bodyIsNotJson');
@@ -80,35 +90,51 @@ describe('JWTs of the browser pages', () => {
   const key = new TextEncoder().encode(env.JWT_SIGNING_KEY);
 
   /** A JWT signed with our key and audience, but without one of the claims we require. */
-  async function signedWithout(claim: 'exp' | 'jti', audience: string, extra: Record<string, unknown>): Promise<string> {
-    let jwt = new SignJWT(extra).setProtectedHeader({ alg: 'HS256' }).setIssuer(JWT_ISSUER).setAudience(audience).setIssuedAt();
+  async function signedWithout(
+    claim: 'exp' | 'jti',
+    audience: string,
+    extra: Record<string, unknown>,
+  ): Promise<string> {
+    let jwt = new SignJWT(extra)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(JWT_ISSUER)
+      .setAudience(audience)
+      .setIssuedAt();
     if (claim !== 'exp') jwt = jwt.setExpirationTime('10m');
     if (claim !== 'jti') jwt = jwt.setJti(crypto.randomUUID());
     return jwt.sign(key);
   }
 
   it.each(['exp', 'jti'] as const)('refuses a DDC JWT without %s (Status false, nothing recorded)', async (claim) => {
-    const init = await (await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })).json<Json>();
-    const genuine = JSON.parse(atob(init.deviceDataCollection.jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as Json;
+    const init = await (
+      await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })
+    ).json<Json>();
+    const genuine = JSON.parse(
+      atob(init.deviceDataCollection.jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/')),
+    ) as Json;
     const forged = await signedWithout(claim, 'ddc', { txn: genuine.txn, OrgUnitId: genuine.OrgUnitId });
     const page = await (await postForm('/3ds/ddc', { JWT: forged })).text();
     expect(page).toContain('"Status":false');
   });
 
   it.each(['exp', 'jti'] as const)('refuses a challenge JWT without %s with an error page', async (claim) => {
-    const auth = await (await threeDs('authenticate', authenticateBody({ cardHolderName: '3ds2-challenge-identified' }))).json<Json>();
+    const auth = await (
+      await threeDs('authenticate', authenticateBody({ cardHolderName: '3ds2-challenge-identified' }))
+    ).json<Json>();
     const genuine = JSON.parse(atob(auth.challenge.jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as Json;
     const { iat: _iat, exp: _exp, jti: _jti, iss: _iss, aud: _aud, ...claims } = genuine;
     const page = await postForm('/3ds/challenge', { JWT: await signedWithout(claim, 'challenge', claims) });
     expect(page.status).toBe(400);
     // The genuine JWT still shows the challenge: the forged one changed nothing.
-    expect(hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')).toBeDefined();
+    expect(
+      hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state'),
+    ).toBeDefined();
   });
 });
 
 describe('returnUrl', () => {
   it.each([
-    ['a semicolon', "https://shop.example;script-src *"],
+    ['a semicolon', 'https://shop.example;script-src *'],
     ['a comma', 'https://shop,example.com/back'],
     ['a quote', "https://shop'example.com/back"],
     ['a space', 'https://shop example.com/back'],
@@ -116,10 +142,16 @@ describe('returnUrl', () => {
   ])('refuses a host with %s with fieldHasInvalidValue at $.challenge.returnUrl', async (_name, returnUrl) => {
     const body = authenticateBody();
     (body.challenge as Json).returnUrl = returnUrl;
-    await expectErrorCase({
-      name: returnUrl, send: () => threeDs('authenticate', body),
-      status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.challenge.returnUrl']],
-    }, THREEDS_MEDIA);
+    await expectErrorCase(
+      {
+        name: returnUrl,
+        send: () => threeDs('authenticate', body),
+        status: 400,
+        errorName: 'bodyDoesNotMatchSchema',
+        fields: [['fieldHasInvalidValue', '$.challenge.returnUrl']],
+      },
+      THREEDS_MEDIA,
+    );
   });
 
   it('names only the returnUrl origin in the completion page CSP', async () => {
@@ -128,7 +160,9 @@ describe('returnUrl', () => {
     const auth = await (await threeDs('authenticate', body)).json<Json>();
     const state = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
     const done = await postForm('/3ds/challenge/submit', { state, code: '1234', action: 'submit' });
-    expect(done.headers.get('Content-Security-Policy')).toContain("form-action 'self' https://xn--bcher-kva.example:8443;");
+    expect(done.headers.get('Content-Security-Policy')).toContain(
+      "form-action 'self' https://xn--bcher-kva.example:8443;",
+    );
   });
 });
 
@@ -139,10 +173,24 @@ describe('X-Content-Type-Options: nosniff', () => {
     ['a 401', () => panLookup({}, { Authorization: undefined })],
     ['an unknown path', () => call('/nowhere')],
     ['a 405', () => call('/tokens', { method: 'PUT' })],
-    ['a 3DS answer', () => threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })],
-    ['a 204', async () => tokenCall('DELETE', (await (await createToken(tokenBody({ cardNumber: '4571368400000008', month: 3 }))).json<Json>()).tokenPaymentInstrument.href)],
+    [
+      'a 3DS answer',
+      () => threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } }),
+    ],
+    [
+      'a 204',
+      async () =>
+        tokenCall(
+          'DELETE',
+          (await (await createToken(tokenBody({ cardNumber: '4571368400000008', month: 3 }))).json<Json>())
+            .tokenPaymentInstrument.href,
+        ),
+    ],
     ['an HTML page', () => postForm('/3ds/challenge', { JWT: 'x' })],
-    ['an HTML 415', () => call('/3ds/ddc', { headers: { 'Content-Type': 'text/plain' }, rawBody: new TextEncoder().encode('x') })],
+    [
+      'an HTML 415',
+      () => call('/3ds/ddc', { headers: { 'Content-Type': 'text/plain' }, rawBody: new TextEncoder().encode('x') }),
+    ],
   ])('is on %s', async (_name, send) => {
     expect((await send()).headers.get('X-Content-Type-Options')).toBe('nosniff');
   });

@@ -6,17 +6,23 @@ describe('merchant configuration', () => {
   it('ships the local test merchants of the contract', () => {
     const test = MERCHANTS.get('test-merchant')!;
     expect([...test.entities.keys()]).toEqual(['default', 'nonpci', 'limited', 'nothreeds']);
-    expect(test.entities.get('limited')).toMatchObject({ brands: ['visa', 'mastercard'], currencies: ['GBP'], pciCompliant: true });
+    expect(test.entities.get('limited')).toMatchObject({
+      brands: ['visa', 'mastercard'],
+      currencies: ['GBP'],
+      pciCompliant: true,
+    });
     expect(test.entities.get('nonpci')).toMatchObject({ pciCompliant: false, threeDS: true });
     expect(test.entities.get('nothreeds')).toMatchObject({ threeDS: false });
     expect([...MERCHANTS.get('other-merchant')!.entities.keys()]).toEqual(['other']);
   });
 
   it('fails loudly, naming every problem, on a malformed configuration', () => {
-    const broken = structuredClone(merchantsJson) as { merchants: Record<string, any>[] };  
+    const broken = structuredClone(merchantsJson) as { merchants: Record<string, any>[] };
     broken.merchants[0]!.entities.default.brands = ['visa', 'vissa'];
     broken.merchants[0]!.entities.limited.currencies = ['gbp'];
-    expect(() => parseMerchantConfig(broken)).toThrow(/entities\.default\.brands\.1: .*"vissa".*entities\.limited\.currencies\.0: .*"gbp"/);
+    expect(() => parseMerchantConfig(broken)).toThrow(
+      /entities\.default\.brands\.1: .*"vissa".*entities\.limited\.currencies\.0: .*"gbp"/,
+    );
   });
 
   it('refuses two merchants with the same username', () => {
@@ -26,7 +32,11 @@ describe('merchant configuration', () => {
   });
 
   it('refuses an unknown field rather than ignoring a typo', () => {
-    const typo = { merchants: [{ username: 'x', entities: { e: { pciCompliant: true, threeDs: true, brands: 'all', currencies: 'all' } } }] };
+    const typo = {
+      merchants: [
+        { username: 'x', entities: { e: { pciCompliant: true, threeDs: true, brands: 'all', currencies: 'all' } } },
+      ],
+    };
     expect(() => parseMerchantConfig(typo)).toThrow(/invalid/);
   });
 });

@@ -42,7 +42,10 @@ describe('request pipeline', () => {
 
   it.each([
     ['another scheme', '{"test-merchant":"md5:abc"}'],
-    ['a cheaper hash (a timing oracle on usernames)', '{"test-merchant":"pbkdf2-sha256:1000:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}'],
+    [
+      'a cheaper hash (a timing oracle on usernames)',
+      '{"test-merchant":"pbkdf2-sha256:1000:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}',
+    ],
     ['not JSON', 'test-merchant=abc'],
   ])('answers 503 when the password hash secret has %s', async (_name, secret) => {
     const logs = captureLogs();
@@ -74,9 +77,16 @@ describe('request pipeline', () => {
     ['a token id', '/tokens/4571368400000008'],
   ])('masks a card number that a caller put into %s before logging the path', async (_name, path) => {
     const logs = captureLogs();
-    await worker.fetch(new Request<unknown, IncomingRequestCfProperties>(`https://edge.test${path}`, {
-      headers: { Authorization: CARD_BIN_HEADERS.Authorization!, Accept: 'application/vnd.worldpay.tokens-v1.hal+json' },
-    }), env, createExecutionContext());
+    await worker.fetch(
+      new Request<unknown, IncomingRequestCfProperties>(`https://edge.test${path}`, {
+        headers: {
+          Authorization: CARD_BIN_HEADERS.Authorization!,
+          Accept: 'application/vnd.worldpay.tokens-v1.hal+json',
+        },
+      }),
+      env,
+      createExecutionContext(),
+    );
     expect(logs).toHaveLength(1);
     expect(logs[0]).not.toContain('4571368400000008');
     expect(logs[0]).toContain('457136******0008');
@@ -90,8 +100,13 @@ describe('request pipeline', () => {
     expect(logs).toHaveLength(1);
     const line = JSON.parse(logs[0]!) as Record<string, unknown>;
     expect(line).toMatchObject({
-      level: 'info', method: 'POST', path: '/api/cardBin/panLookup', status: 200,
-      merchant: 'test-merchant', entity: 'default', api: 'cardBin',
+      level: 'info',
+      method: 'POST',
+      path: '/api/cardBin/panLookup',
+      status: 200,
+      merchant: 'test-merchant',
+      entity: 'default',
+      api: 'cardBin',
       card: `${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`,
       correlationId: response.headers.get('WP-CorrelationId'),
     });

@@ -20,7 +20,13 @@ describe('settings, parsed once from the environment', () => {
   });
 
   it('lists every problem at once', () => {
-    const result = parseSettings({ ...env, ENVIRONMENT: 'prod', JWT_SIGNING_KEY: 'short', TOKEN_HMAC_KEY: '', PUBLIC_BASE_URL: 'ftp://x' });
+    const result = parseSettings({
+      ...env,
+      ENVIRONMENT: 'prod',
+      JWT_SIGNING_KEY: 'short',
+      TOKEN_HMAC_KEY: '',
+      PUBLIC_BASE_URL: 'ftp://x',
+    });
     expect(result).toBeInstanceOf(SettingsError);
     expect((result as SettingsError).problems).toEqual([
       'ENVIRONMENT must be "test" or "live", not "prod"',
@@ -39,7 +45,9 @@ describe('settings, parsed once from the environment', () => {
   it('answers a JSON API on a misconfigured Worker with 503, and logs why', async () => {
     const lines: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
-    const request = new Request<unknown, IncomingRequestCfProperties>('https://edge.test/api/cardBin/panLookup', { method: 'POST' });
+    const request = new Request<unknown, IncomingRequestCfProperties>('https://edge.test/api/cardBin/panLookup', {
+      method: 'POST',
+    });
     const response = await worker.fetch(request, { ...env, ENVIRONMENT: 'staging' }, createExecutionContext());
     expect(response.status).toBe(503);
     expect(response.headers.get('Retry-After')).toBe('60');
@@ -48,7 +56,13 @@ describe('settings, parsed once from the environment', () => {
 
   it('answers a browser page on a misconfigured Worker with an HTML 503 and Retry-After', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => {});
-    const response = await postForm('/3ds/ddc', { JWT: 'x' }, (r) => worker.fetch(r as Request<unknown, IncomingRequestCfProperties>, { ...env, JWT_SIGNING_KEY: '' }, createExecutionContext()));
+    const response = await postForm('/3ds/ddc', { JWT: 'x' }, (r) =>
+      worker.fetch(
+        r as Request<unknown, IncomingRequestCfProperties>,
+        { ...env, JWT_SIGNING_KEY: '' },
+        createExecutionContext(),
+      ),
+    );
     expect(response.status).toBe(503);
     expect(response.headers.get('Content-Type')).toBe('text/html; charset=utf-8');
     expect(response.headers.get('Retry-After')).toBe('60');

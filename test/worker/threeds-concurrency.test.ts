@@ -6,17 +6,30 @@ import { threeDsGuardName } from '../../src/storage/guards/clients';
 import { StorageHarness } from './faulty-env';
 import { burst } from './helpers';
 import {
-  authenticateBody, cardFront, hiddenField, newReference, postForm, threeDs, verifyBody,
+  authenticateBody,
+  cardFront,
+  hiddenField,
+  newReference,
+  postForm,
+  threeDs,
+  verifyBody,
 } from './threeds-helpers';
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 const N = 20;
 
 /** The challenge row the transaction's guard keeps. */
 async function challengeRow(transactionReference: string): Promise<Json> {
-  const stub = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference })));
-  return runInDurableObject(stub, (_instance, state) => state.storage.sql.exec('SELECT * FROM challenge').one() as Json);
+  const stub = env.THREEDS_GUARD.get(
+    env.THREEDS_GUARD.idFromName(
+      threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference }),
+    ),
+  );
+  return runInDurableObject(
+    stub,
+    (_instance, state) => state.storage.sql.exec('SELECT * FROM challenge').one() as Json,
+  );
 }
 
 async function texts(responses: Response[]): Promise<string[]> {
@@ -25,20 +38,27 @@ async function texts(responses: Response[]): Promise<string[]> {
 
 async function challengedTransaction(): Promise<{ reference: string; auth: Json }> {
   const reference = newReference();
-  const auth = await (await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))).json<Json>();
+  const auth = await (
+    await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+  ).json<Json>();
   return { reference, auth };
 }
 
 describe('3DS under bursts of identical requests', () => {
   it(`answers ${N} identical deviceDataInitialize calls at once with one answer, byte for byte`, async () => {
-    const body = { transactionReference: newReference(), merchant: { entity: 'default' }, paymentInstrument: cardFront() };
+    const body = {
+      transactionReference: newReference(),
+      merchant: { entity: 'default' },
+      paymentInstrument: cardFront(),
+    };
     const answers = await texts(await burst(N, () => threeDs('deviceDataInitialize', body)));
     expect(new Set(answers).size).toBe(1);
     expect(JSON.parse(answers[0]!).outcome).toBe('initialized');
   });
 
   it.each(['3ds2-challenge-identified', '3ds2-frictionless-identified', '3ds1-bypassed'])(
-    `answers ${N} identical authenticate calls at once with one answer and writes the session once (%s)`, async (name) => {
+    `answers ${N} identical authenticate calls at once with one answer and writes the session once (%s)`,
+    async (name) => {
       const harness = new StorageHarness();
       const body = authenticateBody({ cardHolderName: name });
       const responses = await burst(N, () => threeDs('authenticate', body, {}, (r) => harness.fetch(r)));
@@ -48,11 +68,14 @@ describe('3DS under bursts of identical requests', () => {
       expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(1);
       // A later identical retry still gets the same bytes.
       expect(await (await threeDs('authenticate', body)).text()).toBe(answers[0]);
-    });
+    },
+  );
 
   it(`decides ${N} different authenticate bodies under one new reference once: one real outcome, the rest unavailable`, async () => {
     const reference = newReference();
-    const bodies = Array.from({ length: N }, (_, i) => authenticateBody({ reference, amount: 100 + i, cardHolderName: '3ds2-frictionless-identified' }));
+    const bodies = Array.from({ length: N }, (_, i) =>
+      authenticateBody({ reference, amount: 100 + i, cardHolderName: '3ds2-frictionless-identified' }),
+    );
     const answers = await Promise.all(bodies.map(async (b) => (await threeDs('authenticate', b)).json<Json>()));
     const winners = answers.filter((a) => a.outcome === 'authenticated');
     expect(winners).toHaveLength(1);
@@ -79,7 +102,9 @@ describe('3DS under bursts of identical requests', () => {
 
   it(`answers ${N} identical first verification calls at once with one answer, and ends the open challenge once`, async () => {
     const { reference, auth } = await challengedTransaction();
-    const answers = await texts(await burst(N, () => threeDs('verification', verifyBody(reference, auth.challenge.reference))));
+    const answers = await texts(
+      await burst(N, () => threeDs('verification', verifyBody(reference, auth.challenge.reference))),
+    );
     expect(new Set(answers).size).toBe(1);
     expect(JSON.parse(answers[0]!).outcome).toBe('authenticationFailed');
     expect(await challengeRow(reference)).toMatchObject({ outcome: 'failed', reason: 'notCompleted', evaluated: 0 });
@@ -89,7 +114,9 @@ describe('3DS under bursts of identical requests', () => {
     const { reference, auth } = await challengedTransaction();
     const page = await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text();
     await postForm('/3ds/challenge/submit', { state: hiddenField(page, 'state')!, code: '1234', action: 'submit' });
-    const answers = await texts(await burst(N, () => threeDs('verification', verifyBody(reference, auth.challenge.reference))));
+    const answers = await texts(
+      await burst(N, () => threeDs('verification', verifyBody(reference, auth.challenge.reference))),
+    );
     expect(new Set(answers).size).toBe(1);
     expect(JSON.parse(answers[0]!).outcome).toBe('authenticated');
   });
@@ -106,21 +133,32 @@ describe('the challenge under parallel showings and form posts', () => {
   it(`evaluates at most ${MAX_CODE_ATTEMPTS} codes when ${N} wrong codes are posted at once, and ends once`, async () => {
     const { reference, auth } = await challengedTransaction();
     const state = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
-    const pages = await texts(await burst(N, (i) => postForm('/3ds/challenge/submit', { state, code: String(1000 + i * 7), action: 'submit' })));
-    expect(await challengeRow(reference)).toMatchObject({ outcome: 'failed', reason: 'attempts', evaluated: MAX_CODE_ATTEMPTS });
+    const pages = await texts(
+      await burst(N, (i) => postForm('/3ds/challenge/submit', { state, code: String(1000 + i * 7), action: 'submit' })),
+    );
+    expect(await challengeRow(reference)).toMatchObject({
+      outcome: 'failed',
+      reason: 'attempts',
+      evaluated: MAX_CODE_ATTEMPTS,
+    });
     expect(pages.filter((p) => p.includes('Payment not verified')).length).toBe(N - (MAX_CODE_ATTEMPTS - 1));
-    expect((await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome).toBe('authenticationFailed');
+    expect(
+      (await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome,
+    ).toBe('authenticationFailed');
   });
 
   it('ends with one result that the page and verification agree on when the right code races the third wrong one', async () => {
     for (let round = 0; round < 10; round++) {
       const { reference, auth } = await challengedTransaction();
       const state = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
-      const post = async (code: string): Promise<string> => (await postForm('/3ds/challenge/submit', { state, code, action: 'submit' })).text();
+      const post = async (code: string): Promise<string> =>
+        (await postForm('/3ds/challenge/submit', { state, code, action: 'submit' })).text();
       await post('0000');
       await post('1111');
       const [right, wrong] = await Promise.all([post('1234'), post('2222')]);
-      const verified = (await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome;
+      const verified = (
+        await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()
+      ).outcome;
       const shown = verified === 'authenticated' ? 'Payment verified' : 'Payment not verified';
       // Both posts ended the page on the one result, whichever the guard took first.
       expect(right).toContain(shown);
@@ -131,13 +169,23 @@ describe('the challenge under parallel showings and form posts', () => {
 
   it(`records one device data collection when one DDC JWT is posted ${N} times at once`, async () => {
     const transactionReference = newReference();
-    const init = await (await threeDs('deviceDataInitialize', { transactionReference, merchant: { entity: 'default' } })).json<Json>();
-    const pages = await texts(await burst(N, () => postForm('/3ds/ddc', { JWT: init.deviceDataCollection.jwt, Bin: '457173' })));
+    const init = await (
+      await threeDs('deviceDataInitialize', { transactionReference, merchant: { entity: 'default' } })
+    ).json<Json>();
+    const pages = await texts(
+      await burst(N, () => postForm('/3ds/ddc', { JWT: init.deviceDataCollection.jwt, Bin: '457173' })),
+    );
     const sessionIds = new Set(pages.map((p) => /"SessionId":"(0_[0-9a-f-]+)"/.exec(p)?.[1]));
     expect(sessionIds.size).toBe(1);
     expect([...sessionIds][0]).toMatch(/^0_/);
-    const stub = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference })));
-    const rows = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM collections').one());
+    const stub = env.THREEDS_GUARD.get(
+      env.THREEDS_GUARD.idFromName(
+        threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference }),
+      ),
+    );
+    const rows = await runInDurableObject(stub, (_i, state) =>
+      state.storage.sql.exec('SELECT COUNT(*) AS n FROM collections').one(),
+    );
     expect(rows.n).toBe(1);
   });
 });

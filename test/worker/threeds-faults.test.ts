@@ -1,11 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageHarness, type Fault } from './faulty-env';
 import type { Fetch } from './helpers';
-import {
-  authenticateBody, hiddenField, newReference, postForm, threeDs, verifyBody,
-} from './threeds-helpers';
+import { authenticateBody, hiddenField, newReference, postForm, threeDs, verifyBody } from './threeds-helpers';
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -18,8 +16,12 @@ function quiet(): void {
 
 /** Each storage call of a path, failed in turn, before and after it reaches storage. */
 function faults(n: number): [string, Fault][] {
-  return Array.from({ length: n }, (_, nth) => (['before', 'after'] as const)
-    .map((when): [string, Fault] => [`storage call ${nth + 1} of ${n} fails ${when} it reaches storage`, { nth, of: 'any', when }])).flat();
+  return Array.from({ length: n }, (_, nth) =>
+    (['before', 'after'] as const).map((when): [string, Fault] => [
+      `storage call ${nth + 1} of ${n} fails ${when} it reaches storage`,
+      { nth, of: 'any', when },
+    ]),
+  ).flat();
 }
 
 async function expectJson503(response: Response): Promise<void> {
@@ -48,57 +50,88 @@ describe('deviceDataInitialize when its storage call fails', () => {
   it('makes one storage call', async () => {
     expect(await countCalls((via) => threeDs('deviceDataInitialize', body(), {}, via))).toBe(1);
   });
-  it.each(faults(1))('%s: 503 with Retry-After, and the retry answers as every later call does', async (_name, fault) => {
-    quiet();
-    const request = body();
-    await expectJson503(await threeDs('deviceDataInitialize', request, {}, (r) => new StorageHarness().failOn(fault).fetch(r)));
-    const retry = await (await threeDs('deviceDataInitialize', request)).text();
-    expect(await (await threeDs('deviceDataInitialize', request)).text()).toBe(retry);
-  });
+  it.each(faults(1))(
+    '%s: 503 with Retry-After, and the retry answers as every later call does',
+    async (_name, fault) => {
+      quiet();
+      const request = body();
+      await expectJson503(
+        await threeDs('deviceDataInitialize', request, {}, (r) => new StorageHarness().failOn(fault).fetch(r)),
+      );
+      const retry = await (await threeDs('deviceDataInitialize', request)).text();
+      expect(await (await threeDs('deviceDataInitialize', request)).text()).toBe(retry);
+    },
+  );
 });
 
 describe('authenticate when any one storage call fails', () => {
   it('makes three storage calls: the claim, the session record, the confirmation', async () => {
-    expect(await countCalls((via) => threeDs('authenticate', authenticateBody({ cardHolderName: '3ds2-challenge-identified' }), {}, via))).toBe(3);
+    expect(
+      await countCalls((via) =>
+        threeDs('authenticate', authenticateBody({ cardHolderName: '3ds2-challenge-identified' }), {}, via),
+      ),
+    ).toBe(3);
   });
 
-  it.each(faults(3))('%s: the retry completes the same session, and the challenge still verifies', async (_name, fault) => {
-    quiet();
-    const reference = newReference();
-    const body = authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' });
-    const harness = new StorageHarness().failOn(fault);
-    const first = await threeDs('authenticate', body, {}, (r) => harness.fetch(r));
-    // A fault on the confirmation is retried at once; the record is already there.
-    if (harness.calls[fault.nth]?.op === 'authenticationRecorded') expect(first.status).toBe(200);
-    else await expectJson503(first);
-    const retry = await (await threeDs('authenticate', body)).json<Json>();
-    expect(retry.outcome).toBe('challenged');
-    expect(await (await threeDs('authenticate', body)).json()).toEqual(retry);
-    const page = await (await postForm('/3ds/challenge', { JWT: retry.challenge.jwt })).text();
-    await postForm('/3ds/challenge/submit', { state: hiddenField(page, 'state')!, code: '1234', action: 'submit' });
-    expect((await (await threeDs('verification', verifyBody(reference, retry.challenge.reference))).json<Json>()).outcome).toBe('authenticated');
-  });
+  it.each(faults(3))(
+    '%s: the retry completes the same session, and the challenge still verifies',
+    async (_name, fault) => {
+      quiet();
+      const reference = newReference();
+      const body = authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' });
+      const harness = new StorageHarness().failOn(fault);
+      const first = await threeDs('authenticate', body, {}, (r) => harness.fetch(r));
+      // A fault on the confirmation is retried at once; the record is already there.
+      if (harness.calls[fault.nth]?.op === 'authenticationRecorded') expect(first.status).toBe(200);
+      else await expectJson503(first);
+      const retry = await (await threeDs('authenticate', body)).json<Json>();
+      expect(retry.outcome).toBe('challenged');
+      expect(await (await threeDs('authenticate', body)).json()).toEqual(retry);
+      const page = await (await postForm('/3ds/challenge', { JWT: retry.challenge.jwt })).text();
+      await postForm('/3ds/challenge/submit', { state: hiddenField(page, 'state')!, code: '1234', action: 'submit' });
+      expect(
+        (await (await threeDs('verification', verifyBody(reference, retry.challenge.reference))).json<Json>()).outcome,
+      ).toBe('authenticated');
+    },
+  );
 });
 
 describe('the challenge pages when their storage call fails', () => {
   async function challenged(): Promise<{ reference: string; auth: Json }> {
     const reference = newReference();
-    return { reference, auth: await (await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))).json<Json>() };
+    return {
+      reference,
+      auth: await (
+        await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+      ).json<Json>(),
+    };
   }
 
   it('answers the DDC page with an HTML 503 and Retry-After; the repost records the collection', async () => {
     quiet();
-    const init = await (await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })).json<Json>();
+    const init = await (
+      await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })
+    ).json<Json>();
     const form = { JWT: init.deviceDataCollection.jwt, Bin: '457173' };
-    expectHtml503(await postForm('/3ds/ddc', form, (r) => new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r)));
+    expectHtml503(
+      await postForm('/3ds/ddc', form, (r) =>
+        new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r),
+      ),
+    );
     expect(await (await postForm('/3ds/ddc', form)).text()).toContain('"Status":true');
   });
 
   it('answers the challenge page with an HTML 503 and Retry-After; the repost shows the challenge', async () => {
     quiet();
     const { auth } = await challenged();
-    expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r)));
-    expect(hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')).toBeDefined();
+    expectHtml503(
+      await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) =>
+        new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' }).fetch(r),
+      ),
+    );
+    expect(
+      hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state'),
+    ).toBeDefined();
   });
 
   it.each(faults(1))('never loses a right code: %s, the repost of the form passes', async (_name, fault) => {
@@ -108,21 +141,28 @@ describe('the challenge pages when their storage call fails', () => {
     const form = { state, code: '1234', action: 'submit' };
     expectHtml503(await postForm('/3ds/challenge/submit', form, (r) => new StorageHarness().failOn(fault).fetch(r)));
     expect(await (await postForm('/3ds/challenge/submit', form)).text()).toContain('Payment verified');
-    expect((await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome).toBe('authenticated');
+    expect(
+      (await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome,
+    ).toBe('authenticated');
   });
 });
 
 describe('verification when any one storage call fails', () => {
-  it.each(faults(2))('%s: 503 with Retry-After, and the retry answers the challenge\'s one result', async (_name, fault) => {
-    quiet();
-    const reference = newReference();
-    const auth = await (await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))).json<Json>();
-    const page = await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text();
-    await postForm('/3ds/challenge/submit', { state: hiddenField(page, 'state')!, code: '1234', action: 'submit' });
-    const body = verifyBody(reference, auth.challenge.reference);
-    await expectJson503(await threeDs('verification', body, {}, (r) => new StorageHarness().failOn(fault).fetch(r)));
-    const retry = await (await threeDs('verification', body)).json<Json>();
-    expect(retry.outcome).toBe('authenticated');
-    expect(await (await threeDs('verification', body)).json()).toEqual(retry);
-  });
+  it.each(faults(2))(
+    "%s: 503 with Retry-After, and the retry answers the challenge's one result",
+    async (_name, fault) => {
+      quiet();
+      const reference = newReference();
+      const auth = await (
+        await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+      ).json<Json>();
+      const page = await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text();
+      await postForm('/3ds/challenge/submit', { state: hiddenField(page, 'state')!, code: '1234', action: 'submit' });
+      const body = verifyBody(reference, auth.challenge.reference);
+      await expectJson503(await threeDs('verification', body, {}, (r) => new StorageHarness().failOn(fault).fetch(r)));
+      const retry = await (await threeDs('verification', body)).json<Json>();
+      expect(retry.outcome).toBe('authenticated');
+      expect(await (await threeDs('verification', body)).json()).toEqual(retry);
+    },
+  );
 });

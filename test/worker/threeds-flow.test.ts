@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS } from '../../src/threeds/scenarios';
 import {
-  authenticateBody, completeChallenge, hiddenField, MASTERCARD_PAN, newReference, postForm, RETURN_URL, threeDs,
-  THREEDS_MEDIA, VISA_PAN,
+  authenticateBody,
+  completeChallenge,
+  hiddenField,
+  MASTERCARD_PAN,
+  newReference,
+  postForm,
+  RETURN_URL,
+  threeDs,
+  THREEDS_MEDIA,
+  VISA_PAN,
 } from './threeds-helpers';
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 async function authenticate(options: Parameters<typeof authenticateBody>[0]): Promise<Json> {
   const response = await threeDs('authenticate', authenticateBody(options));
@@ -15,13 +23,20 @@ async function authenticate(options: Parameters<typeof authenticateBody>[0]): Pr
 }
 
 async function verify(reference: string, challengeReference: string, entity = 'default'): Promise<Response> {
-  return threeDs('verification', { transactionReference: reference, merchant: { entity }, challenge: { reference: challengeReference } });
+  return threeDs('verification', {
+    transactionReference: reference,
+    merchant: { entity },
+    challenge: { reference: challengeReference },
+  });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** What each magic value must give (CONTRACT.md §6.6), written out rather than read from the code. */
-const EXPECTED: Record<string, { auth: string; attempted?: boolean; verify?: string; verifyAttempted?: boolean; version: string }> = {
+const EXPECTED: Record<
+  string,
+  { auth: string; attempted?: boolean; verify?: string; verifyAttempted?: boolean; version: string }
+> = {
   '3ds2-frictionless-identified': { auth: 'authenticated', version: '2.2.0' },
   '3ds2-frictionless-not-identified': { auth: 'authenticated', attempted: true, version: '2.2.0' },
   '3ds2-frictionless-failed': { auth: 'authenticationFailed', version: '2.2.0' },
@@ -34,7 +49,12 @@ const EXPECTED: Record<string, { auth: string; attempted?: boolean; verify?: str
   '3ds2-bypassed': { auth: 'bypassed', version: '2.2.0' },
   '3ds2-bypassed-after-challenge': { auth: 'challenged', verify: 'bypassed', version: '2.2.0' },
   '3ds1-challenge-identified': { auth: 'challenged', verify: 'authenticated', version: '1.0.2' },
-  '3ds1-challenge-not-identified': { auth: 'challenged', verify: 'authenticated', verifyAttempted: true, version: '1.0.2' },
+  '3ds1-challenge-not-identified': {
+    auth: 'challenged',
+    verify: 'authenticated',
+    verifyAttempted: true,
+    version: '1.0.2',
+  },
   '3ds1-challenge-unknown-identity': { auth: 'challenged', verify: 'authenticationFailed', version: '1.0.2' },
   '3ds1-invalid-signature': { auth: 'challenged', verify: 'signatureFailed', version: '1.0.2' },
   '3ds1-verification-unavailable': { auth: 'challenged', verify: 'unavailable', version: '1.0.2' },
@@ -45,7 +65,12 @@ const EXPECTED: Record<string, { auth: string; attempted?: boolean; verify?: str
 
 function expectAuthenticated(body: Json, attempted: boolean, version: string): void {
   expect(body.outcome).toBe('authenticated');
-  expect(body.authentication).toMatchObject({ version, eci: attempted ? '06' : '05', status: attempted ? 'A' : 'Y', enrolled: 'Y' });
+  expect(body.authentication).toMatchObject({
+    version,
+    eci: attempted ? '06' : '05',
+    status: attempted ? 'A' : 'Y',
+    enrolled: 'Y',
+  });
   expect(body.authentication.authenticationValue).toMatch(/^[A-Za-z0-9+/]{27}=$/);
   expect(body.authentication.transactionId).toMatch(UUID);
   expect(body.authentication.acsTransactionId).toMatch(UUID);
@@ -89,7 +114,10 @@ describe('3DS magic values, from authenticate through verification', () => {
   it('uses Mastercard ECIs for a Mastercard card', async () => {
     const auth = await authenticate({ cardHolderName: '3ds2-frictionless-identified', cardNumber: MASTERCARD_PAN });
     expect(auth.authentication.eci).toBe('02');
-    const attempted = await authenticate({ cardHolderName: '3ds2-frictionless-not-identified', cardNumber: MASTERCARD_PAN });
+    const attempted = await authenticate({
+      cardHolderName: '3ds2-frictionless-not-identified',
+      cardNumber: MASTERCARD_PAN,
+    });
     expect(attempted.authentication.eci).toBe('01');
     const failed = await authenticate({ cardHolderName: '3ds2-frictionless-failed', cardNumber: MASTERCARD_PAN });
     expect(failed.authentication.eci).toBe('00');
@@ -106,7 +134,9 @@ describe('3DS challenge completion', () => {
     const { reference, auth } = await challenged();
     const html = await completeChallenge(auth.challenge.jwt, ['0000', '1111', '2222']);
     expect(hiddenField(html, 'TransactionId')).toBe(auth.challenge.reference);
-    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
+    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe(
+      'authenticationFailed',
+    );
   });
 
   it('passes on the right code after two wrong ones', async () => {
@@ -118,12 +148,16 @@ describe('3DS challenge completion', () => {
   it('fails when the cardholder cancels', async () => {
     const { reference, auth } = await challenged();
     await completeChallenge(auth.challenge.jwt, ['cancel']);
-    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
+    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe(
+      'authenticationFailed',
+    );
   });
 
   it('answers a challenge never completed with authenticationFailed', async () => {
     const { reference, auth } = await challenged();
-    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
+    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe(
+      'authenticationFailed',
+    );
   });
 
   it('shows an error page for a reused challenge JWT and keeps the outcome', async () => {
@@ -145,18 +179,23 @@ describe('3DS challenge completion', () => {
     const html = await replay.text();
     expect(html).toContain('Payment not verified');
     expect(hiddenField(html, 'TransactionId')).toBe(auth.challenge.reference);
-    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
+    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe(
+      'authenticationFailed',
+    );
   });
 
   it('counts every code against one limit, so replaying an earlier form cannot reset it', async () => {
     const { reference, auth } = await challenged();
     const form = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
-    const post = async (code: string): Promise<string> => (await postForm('/3ds/challenge/submit', { state: form, code, action: 'submit' })).text();
+    const post = async (code: string): Promise<string> =>
+      (await postForm('/3ds/challenge/submit', { state: form, code, action: 'submit' })).text();
     expect(await post('0000')).toContain('2 attempts left');
     expect(await post('1111')).toContain('1 attempt left');
     expect(await post('2222')).toContain('Payment not verified');
     expect(await post('1234')).toContain('Payment not verified');
-    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe('authenticationFailed');
+    expect((await (await verify(reference, auth.challenge.reference)).json<Json>()).outcome).toBe(
+      'authenticationFailed',
+    );
   });
 
   it('refuses a tampered challenge JWT or form state with an error page', async () => {
@@ -190,13 +229,15 @@ describe('3DS device data collection', () => {
   it('initializes with a DDC JWT and URL, and a BIN when a card is sent', async () => {
     const reference = newReference();
     const response = await threeDs('deviceDataInitialize', {
-      transactionReference: reference, merchant: { entity: 'default' },
+      transactionReference: reference,
+      merchant: { entity: 'default' },
       paymentInstrument: { type: 'card/front', cardNumber: VISA_PAN, cardExpiryDate: { month: 1, year: 2030 } },
     });
     const body: Json = await response.json();
     expect(response.status).toBe(200);
     expect(body).toMatchObject({
-      outcome: 'initialized', transactionReference: reference,
+      outcome: 'initialized',
+      transactionReference: reference,
       deviceDataCollection: { url: 'https://edge.test/3ds/ddc', bin: VISA_PAN.slice(0, 6) },
       _links: { '3ds:authenticate': { href: 'https://edge.test/verifications/customers/3ds/authenticate' } },
     });
@@ -207,14 +248,19 @@ describe('3DS device data collection', () => {
   });
 
   it('leaves out the BIN when no card is sent, and answers on the alias path', async () => {
-    const response = await threeDs('deviceDataInitialization', { transactionReference: newReference(), merchant: { entity: 'default' } });
+    const response = await threeDs('deviceDataInitialization', {
+      transactionReference: newReference(),
+      merchant: { entity: 'default' },
+    });
     const body: Json = await response.json();
     expect(response.status).toBe(200);
     expect(body.deviceDataCollection).not.toHaveProperty('bin');
   });
 
   it('posts profile.completed with a SessionId from the DDC page, and Status false for a bad JWT', async () => {
-    const init: Json = await (await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })).json();
+    const init: Json = await (
+      await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })
+    ).json();
     const good = await (await postForm('/3ds/ddc', { Bin: '457173', JWT: init.deviceDataCollection.jwt })).text();
     expect(good).toMatch(/"MessageType":"profile.completed","SessionId":"0_[0-9a-f-]{36}","Status":true/);
     const bad = await (await postForm('/3ds/ddc', { Bin: '457173', JWT: 'x.y.z' })).text();
@@ -222,7 +268,9 @@ describe('3DS device data collection', () => {
   });
 
   async function collectDeviceData(reference: string): Promise<string> {
-    const init: Json = await (await threeDs('deviceDataInitialize', { transactionReference: reference, merchant: { entity: 'default' } })).json();
+    const init: Json = await (
+      await threeDs('deviceDataInitialize', { transactionReference: reference, merchant: { entity: 'default' } })
+    ).json();
     const page = await (await postForm('/3ds/ddc', { Bin: '457173', JWT: init.deviceDataCollection.jwt })).text();
     return /"SessionId":"([^"]+)"/.exec(page)![1]!;
   }
@@ -230,7 +278,11 @@ describe('3DS device data collection', () => {
   it('lets a completed collection make a small, no-challenge-requested payment frictionless (risk rules)', async () => {
     const reference = newReference();
     const sessionId = await collectDeviceData(reference);
-    const frictionless = await authenticate({ reference, preference: 'noChallengeRequested', collectionReference: sessionId });
+    const frictionless = await authenticate({
+      reference,
+      preference: 'noChallengeRequested',
+      collectionReference: sessionId,
+    });
     expect(frictionless.outcome).toBe('authenticated');
   });
 
@@ -241,19 +293,32 @@ describe('3DS device data collection', () => {
   it('challenges a no-challenge-requested payment at or over the frictionless threshold', async () => {
     const reference = newReference();
     const sessionId = await collectDeviceData(reference);
-    expect((await authenticate({ reference, preference: 'noChallengeRequested', amount: 3000, collectionReference: sessionId })).outcome).toBe('challenged');
+    expect(
+      (
+        await authenticate({
+          reference,
+          preference: 'noChallengeRequested',
+          amount: 3000,
+          collectionReference: sessionId,
+        })
+      ).outcome,
+    ).toBe('challenged');
   });
 
-  it('does not accept another transaction\'s device data collection', async () => {
+  it("does not accept another transaction's device data collection", async () => {
     const sessionId = await collectDeviceData(newReference());
-    expect((await authenticate({ preference: 'noChallengeRequested', collectionReference: sessionId })).outcome).toBe('challenged');
+    expect((await authenticate({ preference: 'noChallengeRequested', collectionReference: sessionId })).outcome).toBe(
+      'challenged',
+    );
   });
 
   it('challenges when the risk data reports suspicious activity', async () => {
     const reference = newReference();
     const sessionId = await collectDeviceData(reference);
     const auth = await authenticate({
-      reference, preference: 'noChallengeRequested', collectionReference: sessionId,
+      reference,
+      preference: 'noChallengeRequested',
+      collectionReference: sessionId,
       riskData: { account: { previousSuspiciousActivity: true } },
     });
     expect(auth.outcome).toBe('challenged');

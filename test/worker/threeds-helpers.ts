@@ -20,13 +20,20 @@ export function newReference(): string {
   return `tx-${Date.now()}-${counter}`;
 }
 
-export function threeDs(step: string, body: unknown, headers: Record<string, string | undefined> = {}, via?: Fetch): Promise<Response> {
+export function threeDs(
+  step: string,
+  body: unknown,
+  headers: Record<string, string | undefined> = {},
+  via?: Fetch,
+): Promise<Response> {
   return call(`${THREEDS}/${step}`, { body, headers: { ...THREEDS_HEADERS, ...headers }, via });
 }
 
 export function cardFront(cardHolderName?: string, cardNumber = VISA_PAN): Record<string, unknown> {
   return {
-    type: 'card/front', cardNumber, cardExpiryDate: { month: 12, year: 2035 },
+    type: 'card/front',
+    cardNumber,
+    cardExpiryDate: { month: 12, year: 2035 },
     ...(cardHolderName === undefined ? {} : { cardHolderName }),
   };
 }
@@ -52,7 +59,8 @@ export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
       paymentInstrument: cardFront(o.cardHolderName, o.cardNumber),
     },
     deviceData: {
-      acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)',
+      acceptHeader: 'text/html',
+      userAgentHeader: 'Mozilla/5.0 (test)',
       ...(o.collectionReference ? { collectionReference: o.collectionReference } : {}),
     },
     challenge: { returnUrl: RETURN_URL, ...(o.preference ? { preference: o.preference } : {}) },
@@ -70,7 +78,11 @@ export function postForm(path: string, fields: Record<string, string>, via?: Fet
 }
 
 /** The body of verification for a transaction and its challenge reference. */
-export function verifyBody(transactionReference: string, challengeReference: string, entity = 'default'): Record<string, unknown> {
+export function verifyBody(
+  transactionReference: string,
+  challengeReference: string,
+  entity = 'default',
+): Record<string, unknown> {
   return { transactionReference, merchant: { entity }, challenge: { reference: challengeReference } };
 }
 
@@ -90,7 +102,9 @@ export async function completeChallenge(jwt: string, codes: string[], md = 'merc
     const state = hiddenField(html, 'state');
     if (state === undefined) throw new Error(`no challenge form in: ${html.slice(0, 200)}`);
     const action = code === 'cancel' ? 'cancel' : 'submit';
-    html = await (await postForm('/3ds/challenge/submit', { state, code: action === 'cancel' ? '' : code, action })).text();
+    html = await (
+      await postForm('/3ds/challenge/submit', { state, code: action === 'cancel' ? '' : code, action })
+    ).text();
   }
   return html;
 }

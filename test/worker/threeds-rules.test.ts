@@ -4,7 +4,12 @@ import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clien
 import { sessionKey } from '../../src/storage/threeds-store';
 import { tokenKey } from '../../src/storage/token-store';
 import {
-  challengePayload, challengeReference, challengeStep, judgeCode, MAX_CODE_ATTEMPTS, windowSizeOfPayload,
+  challengePayload,
+  challengeReference,
+  challengeStep,
+  judgeCode,
+  MAX_CODE_ATTEMPTS,
+  windowSizeOfPayload,
 } from '../../src/threeds/challenge';
 import { derivedAlphanumerics, derivedAuthenticationValue, derivedUuid } from '../../src/threeds/derived';
 import { decideRisk, type RiskInput } from '../../src/threeds/risk';
@@ -13,7 +18,10 @@ const KEY = utf8('k'.repeat(32));
 
 describe('risk rules (pure)', () => {
   const frictionless: RiskInput = {
-    preference: 'noChallengeRequested', amount: 2999, frictionlessThreshold: 3000, deviceDataCollected: true,
+    preference: 'noChallengeRequested',
+    amount: 2999,
+    frictionlessThreshold: 3000,
+    deviceDataCollected: true,
   };
 
   it('is frictionless for a small no-challenge-requested payment whose device data was collected', () => {
@@ -35,7 +43,9 @@ describe('risk rules (pure)', () => {
   });
 
   it('lets the counters reach their limits without a challenge', () => {
-    expect(decideRisk({ ...frictionless, transactionsAttemptedLastDay: 10, addCardAttemptsLastDay: 3 }).kind).toBe('frictionless');
+    expect(decideRisk({ ...frictionless, transactionsAttemptedLastDay: 10, addCardAttemptsLastDay: 3 }).kind).toBe(
+      'frictionless',
+    );
   });
 });
 
@@ -60,7 +70,11 @@ describe('challenge rules (pure)', () => {
     expect(await challengeReference(KEY, 'hash-b')).not.toBe(a);
     const payload = await challengePayload(KEY, a, '2.2.0', '500x600');
     expect(await challengePayload(KEY, a, '2.2.0', '500x600')).toBe(payload);
-    expect(JSON.parse(textOfBase64(payload))).toMatchObject({ messageType: 'CReq', messageVersion: '2.2.0', challengeWindowSize: '03' });
+    expect(JSON.parse(textOfBase64(payload))).toMatchObject({
+      messageType: 'CReq',
+      messageVersion: '2.2.0',
+      challengeWindowSize: '03',
+    });
     expect(windowSizeOfPayload(payload)).toBe('500x600');
     expect(windowSizeOfPayload('not base64 json')).toBe('390x400');
   });

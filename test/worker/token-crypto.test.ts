@@ -53,7 +53,9 @@ describe('token encryption', () => {
   ])('refuses TOKEN_ENCRYPTION_KEYS that is %s, and the API answers 503', async (_name, value) => {
     expect(() => keysOf(value, HMAC)).toThrow(SettingsError);
     const request = new Request<unknown, IncomingRequestCfProperties>('https://edge.test/tokens', {
-      method: 'POST', headers: TOKENS_HEADERS, body: JSON.stringify(tokenBody()),
+      method: 'POST',
+      headers: TOKENS_HEADERS,
+      body: JSON.stringify(tokenBody()),
     });
     const response = await worker.fetch(request, { ...env, TOKEN_ENCRYPTION_KEYS: value }, createExecutionContext());
     expect(response.status).toBe(503);

@@ -5,7 +5,7 @@ import { StorageHarness, type Fault } from './faulty-env';
 import { burst, luhnComplete } from './helpers';
 import { createToken, tokenBody, tokenCall } from './token-helpers';
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 const N = 20;
 let cardSeed = 0;
@@ -43,8 +43,13 @@ async function callsOf(send: (harness: StorageHarness) => Promise<Response>): Pr
   return harness.calls.length;
 }
 
-const faults = (n: number): [string, Fault][] => Array.from({ length: n }, (_, nth) => (['before', 'after'] as const)
-  .map((when): [string, Fault] => [`call ${nth + 1} fails ${when} it reaches storage`, { nth, of: 'any', when }])).flat();
+const faults = (n: number): [string, Fault][] =>
+  Array.from({ length: n }, (_, nth) =>
+    (['before', 'after'] as const).map((when): [string, Fault] => [
+      `call ${nth + 1} fails ${when} it reaches storage`,
+      { nth, of: 'any', when },
+    ]),
+  ).flat();
 
 describe('POST /tokens under bursts', () => {
   it(`gives one token for ${N} identical requests at once: one 201, one KV write`, async () => {
@@ -61,8 +66,11 @@ describe('POST /tokens under bursts', () => {
 
   it('answers a burst of the same card with different details with the one token that won', async () => {
     const cardNumber = newCard();
-    const answers = await Promise.all(Array.from({ length: N }, (_, i) => createToken(tokenBody({ cardNumber, extra: { description: `try ${i}` } }))
-      .then((r) => r.json<Json>())));
+    const answers = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        createToken(tokenBody({ cardNumber, extra: { description: `try ${i}` } })).then((r) => r.json<Json>()),
+      ),
+    );
     expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
     expect(new Set(answers.map((a) => a.description)).size).toBe(1);
   });
@@ -93,19 +101,22 @@ describe('POST /tokens when any one storage call fails', () => {
 });
 
 describe('DELETE /tokens/{id} when any one storage call fails', () => {
-  it.each(faults(3))('%s: the retry ends in the token being gone with 204, and the card is free again', async (_name, fault) => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const body = tokenBody({ cardNumber: newCard() });
-    const token = await (await createToken(body)).json<Json>();
-    const href = token.tokenPaymentInstrument.href as string;
-    const harness = new StorageHarness().failOn(fault);
-    await expect503(await tokenCall('DELETE', href, {}, (r) => harness.fetch(r)));
-    expect((await tokenCall('DELETE', href)).status).toBe(204);
-    expect((await tokenCall('GET', href)).status).toBe(404);
-    const again = await createToken(body);
-    expect(again.status).toBe(201);
-    expect((await again.json<Json>()).tokenId).not.toBe(token.tokenId);
-  });
+  it.each(faults(3))(
+    '%s: the retry ends in the token being gone with 204, and the card is free again',
+    async (_name, fault) => {
+      vi.spyOn(console, 'error').mockImplementation(() => {});
+      const body = tokenBody({ cardNumber: newCard() });
+      const token = await (await createToken(body)).json<Json>();
+      const href = token.tokenPaymentInstrument.href as string;
+      const harness = new StorageHarness().failOn(fault);
+      await expect503(await tokenCall('DELETE', href, {}, (r) => harness.fetch(r)));
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      expect((await tokenCall('GET', href)).status).toBe(404);
+      const again = await createToken(body);
+      expect(again.status).toBe(201);
+      expect((await again.json<Json>()).tokenId).not.toBe(token.tokenId);
+    },
+  );
 
   it(`answers ${N} identical DELETEs at once with 204, and the token is gone`, async () => {
     const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();

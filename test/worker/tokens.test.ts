@@ -1,12 +1,19 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, OTHER_AUTH, panLookup, type ErrorCase } from './helpers';
+import {
+  call,
+  CARD_BIN_HEADERS,
+  expectErrorCase,
+  luhnComplete,
+  OTHER_AUTH,
+  panLookup,
+  type ErrorCase,
+} from './helpers';
 import { createToken, TOKENS_HEADERS as HEADERS, tokenBody, tokenCall, TOKENS_MEDIA } from './token-helpers';
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 const DAY = 24 * 60 * 60 * 1000;
-
 
 afterEach(() => {
   vi.useRealTimers();
@@ -15,18 +22,25 @@ afterEach(() => {
 describe('token life cycle', () => {
   it('creates a token (201 + Location), reads it, deletes it (204), and then it is gone', async () => {
     const cardNumber = luhnComplete('45713684', 16, '7');
-    const created = await createToken(tokenBody({ cardNumber, name: 'Ada Lovelace', extra: { description: 'Ada\'s Visa' } }));
+    const created = await createToken(
+      tokenBody({ cardNumber, name: 'Ada Lovelace', extra: { description: "Ada's Visa" } }),
+    );
     expect(created.status).toBe(201);
     expect(created.headers.get('Content-Type')).toBe(TOKENS_MEDIA);
     const token: Json = await created.json();
     expect(created.headers.get('Location')).toBe(token.tokenPaymentInstrument.href);
     expect(token).toMatchObject({
       tokenPaymentInstrument: { type: 'card/tokenized', href: `https://edge.test/tokens/${token.tokenId}` },
-      description: 'Ada\'s Visa',
+      description: "Ada's Visa",
       paymentInstrument: {
-        type: 'card/masked', cardNumber: `${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`,
-        cardExpiryDate: { month: 12, year: 2035 }, cardHolderName: 'Ada Lovelace',
-        bin: '457136', brand: 'visa', fundingType: 'debit', countryCode: 'DK',
+        type: 'card/masked',
+        cardNumber: `${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`,
+        cardExpiryDate: { month: 12, year: 2035 },
+        cardHolderName: 'Ada Lovelace',
+        bin: '457136',
+        brand: 'visa',
+        fundingType: 'debit',
+        countryCode: 'DK',
       },
     });
     expect(token.tokenId).toMatch(/^[A-Za-z0-9_-]{24}$/);
@@ -71,12 +85,16 @@ describe('token life cycle', () => {
 
   it('honours a requested tokenExpiryDateTime and forgets the token after it', async () => {
     const at = new Date(Date.now() + 2 * DAY).toISOString();
-    const token: Json = await (await createToken(tokenBody({ cardNumber: luhnComplete('432376', 16, '5'), extra: { tokenExpiryDateTime: at } }))).json();
+    const token: Json = await (
+      await createToken(tokenBody({ cardNumber: luhnComplete('432376', 16, '5'), extra: { tokenExpiryDateTime: at } }))
+    ).json();
     expect(token.tokenExpiryDateTime).toBe(at);
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() + 2 * DAY + 1000);
     expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(404);
-    expect((await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href })).status).toBe(404);
+    expect(
+      (await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href })).status,
+    ).toBe(404);
   });
 
   it('expires a default token after 7 days in test', async () => {
@@ -113,8 +131,26 @@ describe('tokens between merchants', () => {
 
 describe('card BIN lookup by token', () => {
   it('answers exactly as the lookup by card number, for a sample of the shipped data', async () => {
-    const prefixes = ['341142', '360218', '432376', '45713684', '45716190', '45710800', '45710801', '453748', '467726',
-      '410131', '525500', '531265', '542976', '450935', '670686', '49999999', '27200000', '62000000'];
+    const prefixes = [
+      '341142',
+      '360218',
+      '432376',
+      '45713684',
+      '45716190',
+      '45710800',
+      '45710801',
+      '453748',
+      '467726',
+      '410131',
+      '525500',
+      '531265',
+      '542976',
+      '450935',
+      '670686',
+      '49999999',
+      '27200000',
+      '62000000',
+    ];
     for (const prefix of prefixes) {
       const cardNumber = luhnComplete(prefix, prefix.startsWith('3') ? 15 : 16);
       const byCard = await panLookup({ merchant: { entity: 'default' }, cardNumber });
@@ -129,15 +165,23 @@ describe('card BIN lookup by token', () => {
     const cardNumber = luhnComplete('432376', 16, '1');
     const token: Json = await (await createToken(tokenBody({ cardNumber }))).json();
     expect((await panLookup({ merchant: { entity: 'nonpci' }, cardNumber })).status).toBe(400);
-    expect((await panLookup({ merchant: { entity: 'nonpci' }, token: token.tokenPaymentInstrument.href })).status).toBe(200);
+    expect((await panLookup({ merchant: { entity: 'nonpci' }, token: token.tokenPaymentInstrument.href })).status).toBe(
+      200,
+    );
   });
 
   it('answers underlyingPaymentInstrumentHasExpired once the card behind the token has expired', async () => {
     const now = new Date();
-    const token: Json = await (await createToken(tokenBody({
-      cardNumber: luhnComplete('432376', 16, '2'), month: now.getUTCMonth() + 1, year: now.getUTCFullYear(),
-      extra: { tokenExpiryDateTime: new Date(Date.now() + 365 * DAY).toISOString() },
-    }))).json();
+    const token: Json = await (
+      await createToken(
+        tokenBody({
+          cardNumber: luhnComplete('432376', 16, '2'),
+          month: now.getUTCMonth() + 1,
+          year: now.getUTCFullYear(),
+          extra: { tokenExpiryDateTime: new Date(Date.now() + 365 * DAY).toISOString() },
+        }),
+      )
+    ).json();
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) + 1000);
     const response = await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href });
@@ -169,23 +213,124 @@ describe('token storage', () => {
 });
 
 const TOKEN_ERRORS: ErrorCase[] = [
-  { name: 'no Accept', send: () => createToken(tokenBody(), { Accept: undefined }), status: 400, errorName: 'headerIsMissing', headerName: 'Accept' },
-  { name: 'Content-Type application/json', send: () => createToken(tokenBody(), { 'Content-Type': 'application/json' }), status: 415, errorName: 'headerHasInvalidValue', headerName: 'Content-Type' },
-  { name: 'no credentials', send: () => createToken(tokenBody(), { Authorization: undefined }), status: 401, errorName: 'headerIsMissing', headerName: 'Authorization' },
-  { name: 'an empty body', send: () => createToken({}), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldIsMissing', '$.paymentInstrument'], ['fieldIsMissing', '$.merchant']] },
-  { name: 'a card/tokenized instrument', send: () => createToken({ ...tokenBody(), paymentInstrument: { ...tokenBody().paymentInstrument, type: 'card/tokenized' } }), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.paymentInstrument.type']] },
-  { name: 'a card failing Luhn', send: () => createToken(tokenBody({ cardNumber: '4444333322221112' })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['panFailedLuhnCheck', '$.paymentInstrument.cardNumber']] },
-  { name: 'an expired card', send: () => createToken(tokenBody({ year: 2020 })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.paymentInstrument.cardExpiryDate']] },
-  { name: 'a token expiry that is not a date-time', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: 'tomorrow' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']] },
-  { name: 'a token expiry on 30 February', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2027-02-30T00:00:00Z' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']] },
-  { name: 'a token expiry in the past', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2020-01-01T00:00:00Z' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']] },
-  { name: 'a token expiry beyond 4 years', send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2099-01-01T00:00:00Z' } })), status: 400, errorName: 'bodyDoesNotMatchSchema', fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']] },
-  { name: 'an unknown entity', send: () => createToken(tokenBody({ entity: 'nobody' })), status: 400, errorName: 'entityIsNotConfigured' },
-  { name: 'a card number from the non-PCI entity', send: () => createToken(tokenBody({ entity: 'nonpci' })), status: 400, errorName: 'merchantIsNotConfigured' },
-  { name: 'an Amex card on the limited entity', send: () => createToken(tokenBody({ entity: 'limited', cardNumber: luhnComplete('341142', 15) })), status: 400, errorName: 'paymentInstrumentIsNotSupported' },
-  { name: 'GET of an id with bad characters', send: () => tokenCall('GET', 'https://edge.test/tokens/bad$id'), status: 400, errorName: 'urlContainsInvalidValue', fields: [['fieldHasInvalidValue', '$.tokenId']] },
-  { name: 'GET of an unknown token', send: () => tokenCall('GET', 'https://edge.test/tokens/AAAAAAAAAAAAAAAAAAAAAAAA'), status: 404, errorName: 'tokenNotFound' },
-  { name: 'PUT on a token', send: () => call('/tokens/abc', { method: 'PUT', headers: HEADERS, body: {} }), status: 405, errorName: 'methodNotAllowed' },
+  {
+    name: 'no Accept',
+    send: () => createToken(tokenBody(), { Accept: undefined }),
+    status: 400,
+    errorName: 'headerIsMissing',
+    headerName: 'Accept',
+  },
+  {
+    name: 'Content-Type application/json',
+    send: () => createToken(tokenBody(), { 'Content-Type': 'application/json' }),
+    status: 415,
+    errorName: 'headerHasInvalidValue',
+    headerName: 'Content-Type',
+  },
+  {
+    name: 'no credentials',
+    send: () => createToken(tokenBody(), { Authorization: undefined }),
+    status: 401,
+    errorName: 'headerIsMissing',
+    headerName: 'Authorization',
+  },
+  {
+    name: 'an empty body',
+    send: () => createToken({}),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [
+      ['fieldIsMissing', '$.paymentInstrument'],
+      ['fieldIsMissing', '$.merchant'],
+    ],
+  },
+  {
+    name: 'a card/tokenized instrument',
+    send: () =>
+      createToken({ ...tokenBody(), paymentInstrument: { ...tokenBody().paymentInstrument, type: 'card/tokenized' } }),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['fieldHasInvalidValue', '$.paymentInstrument.type']],
+  },
+  {
+    name: 'a card failing Luhn',
+    send: () => createToken(tokenBody({ cardNumber: '4444333322221112' })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['panFailedLuhnCheck', '$.paymentInstrument.cardNumber']],
+  },
+  {
+    name: 'an expired card',
+    send: () => createToken(tokenBody({ year: 2020 })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['fieldHasInvalidValue', '$.paymentInstrument.cardExpiryDate']],
+  },
+  {
+    name: 'a token expiry that is not a date-time',
+    send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: 'tomorrow' } })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']],
+  },
+  {
+    name: 'a token expiry on 30 February',
+    send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2027-02-30T00:00:00Z' } })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['dateHasInvalidFormat', '$.tokenExpiryDateTime']],
+  },
+  {
+    name: 'a token expiry in the past',
+    send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2020-01-01T00:00:00Z' } })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']],
+  },
+  {
+    name: 'a token expiry beyond 4 years',
+    send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2099-01-01T00:00:00Z' } })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']],
+  },
+  {
+    name: 'an unknown entity',
+    send: () => createToken(tokenBody({ entity: 'nobody' })),
+    status: 400,
+    errorName: 'entityIsNotConfigured',
+  },
+  {
+    name: 'a card number from the non-PCI entity',
+    send: () => createToken(tokenBody({ entity: 'nonpci' })),
+    status: 400,
+    errorName: 'merchantIsNotConfigured',
+  },
+  {
+    name: 'an Amex card on the limited entity',
+    send: () => createToken(tokenBody({ entity: 'limited', cardNumber: luhnComplete('341142', 15) })),
+    status: 400,
+    errorName: 'paymentInstrumentIsNotSupported',
+  },
+  {
+    name: 'GET of an id with bad characters',
+    send: () => tokenCall('GET', 'https://edge.test/tokens/bad$id'),
+    status: 400,
+    errorName: 'urlContainsInvalidValue',
+    fields: [['fieldHasInvalidValue', '$.tokenId']],
+  },
+  {
+    name: 'GET of an unknown token',
+    send: () => tokenCall('GET', 'https://edge.test/tokens/AAAAAAAAAAAAAAAAAAAAAAAA'),
+    status: 404,
+    errorName: 'tokenNotFound',
+  },
+  {
+    name: 'PUT on a token',
+    send: () => call('/tokens/abc', { method: 'PUT', headers: HEADERS, body: {} }),
+    status: 405,
+    errorName: 'methodNotAllowed',
+  },
 ];
 
 describe('token errors', () => {
@@ -196,6 +341,8 @@ describe('token errors', () => {
       body: { merchant: { entity: 'default' }, token: 'https://elsewhere.example/tokens/AAAAAAAAAAAAAAAAAAAAAAAA' },
       headers: CARD_BIN_HEADERS,
     });
-    expect((await response.json<Json>()).validationErrors).toEqual([expect.objectContaining({ errorName: 'fieldHasInvalidValue', jsonPath: '$.token' })]);
+    expect((await response.json<Json>()).validationErrors).toEqual([
+      expect.objectContaining({ errorName: 'fieldHasInvalidValue', jsonPath: '$.token' }),
+    ]);
   });
 });

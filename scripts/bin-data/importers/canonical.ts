@@ -11,8 +11,16 @@ import { cellReader, optional, parseBinRange } from './bin-cells';
 export const CANONICAL_IMPORTER: Importer = {
   name: 'canonical',
   requiredColumns: [
-    'bin_start', 'bin_end', 'brands', 'funding_type', 'issuer_name', 'country_code', 'category',
-    'anonymous_prepaid', 'multiple_account_access', 'number_type',
+    'bin_start',
+    'bin_end',
+    'brands',
+    'funding_type',
+    'issuer_name',
+    'country_code',
+    'category',
+    'anonymous_prepaid',
+    'multiple_account_access',
+    'number_type',
   ],
   mapRow(cells, line): RawRow | string {
     const cell = cellReader(cells);
@@ -21,7 +29,10 @@ export const CANONICAL_IMPORTER: Importer = {
     return {
       line,
       ...range,
-      brandLabels: cell('brands').split('|').map((b) => b.trim()).filter((b) => b !== ''),
+      brandLabels: cell('brands')
+        .split('|')
+        .map((b) => b.trim())
+        .filter((b) => b !== ''),
       issuerName: optional(cell('issuer_name')),
       canonical: {
         type: optional(cell('number_type')),

@@ -47,8 +47,7 @@ function readLabels(cell: (name: string) => string): OpenbiinLabels {
     brand: cell('Brand'),
     funding: cell('Type'),
   };
-  const shifted =
-    /^[A-Z]{2}$/.test(labels.brand) && labels.funding !== '' && !fundingTypeFor(labels.funding);
+  const shifted = /^[A-Z]{2}$/.test(labels.brand) && labels.funding !== '' && !fundingTypeFor(labels.funding);
   if (!shifted) return labels;
   return {
     issuer: [labels.issuer, labels.country].filter((p) => p !== '').join(', '),

@@ -28,7 +28,9 @@ export const challengeRoute = (rc: RequestContext): Promise<Response> =>
 
 /** `POST /3ds/challenge/submit` with the signed `state`, `code` and `action` (submit or cancel). */
 export const challengeSubmitRoute = (rc: RequestContext): Promise<Response> =>
-  page(rc, (form, deps) => submitChallenge(deps, form.get('state') ?? '', form.get('action') ?? 'submit', form.get('code') ?? ''));
+  page(rc, (form, deps) =>
+    submitChallenge(deps, form.get('state') ?? '', form.get('action') ?? 'submit', form.get('code') ?? ''),
+  );
 
 /** Shared page plumbing: form parsing, rendering, and every failure as an HTML page. */
 async function page(rc: RequestContext, step: Step): Promise<Response> {
@@ -71,8 +73,10 @@ function failurePage(rc: RequestContext, e: unknown): Page {
     rc.log.misconfigured = e.message;
     return errorPage(503, 'Please try again later', 'The service is not configured.', 60);
   }
-  if (e instanceof ApiError && e.failure.kind === 'bodyTooLarge') return errorPage(413, 'Unsupported request', 'The form is too large.');
-  if (e instanceof ApiError && e.failure.kind === 'bodyIncomplete') return errorPage(400, 'Unsupported request', 'The form arrived incomplete.');
+  if (e instanceof ApiError && e.failure.kind === 'bodyTooLarge')
+    return errorPage(413, 'Unsupported request', 'The form is too large.');
+  if (e instanceof ApiError && e.failure.kind === 'bodyIncomplete')
+    return errorPage(400, 'Unsupported request', 'The form arrived incomplete.');
   rc.log.exception = describeError(e);
   return errorPage(500, 'Something went wrong', 'Go back to the shop and try again.');
 }

@@ -60,7 +60,12 @@ export class ClaimTable {
    * the winning insert (for state that must appear together with the claim).
    */
   async claim<A>(
-    name: string, requestHash: string, candidate: A, now: number, options: ClaimOptions, onFirst?: () => void,
+    name: string,
+    requestHash: string,
+    candidate: A,
+    now: number,
+    options: ClaimOptions,
+    onFirst?: () => void,
   ): Promise<ClaimOutcome<A>> {
     for (;;) {
       const row = this.live(name, now);
@@ -68,7 +73,13 @@ export class ClaimTable {
         const recorded = options.writesRecord ? 0 : 1;
         this.sql.exec(
           'INSERT INTO claims (name, request_hash, answer, decided_at, expires_at, recorded, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          name, requestHash, JSON.stringify(candidate), now, options.expiresAt, recorded, Date.now() + LEASE_MS,
+          name,
+          requestHash,
+          JSON.stringify(candidate),
+          now,
+          options.expiresAt,
+          recorded,
+          Date.now() + LEASE_MS,
         );
         onFirst?.();
         return { kind: recorded ? 'done' : 'write', answer: candidate, decidedAt: now };
@@ -76,7 +87,8 @@ export class ClaimTable {
       const stored = { answer: JSON.parse(row.answer) as A, decidedAt: row.decided_at };
       const wallClock = Date.now();
       const writing = row.recorded === 0 && row.lease_until > wallClock;
-      if (row.request_hash !== requestHash && !writing) return { kind: 'conflict', ...stored, recorded: row.recorded === 1 };
+      if (row.request_hash !== requestHash && !writing)
+        return { kind: 'conflict', ...stored, recorded: row.recorded === 1 };
       if (row.recorded === 1) return { kind: 'done', ...stored };
       if (!writing) {
         this.sql.exec('UPDATE claims SET lease_until = ? WHERE name = ?', wallClock + LEASE_MS, name);
@@ -95,7 +107,11 @@ export class ClaimTable {
 
   /** The writer failed: the next identical caller takes the lease at once. */
   released(name: string, requestHash: string): void {
-    this.sql.exec('UPDATE claims SET lease_until = 0 WHERE name = ? AND request_hash = ? AND recorded = 0', name, requestHash);
+    this.sql.exec(
+      'UPDATE claims SET lease_until = 0 WHERE name = ? AND request_hash = ? AND recorded = 0',
+      name,
+      requestHash,
+    );
     this.wake(name);
   }
 

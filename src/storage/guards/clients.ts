@@ -14,9 +14,18 @@ type Api<T, K extends keyof T> = {
   [M in K]: T[M] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
 
-export type ThreeDsGuardApi = Api<ThreeDsGuard,
-  | 'initialize' | 'collect' | 'collection' | 'authenticate' | 'authenticationRecorded' | 'authenticationReleased'
-  | 'showChallenge' | 'submitChallenge' | 'concludeChallenge'>;
+export type ThreeDsGuardApi = Api<
+  ThreeDsGuard,
+  | 'initialize'
+  | 'collect'
+  | 'collection'
+  | 'authenticate'
+  | 'authenticationRecorded'
+  | 'authenticationReleased'
+  | 'showChallenge'
+  | 'submitChallenge'
+  | 'concludeChallenge'
+>;
 
 export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'forget'>;
 
@@ -27,7 +36,10 @@ export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.
 export const tokenGuardName = (username: string, fingerprint: string): string => `${username}:${fingerprint}`;
 
 /** A transaction's guard and its id (the JWTs of the browser pages carry the id). */
-export function threeDsGuard(ns: DurableObjectNamespace<ThreeDsGuard>, scope: SessionScope): { guard: ThreeDsGuardApi; id: string } {
+export function threeDsGuard(
+  ns: DurableObjectNamespace<ThreeDsGuard>,
+  scope: SessionScope,
+): { guard: ThreeDsGuardApi; id: string } {
   const id = ns.idFromName(threeDsGuardName(scope));
   return { guard: guarded<ThreeDsGuardApi>(ns.get(id), 'ThreeDsGuard'), id: id.toString() };
 }
@@ -43,7 +55,11 @@ export function threeDsGuardById(ns: DurableObjectNamespace<ThreeDsGuard>, id: s
   return guarded<ThreeDsGuardApi>(ns.get(objectId), 'ThreeDsGuard');
 }
 
-export function tokenGuard(ns: DurableObjectNamespace<TokenGuard>, username: string, fingerprint: string): TokenGuardApi {
+export function tokenGuard(
+  ns: DurableObjectNamespace<TokenGuard>,
+  username: string,
+  fingerprint: string,
+): TokenGuardApi {
   return guarded<TokenGuardApi>(ns.get(ns.idFromName(tokenGuardName(username, fingerprint))), 'TokenGuard');
 }
 

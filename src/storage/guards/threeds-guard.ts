@@ -44,9 +44,7 @@ export type ShowOutcome =
   | { kind: 'unknown' };
 
 export type SubmitOutcome =
-  | { kind: 'retry'; attemptsLeft: number }
-  | { kind: 'ended'; result: ChallengeResult }
-  | { kind: 'unknown' };
+  { kind: 'retry'; attemptsLeft: number } | { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
 
 export type ConcludeOutcome = { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
 
@@ -73,7 +71,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
+    this.sql
+      .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
       CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL, collected_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
         attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
@@ -81,11 +80,23 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
-  async initialize(requestHash: string, candidate: InitClaim, now: number, sessionExpiresAt: number): Promise<ClaimOutcome<InitClaim>> {
+  async initialize(
+    requestHash: string,
+    candidate: InitClaim,
+    now: number,
+    sessionExpiresAt: number,
+  ): Promise<ClaimOutcome<InitClaim>> {
     this.expire(now);
-    return this.claims.claim('init', requestHash, candidate, now, { expiresAt: this.sessionEnd(sessionExpiresAt), writesRecord: false }, () => {
-      this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
-    });
+    return this.claims.claim(
+      'init',
+      requestHash,
+      candidate,
+      now,
+      { expiresAt: this.sessionEnd(sessionExpiresAt), writesRecord: false },
+      () => {
+        this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
+      },
+    );
   }
 
   /** The DDC page: records the collection for this transaction's DDC JWT, once. */
@@ -93,32 +104,53 @@ export class ThreeDsGuard extends DurableObject<Env> {
     this.expire(now);
     const session = this.sql.exec<{ ddc_jti: string | null }>('SELECT ddc_jti FROM session').toArray()[0];
     if (session?.ddc_jti !== ddcJti) return { kind: 'unknown' };
-    const existing = this.sql.exec<{ session_id: string }>('SELECT session_id FROM collections WHERE ddc_jti = ?', ddcJti).toArray()[0];
+    const existing = this.sql
+      .exec<{ session_id: string }>('SELECT session_id FROM collections WHERE ddc_jti = ?', ddcJti)
+      .toArray()[0];
     if (existing) return { kind: 'repeat', sessionId: existing.session_id };
-    this.sql.exec('INSERT INTO collections (ddc_jti, session_id, collected_at) VALUES (?, ?, ?)', ddcJti, sessionId, now);
+    this.sql.exec(
+      'INSERT INTO collections (ddc_jti, session_id, collected_at) VALUES (?, ?, ?)',
+      ddcJti,
+      sessionId,
+      now,
+    );
     return { kind: 'recorded', sessionId };
   }
 
   /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
   collection(now: number): string | null {
     this.expire(now);
-    const row = this.sql.exec<{ session_id: string }>(
-      'SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti',
-    ).toArray()[0];
+    const row = this.sql
+      .exec<{ session_id: string }>('SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti')
+      .toArray()[0];
     return row?.session_id ?? null;
   }
 
   /** authenticate: the first body's answer; opens its challenge in the same atomic step. */
   async authenticate(
-    requestHash: string, candidate: AuthClaim, now: number, sessionExpiresAt: number,
+    requestHash: string,
+    candidate: AuthClaim,
+    now: number,
+    sessionExpiresAt: number,
   ): Promise<ClaimOutcome<AuthClaim> & { sessionExpiresAt: number }> {
     this.expire(now);
     const end = this.sessionEnd(sessionExpiresAt);
-    const outcome = await this.claims.claim('auth', requestHash, candidate, now, { expiresAt: end, writesRecord: true }, () => {
-      if (candidate.challenge) {
-        this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', candidate.challenge.reference, candidate.challenge.expiresAt);
-      }
-    });
+    const outcome = await this.claims.claim(
+      'auth',
+      requestHash,
+      candidate,
+      now,
+      { expiresAt: end, writesRecord: true },
+      () => {
+        if (candidate.challenge) {
+          this.sql.exec(
+            'INSERT INTO challenge (reference, expires_at) VALUES (?, ?)',
+            candidate.challenge.reference,
+            candidate.challenge.expiresAt,
+          );
+        }
+      },
+    );
     return { ...outcome, sessionExpiresAt: end };
   }
 
@@ -151,9 +183,17 @@ export class ThreeDsGuard extends DurableObject<Env> {
     if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
     const step = challengeStep(attempt, row.attempts);
     const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
-    this.sql.exec('UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?', attempts, attempt === 'cancel' ? 0 : 1, reference);
+    this.sql.exec(
+      'UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?',
+      attempts,
+      attempt === 'cancel' ? 0 : 1,
+      reference,
+    );
     if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
-    return { kind: 'ended', result: this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now) };
+    return {
+      kind: 'ended',
+      result: this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now),
+    };
   }
 
   /** verification: the challenge's one result; a challenge still open ends here as not completed. */
@@ -179,8 +219,19 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return row;
   }
 
-  private end(reference: string, outcome: ChallengeResult['outcome'], reason: ChallengeResult['reason'], at: number): ChallengeResult {
-    this.sql.exec('UPDATE challenge SET outcome = ?, reason = ?, completed_at = ? WHERE reference = ?', outcome, reason, at, reference);
+  private end(
+    reference: string,
+    outcome: ChallengeResult['outcome'],
+    reason: ChallengeResult['reason'],
+    at: number,
+  ): ChallengeResult {
+    this.sql.exec(
+      'UPDATE challenge SET outcome = ?, reason = ?, completed_at = ? WHERE reference = ?',
+      outcome,
+      reason,
+      at,
+      reference,
+    );
     return { outcome, reason, completedAt: at };
   }
 

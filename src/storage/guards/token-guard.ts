@@ -32,9 +32,16 @@ export class TokenGuard extends DurableObject<Env> {
    * details is a `conflict`.
    */
   async claim(detailsHash: string, candidate: TokenClaim, now: number): Promise<ClaimOutcome<TokenClaim>> {
-    return this.claims.claim(CLAIM, detailsHash, candidate, now, { expiresAt: candidate.expiresAt, writesRecord: true }, () => {
-      void this.ctx.storage.setAlarm(candidate.expiresAt);
-    });
+    return this.claims.claim(
+      CLAIM,
+      detailsHash,
+      candidate,
+      now,
+      { expiresAt: candidate.expiresAt, writesRecord: true },
+      () => {
+        void this.ctx.storage.setAlarm(candidate.expiresAt);
+      },
+    );
   }
 
   /** The token record is in KV. */

@@ -29,11 +29,16 @@ export interface Authenticated {
  * reference gets `unavailable`, derived from its own hash, and changes nothing.
  */
 export async function authenticate(
-  deps: ThreeDsDeps, caller: Caller, request: AuthenticateRequest,
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: AuthenticateRequest,
 ): Promise<Result<Authenticated>> {
   // Business rules in CONTRACT.md §2 order: entity and feature (the route), brand, then currency.
-  const resolved = await resolveCard({ ...deps.cards, username: caller.scope.username, entity: caller.entity },
-    request.instruction.paymentInstrument, { hrefPath: '$.instruction.paymentInstrument.href' });
+  const resolved = await resolveCard(
+    { ...deps.cards, username: caller.scope.username, entity: caller.entity },
+    request.instruction.paymentInstrument,
+    { hrefPath: '$.instruction.paymentInstrument.href' },
+  );
   if (!resolved.ok) return resolved;
   const card = resolved.value;
   const { currency } = request.instruction.value;
@@ -41,18 +46,27 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   const { guard, id } = deps.guardFor(caller.scope);
-  const scenario = scenarioFor(card.cardHolderName, deps.environment)
-    ?? await riskScenario(deps, caller, request, guard);
+  const scenario =
+    scenarioFor(card.cardHolderName, deps.environment) ?? (await riskScenario(deps, caller, request, guard));
   const candidate = await decide(deps, caller, request, hash, id, card.brands, scenario);
-  const claim = await guard.authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS).catch(async (e: unknown) => {
-    // The claim may have been made though its answer was lost: free the lease for the retry.
-    await settleLease(() => guard.authenticationReleased(hash));
-    throw e;
-  });
+  const claim = await guard
+    .authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS)
+    .catch(async (e: unknown) => {
+      // The claim may have been made though its answer was lost: free the lease for the retry.
+      await settleLease(() => guard.authenticationReleased(hash));
+      throw e;
+    });
 
   if (claim.kind === 'conflict') {
-    const answer = answerOf(request.transactionReference,
-      authenticationFor('unavailable', card.brands, claim.answer.version, await answerIds(deps.key, `unavailable:${hash}`)));
+    const answer = answerOf(
+      request.transactionReference,
+      authenticationFor(
+        'unavailable',
+        card.brands,
+        claim.answer.version,
+        await answerIds(deps.key, `unavailable:${hash}`),
+      ),
+    );
     return ok({ answer, card: card.masked, scenario: 'conflict', conflict: true });
   }
   if (claim.kind === 'write') {
@@ -82,7 +96,12 @@ export async function authenticate(
  * No test scenario: the risk rules of §6.5 pick frictionless or challenge. The device data
  * collection is asked of the guard only when the decision depends on it.
  */
-async function riskScenario(deps: ThreeDsDeps, caller: Caller, request: AuthenticateRequest, guard: ThreeDsGuardApi): Promise<Scenario> {
+async function riskScenario(
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: AuthenticateRequest,
+  guard: ThreeDsGuardApi,
+): Promise<Scenario> {
   const account = request.riskData?.account;
   const input = {
     preference: request.challenge.preference,
@@ -95,35 +114,56 @@ async function riskScenario(deps: ThreeDsDeps, caller: Caller, request: Authenti
   let decision = decideRisk({ ...input, deviceDataCollected: false });
   if (decision.kind !== decideRisk({ ...input, deviceDataCollected: true }).kind) {
     const reference = request.deviceData.collectionReference;
-    const collected = reference !== undefined && reference === await guard.collection(deps.now);
+    const collected = reference !== undefined && reference === (await guard.collection(deps.now));
     decision = decideRisk({ ...input, deviceDataCollected: collected });
   }
   return decision.kind === 'frictionless'
     ? { name: 'risk-frictionless', version: '2.2.0', authenticate: 'authenticated' }
-    : { name: `risk-challenge (${decision.reason})`, version: '2.2.0', authenticate: 'challenged', verification: 'authenticated' };
+    : {
+        name: `risk-challenge (${decision.reason})`,
+        version: '2.2.0',
+        authenticate: 'challenged',
+        verification: 'authenticated',
+      };
 }
 
 /** This request's answer, derived from its hash: identical requests compute identical answers. */
 async function decide(
-  deps: ThreeDsDeps, caller: Caller, request: AuthenticateRequest, hash: string, guardId: string,
-  brands: readonly Brand[], scenario: Scenario,
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: AuthenticateRequest,
+  hash: string,
+  guardId: string,
+  brands: readonly Brand[],
+  scenario: Scenario,
 ): Promise<AuthClaim> {
   const base = { version: scenario.version, brands: [...brands], scenario: scenario.name };
   if (scenario.authenticate !== 'challenged') {
-    const result = authenticationFor(scenario.authenticate, brands, scenario.version, await answerIds(deps.key, `authenticate:${hash}`));
+    const result = authenticationFor(
+      scenario.authenticate,
+      brands,
+      scenario.version,
+      await answerIds(deps.key, `authenticate:${hash}`),
+    );
     return { ...base, answer: answerOf(request.transactionReference, result) };
   }
   const reference = await challengeReference(deps.key, hash);
   const acsUrl = `${deps.baseUrl}/3ds/challenge`;
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
-  const { jwt } = await signJwt(deps.key, 'challenge', {
-    jti: await derivedUuid(deps.key, `challenge-jti:${hash}`),
-    OrgUnitId: await orgUnitId(deps.key, caller.scope),
-    ReturnUrl: request.challenge.returnUrl,
-    Payload: { ACSUrl: acsUrl, Payload: payload, TransactionId: reference },
-    ObjectifyPayload: true,
-    txn: guardId,
-  }, CHALLENGE_TTL_MS / 1000, deps.now);
+  const { jwt } = await signJwt(
+    deps.key,
+    'challenge',
+    {
+      jti: await derivedUuid(deps.key, `challenge-jti:${hash}`),
+      OrgUnitId: await orgUnitId(deps.key, caller.scope),
+      ReturnUrl: request.challenge.returnUrl,
+      Payload: { ACSUrl: acsUrl, Payload: payload, TransactionId: reference },
+      ObjectifyPayload: true,
+      txn: guardId,
+    },
+    CHALLENGE_TTL_MS / 1000,
+    deps.now,
+  );
   return {
     ...base,
     answer: {
@@ -133,6 +173,10 @@ async function decide(
       challenge: { reference, url: acsUrl, jwt, payload },
       _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
     },
-    challenge: { reference, expiresAt: deps.now + CHALLENGE_TTL_MS, onSuccess: scenario.verification ?? 'authenticated' },
+    challenge: {
+      reference,
+      expiresAt: deps.now + CHALLENGE_TTL_MS,
+      onSuccess: scenario.verification ?? 'authenticated',
+    },
   };
 }

@@ -23,23 +23,34 @@ export interface DeviceDataInitialized {
  * already made stays tied to this transaction; a different card wants a new reference).
  */
 export async function deviceDataInitialize(
-  deps: ThreeDsDeps, caller: Caller, request: DeviceDataInitializeRequest,
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: DeviceDataInitializeRequest,
 ): Promise<Result<DeviceDataInitialized>> {
   let bin: string | undefined;
   let masked: string | undefined;
   if (request.paymentInstrument) {
-    const card = await resolveCard({ ...deps.cards, username: caller.scope.username, entity: caller.entity },
-      request.paymentInstrument, { hrefPath: '$.paymentInstrument.href' });
+    const card = await resolveCard(
+      { ...deps.cards, username: caller.scope.username, entity: caller.entity },
+      request.paymentInstrument,
+      { hrefPath: '$.paymentInstrument.href' },
+    );
     if (!card.ok) return card;
     ({ bin, masked } = card.value);
   }
   const hash = await requestHash(deps.key, request);
   const { guard, id } = deps.guardFor(caller.scope);
-  const ddc = await signJwt(deps.key, 'ddc', {
-    OrgUnitId: await orgUnitId(deps.key, caller.scope),
-    jti: await derivedUuid(deps.key, `ddc-jti:${hash}`),
-    txn: id,
-  }, DDC_JWT_LIFETIME_SECONDS, deps.now);
+  const ddc = await signJwt(
+    deps.key,
+    'ddc',
+    {
+      OrgUnitId: await orgUnitId(deps.key, caller.scope),
+      jti: await derivedUuid(deps.key, `ddc-jti:${hash}`),
+      txn: id,
+    },
+    DDC_JWT_LIFETIME_SECONDS,
+    deps.now,
+  );
   const answer = {
     outcome: 'initialized',
     transactionReference: request.transactionReference,

@@ -1,4 +1,11 @@
-import { MAX_CODE_ATTEMPTS, challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload, type ChallengeResult } from '../challenge';
+import {
+  MAX_CODE_ATTEMPTS,
+  challengeCode,
+  judgeCode,
+  TEST_CHALLENGE_CODE,
+  windowSizeOfPayload,
+  type ChallengeResult,
+} from '../challenge';
 import { derivedUuid } from '../derived';
 import { signJwt, verifyJwt } from '../jwt';
 import type { ThreeDsDeps } from './deps';
@@ -55,7 +62,9 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
   if (md.length > 1024) return error(400, 'Cannot show this challenge', 'MD must be at most 1024 characters.');
   const verified = await verifyJwt<ChallengeJwtClaims>(deps.key, 'challenge', jwt, deps.now);
   if (!verified.ok) {
-    return verified.reason === 'expired' ? error(400, 'This challenge has expired', 'Go back to the shop and try the payment again.') : NOT_VALID;
+    return verified.reason === 'expired'
+      ? error(400, 'This challenge has expired', 'Go back to the shop and try the payment again.')
+      : NOT_VALID;
   }
   const { jti, exp, ReturnUrl: returnUrl, Payload: payload, txn } = verified.claims;
   const guard = typeof txn === 'string' ? deps.guardById(txn) : undefined;
@@ -69,7 +78,13 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
     case 'ended':
       return error(409, 'This challenge is already complete', 'Go back to the shop to finish the payment.');
     case 'shown': {
-      const state: ChallengeState = { txn, ref: payload.TransactionId, returnUrl, md, windowSize: windowSizeOfPayload(payload.Payload) };
+      const state: ChallengeState = {
+        txn,
+        ref: payload.TransactionId,
+        returnUrl,
+        md,
+        windowSize: windowSizeOfPayload(payload.Payload),
+      };
       // The form lives as long as the challenge JWT: 10 minutes after authenticate at the most.
       const lifetime = Math.max(1, exp! - Math.floor(deps.now / 1000));
       const signed = await signJwt(deps.key, 'challenge-state', { ...state }, lifetime, deps.now);
@@ -82,10 +97,16 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
  * `POST /3ds/challenge/submit`: one post of the form. The guard counts the codes and ends the
  * challenge once; every post after the end shows that one result.
  */
-export async function submitChallenge(deps: ThreeDsDeps, stateJwt: string, action: string, code: string): Promise<PageAnswer> {
+export async function submitChallenge(
+  deps: ThreeDsDeps,
+  stateJwt: string,
+  action: string,
+  code: string,
+): Promise<PageAnswer> {
   const verified = await verifyJwt<ChallengeState>(deps.key, 'challenge-state', stateJwt, deps.now);
   // An expired form is still ours: the guard ends the challenge as expired, whatever the code.
-  if (!verified.ok && verified.reason === 'invalid') return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
+  if (!verified.ok && verified.reason === 'invalid')
+    return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const state = verified.claims;
   const guard = typeof state.txn === 'string' ? deps.guardById(state.txn) : undefined;
   if (!guard) return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
@@ -97,13 +118,29 @@ export async function submitChallenge(deps: ThreeDsDeps, stateJwt: string, actio
     case 'retry':
       return form(deps, stateJwt, state.windowSize, submitted.attemptsLeft, true);
     case 'ended':
-      return { kind: 'completed', returnUrl: state.returnUrl, transactionId: state.ref, md: state.md, result: submitted.result.outcome };
+      return {
+        kind: 'completed',
+        returnUrl: state.returnUrl,
+        transactionId: state.ref,
+        md: state.md,
+        result: submitted.result.outcome,
+      };
   }
 }
 
-function form(deps: ThreeDsDeps, state: string, windowSize: string, attemptsLeft: number, wrongCode: boolean): PageAnswer {
+function form(
+  deps: ThreeDsDeps,
+  state: string,
+  windowSize: string,
+  attemptsLeft: number,
+  wrongCode: boolean,
+): PageAnswer {
   return {
-    kind: 'form', state, windowSize, attemptsLeft: Math.min(attemptsLeft, MAX_CODE_ATTEMPTS), wrongCode,
+    kind: 'form',
+    state,
+    windowSize,
+    attemptsLeft: Math.min(attemptsLeft, MAX_CODE_ATTEMPTS),
+    wrongCode,
     ...(deps.environment === 'test' ? { testCode: TEST_CHALLENGE_CODE } : {}),
   };
 }

@@ -15,11 +15,16 @@ export interface Verified {
  * changes afterwards and the cardholder's page can no longer contradict it. The answer is
  * derived from that frozen result and the challenge reference: every call repeats it.
  */
-export async function verification(deps: ThreeDsDeps, caller: Caller, request: VerificationRequest): Promise<Result<Verified>> {
+export async function verification(
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: VerificationRequest,
+): Promise<Result<Verified>> {
   const session = await deps.sessions.get(caller.scope, deps.now);
   const challenge = session?.challenge;
   // Another merchant's, another transaction's or an unknown reference all look the same.
-  if (!session || !challenge || challenge.reference !== request.challenge.reference) return failed({ kind: 'challengeNotFound' });
+  if (!session || !challenge || challenge.reference !== request.challenge.reference)
+    return failed({ kind: 'challengeNotFound' });
   const concluded = await deps.guardFor(caller.scope).guard.concludeChallenge(challenge.reference, deps.now);
   if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   // A challenge passed with the right code gets its scenario's answer; anything else failed.
