@@ -1,8 +1,14 @@
 /**
- * Benchmarks the compact BIN index against two naive structures on several datasets and prints
- * one markdown table (ready for the README), the targets with PASS/FAIL and an agreement check.
+ * `npm run bench`: two reports, each a markdown table ready for the README.
  *
- *   npm run bench -- [--source FILE [--format NAME]]... [--lookups 1000000] [--rows 400000]
+ * 1. BIN index: the compact index against two naive structures on several datasets, the targets
+ *    with PASS/FAIL and an agreement check.
+ * 2. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
+ *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
+ *    and the storage calls of each step.
+ *
+ *   npm run bench -- [--only bin|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *                    [--rows 400000] [--runs 3] [--baseline REF] [--flows 200] [--concurrency 10]
  *   npx tsx scripts/bench.ts --source ../shared/eval/openbiin/openbiin.csv --format openbiin
  *
  * Datasets: always the synthetic set (scripts/generate-synthetic.ts, seed 1) and the embedded
@@ -21,10 +27,16 @@ import type { Importer } from './bin-data/source-row';
 import { sink } from './bench/measure';
 import { runDataset, type Dataset, type DatasetResult } from './bench/run-dataset';
 import { renderAgreement, renderTable, renderTargets } from './bench/table';
+import { runThreeDsBench } from './bench/threeds-bench';
 import { generateSyntheticCsv } from './generate-synthetic';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SYNTHETIC_SEED = 1;
+/**
+ * The 3DS baseline: the last commit before the Durable Object guards (issue 7). Pass --baseline
+ * to compare with another commit.
+ */
+const THREEDS_BASELINE = '8a1a4ac';
 
 function list(values: readonly string[] | undefined): string[] {
   return (values ?? [])
@@ -77,14 +89,49 @@ async function main(): Promise<void> {
       lookups: { type: 'string', default: '1000000' },
       rows: { type: 'string', default: '400000' },
       runs: { type: 'string', default: '3' },
+      only: { type: 'string' },
+      baseline: { type: 'string', default: THREEDS_BASELINE },
+      flows: { type: 'string', default: '200' },
+      concurrency: { type: 'string', default: '10' },
     },
   });
+  if (values.only !== undefined && values.only !== 'bin' && values.only !== 'threeds') {
+    throw new Error(`--only takes bin or threeds, not ${values.only}`);
+  }
   const lookups = positiveInt(values.lookups, 'lookups');
   const rows = positiveInt(values.rows, 'rows');
   const runs = positiveInt(values.runs, 'runs');
   const log = (m: string): void => console.error(`[bench] ${m}`);
   const began = performance.now();
 
+  let failed = false;
+  if (values.only !== 'threeds') failed = await binBench(values, lookups, rows, runs, log);
+  if (values.only !== 'bin') {
+    const report = await runThreeDsBench({
+      root: ROOT,
+      baselineRef: values.baseline,
+      runs,
+      flows: positiveInt(values.flows, 'flows'),
+      concurrency: positiveInt(values.concurrency, 'concurrency'),
+      log,
+    });
+    console.log(
+      `\n## 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  console.log(`\n${((performance.now() - began) / 1000).toFixed(1)} s in all`);
+  if (failed) process.exitCode = 1;
+}
+
+/** The BIN index report; true when a source could not be built. */
+async function binBench(
+  values: { source?: string[]; format?: string[] },
+  lookups: number,
+  rows: number,
+  runs: number,
+  log: (m: string) => void,
+): Promise<boolean> {
   const results: DatasetResult[] = [];
   let failed = false;
   for (const dataset of await datasets(list(values.source), list(values.format), rows)) {
@@ -104,8 +151,8 @@ async function main(): Promise<void> {
   console.log(renderTable(results));
   console.log(`\nTargets\n${renderTargets(results)}`);
   console.log(`\nAgreement on a sample (record content: brands, issuer, country)\n${renderAgreement(results)}`);
-  console.log(`\nchecksum ${sink.value}; ${((performance.now() - began) / 1000).toFixed(1)} s in all`);
-  if (failed) process.exitCode = 1;
+  console.log(`\nchecksum ${sink.value}`);
+  return failed;
 }
 
 main().catch((e: unknown) => {

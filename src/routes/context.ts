@@ -48,6 +48,7 @@ export function tokenDeps(rc: RequestContext): TokenDeps {
   return {
     ...cardContext(rc, now),
     environment: rc.settings.environment,
+    background: (work) => rc.ctx.waitUntil(work),
     guardFor: (username, fingerprint) => tokenGuard(rc.env.TOKEN_GUARD, username, fingerprint),
   };
 }
@@ -59,6 +60,7 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     key: rc.settings.jwtKey,
     baseUrl: publicBaseUrl(rc),
     now,
+    background: (work) => rc.ctx.waitUntil(work),
     sessions: new SessionStore(rc.env.SESSIONS),
     guardFor: (scope) => threeDsGuard(rc.env.THREEDS_GUARD, scope),
     guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id),

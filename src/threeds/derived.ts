@@ -8,10 +8,21 @@ import { toBase64, toHex, utf8 } from '../bytes';
  * different transactions and of different fields never coincide.
  */
 
+const imported = new WeakMap<Uint8Array, Promise<CryptoKey>>();
+
+/** The key as an HMAC-SHA256 CryptoKey, imported once per isolate (the settings keep one array). */
+export function hmacKey(key: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
+  let hmac = imported.get(key);
+  if (!hmac) {
+    hmac = crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    imported.set(key, hmac);
+  }
+  return hmac;
+}
+
 /** HMAC-SHA256 of a text under the 3DS key (JWT_SIGNING_KEY). */
 export async function hmacSha256(key: Uint8Array<ArrayBuffer>, text: string): Promise<Uint8Array<ArrayBuffer>> {
-  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return new Uint8Array(await crypto.subtle.sign('HMAC', hmac, utf8(text)));
+  return new Uint8Array(await crypto.subtle.sign('HMAC', await hmacKey(key), utf8(text)));
 }
 
 /** HMAC-SHA256 as lower-case hex. */

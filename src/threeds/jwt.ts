@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { hmacKey } from './derived';
 
 /**
  * HS256 JWTs for the 3DS browser steps, signed with the JWT_SIGNING_KEY secret (jose does the
@@ -26,7 +27,7 @@ export async function signJwt(
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(jti)
-    .sign(key);
+    .sign(await hmacKey(key));
   return { jwt, jti, iat, exp };
 }
 
@@ -49,7 +50,7 @@ export async function verifyJwt<T extends object>(
   now = Date.now(),
 ): Promise<VerifyResult<T>> {
   try {
-    const { payload } = await jwtVerify(jwt, key, {
+    const { payload } = await jwtVerify(jwt, await hmacKey(key), {
       algorithms: ['HS256'],
       issuer: JWT_ISSUER,
       audience: kind,

@@ -30,6 +30,8 @@ export interface TokenDeps {
   environment: Environment;
   now: number;
   baseUrl: string;
+  /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
+  background(work: Promise<unknown>): void;
   tokens: TokenStore;
   tokenKeys: () => Promise<TokenKeys>;
   guardFor(username: string, fingerprint: string): TokenGuardApi;
@@ -125,7 +127,9 @@ export async function createToken(
       await settleLease(() => guard.released(details));
       throw e;
     }
-    await settleLease(() => guard.recorded(details));
+    // The record is in KV, so the answer stands; the confirmation that releases identical
+    // requests waiting for it goes out after the answer.
+    deps.background(settleLease(() => guard.recorded(details)));
   }
   // `write` makes the token now (this request or the retry of one that failed); `done` found it.
   return ok({

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMerchant, type Merchant } from './merchant-server';
-import { startWorker } from './worker-server';
+import { startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
 
 /**
  * The 3DS browser pages in real headless Chromium (Debian's, never a downloaded one): a test
@@ -12,14 +12,14 @@ import { startWorker } from './worker-server';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-let worker: Awaited<ReturnType<typeof startWorker>>;
+let worker: LocalWorker;
 let merchant: Merchant;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM))
     throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
-  worker = await startWorker();
+  worker = await startLocalWorker({ root: process.cwd() });
   merchant = await startMerchant(worker.url);
   browser = await chromium.launch({
     executablePath: CHROMIUM,

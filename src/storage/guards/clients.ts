@@ -18,7 +18,6 @@ export type ThreeDsGuardApi = Api<
   ThreeDsGuard,
   | 'initialize'
   | 'collect'
-  | 'collection'
   | 'authenticate'
   | 'authenticationRecorded'
   | 'authenticationReleased'

@@ -118,7 +118,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
-  collection(now: number): string | null {
+  private collection(now: number): string | null {
     this.expire(now);
     const row = this.sql
       .exec<{ session_id: string }>('SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti')
@@ -126,14 +126,24 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return row?.session_id ?? null;
   }
 
-  /** authenticate: the first body's answer; opens its challenge in the same atomic step. */
+  /**
+   * authenticate: the first body's answer; opens its challenge in the same atomic step. When the
+   * candidate's risk decision depends on the device data collection, `collection` says what the
+   * caller assumed (collected when it has a collectionReference): a wrong assumption claims
+   * nothing and answers `stale` with the truth, so the common case costs one call, not two.
+   */
   async authenticate(
     requestHash: string,
     candidate: AuthClaim,
     now: number,
     sessionExpiresAt: number,
-  ): Promise<ClaimOutcome<AuthClaim> & { sessionExpiresAt: number }> {
+    collection?: { reference: string | null; assumed: boolean },
+  ): Promise<(ClaimOutcome<AuthClaim> & { sessionExpiresAt: number }) | { kind: 'stale'; collected: boolean }> {
     this.expire(now);
+    if (collection && this.claims.answerOf('auth', now) === undefined) {
+      const collected = collection.reference !== null && collection.reference === this.collection(now);
+      if (collected !== collection.assumed) return { kind: 'stale', collected };
+    }
     const end = this.sessionEnd(sessionExpiresAt);
     const outcome = await this.claims.claim(
       'auth',

@@ -46,16 +46,25 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   const { guard, id } = deps.guardFor(caller.scope);
-  const scenario =
-    scenarioFor(card.cardHolderName, deps.environment) ?? (await riskScenario(deps, caller, request, guard));
-  const candidate = await decide(deps, caller, request, hash, id, card.brands, scenario);
-  const claim = await guard
-    .authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS)
-    .catch(async (e: unknown) => {
-      // The claim may have been made though its answer was lost: free the lease for the retry.
-      await settleLease(() => guard.authenticationReleased(hash));
-      throw e;
-    });
+  const reference = request.deviceData.collectionReference ?? null;
+  // Assume a sent collectionReference was collected (the usual case); the guard says when not.
+  let collected = reference !== null;
+  let claim: Awaited<ReturnType<ThreeDsGuardApi['authenticate']>>;
+  do {
+    const risk = riskScenario(caller, request, collected);
+    const scenario = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
+    const candidate = await decide(deps, caller, request, hash, id, card.brands, scenario);
+    const assumption =
+      scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
+    claim = await guard
+      .authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS, assumption)
+      .catch(async (e: unknown) => {
+        // The claim may have been made though its answer was lost: free the lease for the retry.
+        await settleLease(() => guard.authenticationReleased(hash));
+        throw e;
+      });
+    if (claim.kind === 'stale') collected = claim.collected;
+  } while (claim.kind === 'stale');
 
   if (claim.kind === 'conflict') {
     const answer = answerOf(
@@ -86,22 +95,22 @@ export async function authenticate(
       await settleLease(() => guard.authenticationReleased(hash));
       throw e;
     }
-    // The record is in KV, so this answer stands even if the guard cannot be told.
-    await settleLease(() => guard.authenticationRecorded(hash));
+    // The record is in KV, so this answer stands whether or not the guard hears of it; identical
+    // requests waiting for it are released by this confirmation, sent after the answer.
+    deps.background(settleLease(() => guard.authenticationRecorded(hash)));
   }
   return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
 }
 
 /**
- * No test scenario: the risk rules of §6.5 pick frictionless or challenge. The device data
- * collection is asked of the guard only when the decision depends on it.
+ * No test scenario: the risk rules of §6.5 pick frictionless or challenge, given whether the
+ * device data collection completed, and say whether the decision depends on that at all.
  */
-async function riskScenario(
-  deps: ThreeDsDeps,
+function riskScenario(
   caller: Caller,
   request: AuthenticateRequest,
-  guard: ThreeDsGuardApi,
-): Promise<Scenario> {
+  collected: boolean,
+): { scenario: Scenario; dependsOnCollection: boolean } {
   const account = request.riskData?.account;
   const input = {
     preference: request.challenge.preference,
@@ -111,20 +120,18 @@ async function riskScenario(
     transactionsAttemptedLastDay: account?.transactionsAttemptedLastDay,
     addCardAttemptsLastDay: account?.addCardAttemptsLastDay,
   };
-  let decision = decideRisk({ ...input, deviceDataCollected: false });
-  if (decision.kind !== decideRisk({ ...input, deviceDataCollected: true }).kind) {
-    const reference = request.deviceData.collectionReference;
-    const collected = reference !== undefined && reference === (await guard.collection(deps.now));
-    decision = decideRisk({ ...input, deviceDataCollected: collected });
-  }
-  return decision.kind === 'frictionless'
-    ? { name: 'risk-frictionless', version: '2.2.0', authenticate: 'authenticated' }
-    : {
-        name: `risk-challenge (${decision.reason})`,
-        version: '2.2.0',
-        authenticate: 'challenged',
-        verification: 'authenticated',
-      };
+  const decision = decideRisk({ ...input, deviceDataCollected: collected });
+  const dependsOnCollection = decision.kind !== decideRisk({ ...input, deviceDataCollected: !collected }).kind;
+  const scenario: Scenario =
+    decision.kind === 'frictionless'
+      ? { name: 'risk-frictionless', version: '2.2.0', authenticate: 'authenticated' }
+      : {
+          name: `risk-challenge (${decision.reason})`,
+          version: '2.2.0',
+          authenticate: 'challenged',
+          verification: 'authenticated',
+        };
+  return { scenario, dependsOnCollection };
 }
 
 /** This request's answer, derived from its hash: identical requests compute identical answers. */

@@ -17,6 +17,8 @@ export interface ThreeDsDeps {
   /** Base of the page URLs and links in answers. */
   baseUrl: string;
   now: number;
+  /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
+  background(work: Promise<unknown>): void;
   sessions: SessionStore;
   /** The transaction's guard object and its id (which the page JWTs carry). */
   guardFor(scope: SessionScope): { guard: ThreeDsGuardApi; id: string };

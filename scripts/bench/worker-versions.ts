@@ -1,0 +1,108 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalWorker, type LocalWorker } from '../local-worker';
+
+/**
+ * The Worker of this tree and of an earlier commit, served side by side for a same-run
+ * comparison. The earlier commit is checked out as a detached git worktree that borrows this
+ * tree's node_modules, has its own BIN data built, and is removed afterwards.
+ */
+
+/**
+ * An entry module that counts the storage calls of requests sent with `x-bench-step: <label>`:
+ * every KV call (reads: get/list; writes: put/delete) and every Durable Object call, per label.
+ * `GET /__bench/counts` answers the counts so far and resets them. Requests without the header
+ * reach the Worker untouched, so timed runs measure the Worker alone.
+ */
+export const COUNTING_ENTRY = `
+import worker from './index.js';
+export * from './index.js';
+const counts = {};
+const isKv = (b) => b && typeof b.get === 'function' && typeof b.put === 'function' && typeof b.list === 'function';
+const isNamespace = (b) => b && typeof b.idFromName === 'function';
+function kv(binding, c) {
+  return new Proxy(binding, { get(t, p) {
+    const v = Reflect.get(t, p);
+    if (typeof v !== 'function') return v;
+    return (...a) => { if (p === 'get' || p === 'list' || p === 'getWithMetadata') c.kvReads++; else if (p === 'put' || p === 'delete') c.kvWrites++; return Reflect.apply(v, t, a); };
+  } });
+}
+function namespace(binding, c) {
+  return new Proxy(binding, { get(t, p) {
+    const v = Reflect.get(t, p);
+    if (p !== 'get') return typeof v === 'function' ? v.bind(t) : v;
+    return (id) => { const stub = Reflect.apply(v, t, [id]); return new Proxy(stub, { get(s, m) {
+      if (m === 'then') return undefined;
+      const f = Reflect.get(s, m);
+      if (typeof f !== 'function') return f;
+      return (...a) => { c.doCalls++; return Reflect.apply(f, s, a); };
+    } }); };
+  } });
+}
+export default {
+  async fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/__bench/counts') {
+      const body = JSON.stringify(counts);
+      for (const k of Object.keys(counts)) delete counts[k];
+      return new Response(body);
+    }
+    const step = request.headers.get('x-bench-step');
+    if (step === null) return worker.fetch(request, env, ctx);
+    const c = (counts[step] ??= { requests: 0, kvReads: 0, kvWrites: 0, doCalls: 0 });
+    c.requests++;
+    const wrapped = {};
+    for (const [name, b] of Object.entries(env)) wrapped[name] = isKv(b) ? kv(b, c) : isNamespace(b) ? namespace(b, c) : b;
+    return worker.fetch(request, wrapped, ctx);
+  },
+};
+`;
+
+export interface WorkerVersion {
+  label: string;
+  worker: LocalWorker;
+}
+
+export interface Versions {
+  current: WorkerVersion;
+  baseline: WorkerVersion;
+  stop: () => Promise<void>;
+}
+
+/** Serves this tree's Worker and `baselineRef`'s, both behind the counting entry. */
+export async function startVersions(root: string, baselineRef: string, log: (m: string) => void): Promise<Versions> {
+  const commit = execFileSync('git', ['rev-parse', '--short', baselineRef], { cwd: root, encoding: 'utf8' }).trim();
+  const dir = mkdtempSync(join(tmpdir(), `card-edge-${commit}-`));
+  const cleanup = (): void => {
+    execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: root, stdio: 'pipe' });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  log(`checking out ${baselineRef} (${commit}) as the baseline`);
+  execFileSync('git', ['worktree', 'add', '--detach', dir, commit], { cwd: root, stdio: 'pipe' });
+  try {
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    execFileSync('npx', ['tsx', 'scripts/build-data.ts', '--quiet'], { cwd: dir, stdio: 'pipe' });
+    if (!existsSync(join(dir, 'data', 'bin-index.bin'))) throw new Error(`the BIN data of ${commit} did not build`);
+    log('bundling and serving both Workers');
+    const current = {
+      label: 'this tree',
+      worker: await startLocalWorker({ root, entry: COUNTING_ENTRY, quiet: true }),
+    };
+    const baseline = {
+      label: commit.startsWith(baselineRef) ? commit : `${baselineRef} (${commit})`,
+      worker: await startLocalWorker({ root: dir, entry: COUNTING_ENTRY, quiet: true }),
+    };
+    return {
+      current,
+      baseline,
+      stop: async () => {
+        await Promise.all([current.worker.stop(), baseline.worker.stop()]);
+        cleanup();
+      },
+    };
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+}
