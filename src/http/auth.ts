@@ -1,4 +1,4 @@
-import { toHex, utf8 } from '../bytes';
+import { textOfBase64, toHex, utf8 } from '../bytes';
 import { MERCHANTS, type MerchantConfig } from '../config/merchants';
 import { encodeStored, MAX_ITERATIONS, pbkdf2, type StoredHash } from '../credentials/password-hash';
 import { fail } from './errors';
@@ -28,10 +28,7 @@ export function parseBasicAuthorization(header: string | null): { username: stri
   if (!match) fail({ kind: 'authorizationMalformed' });
   let decoded: string;
   try {
-    const binary = atob(match[1]!);
-    decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(
-      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
-    );
+    decoded = textOfBase64(match[1]!);
   } catch {
     fail({ kind: 'authorizationMalformed' });
   }

@@ -56,6 +56,17 @@ describe('3DS under bursts of identical requests', () => {
     expect(JSON.parse(answers[0]!).outcome).toBe('initialized');
   });
 
+  it(`keeps one initialization when ${N} different deviceDataInitialize bodies race under one reference`, async () => {
+    const transactionReference = newReference();
+    const bodies = Array.from({ length: N }, (_, i) => ({
+      transactionReference,
+      merchant: { entity: 'default' },
+      paymentInstrument: { ...cardFront(), cardExpiryDate: { month: 1 + (i % 12), year: 2030 + i } },
+    }));
+    const answers = await texts(await Promise.all(bodies.map((b) => threeDs('deviceDataInitialize', b))));
+    expect(new Set(answers).size).toBe(1);
+  });
+
   it.each(['3ds2-challenge-identified', '3ds2-frictionless-identified', '3ds1-bypassed'])(
     `answers ${N} identical authenticate calls at once with one answer and writes the session once (%s)`,
     async (name) => {
