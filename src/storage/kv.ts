@@ -53,11 +53,6 @@ export async function writeRecord<T extends Stored>(
   await withTimeout(kv.put(key, JSON.stringify(value), { expirationTtl }), `put ${prefixOf(key)}`);
 }
 
-/** Deletes a key (absent keys are fine). */
-export async function deleteRecord(kv: KVNamespace, key: string): Promise<void> {
-  await withTimeout(kv.delete(key), `delete ${prefixOf(key)}`);
-}
-
 async function withTimeout<T>(operation: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {

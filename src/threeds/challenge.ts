@@ -1,5 +1,5 @@
 import { base64OfText, textOfBase64 } from '../bytes';
-import { derivedAlphanumerics, derivedUuid, hmacSha256 } from './derived';
+import { derivedUuid, hmacSha256 } from './derived';
 
 /**
  * The test ACS challenge (CONTRACT.md §6.4): references, the CReq payload and the code rules.
@@ -29,9 +29,17 @@ export async function challengeCode(
   return String(mac.getUint32(0) % 1_000_000).padStart(6, '0');
 }
 
-/** 20 alphanumerics (CONTRACT.md §6.2), derived from the authenticate request's keyed hash. */
-export function challengeReference(key: Uint8Array<ArrayBuffer>, requestSeed: string): Promise<string> {
-  return derivedAlphanumerics(key, `challenge-reference:${requestSeed}`, 20);
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 20 random alphanumerics (CONTRACT.md §6.2), without modulo bias: bytes of 248 and over are skipped. */
+export function newChallengeReference(): string {
+  let out = '';
+  while (out.length < 20) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
+      if (byte < 248 && out.length < 20) out += ALPHANUMERIC[byte % 62];
+    }
+  }
+  return out;
 }
 
 /** EMV 3DS challengeWindowSize codes for the windowSize names. */

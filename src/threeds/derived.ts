@@ -1,11 +1,12 @@
 import { toBase64, toHex, utf8 } from '../bytes';
 
 /**
- * Values derived from a key and a seed (HMAC-SHA256) instead of drawn at random: identical
- * requests compute identical answers, so a retry, or twenty identical requests at once, can
- * never see two different CAVVs, transaction ids or challenge references. The seed always holds
- * the keyed hash of the request (or the challenge reference) and a purpose label, so values of
- * different transactions and of different fields never coincide.
+ * Values derived from a key and a seed (HMAC-SHA256) instead of drawn at random, for answers
+ * that must repeat without being stored: `unavailable` to a conflicting body (seeded with that
+ * body's keyed hash), verification (seeded with the challenge reference, itself random per
+ * session), the DDC page's SessionId (seeded with the DDC JWT's id). The seed always names its
+ * purpose, so values of different fields never coincide. Answers the guard objects keep are
+ * drawn at random instead, so they never repeat across sessions.
  */
 
 const imported = new WeakMap<Uint8Array, Promise<CryptoKey>>();
@@ -42,21 +43,4 @@ export async function derivedUuid(key: Uint8Array<ArrayBuffer>, seed: string): P
 /** Base64 of the first 20 bytes of the HMAC: a 28-character CAVV/AAV. */
 export async function derivedAuthenticationValue(key: Uint8Array<ArrayBuffer>, seed: string): Promise<string> {
   return toBase64((await hmacSha256(key, seed)).slice(0, 20));
-}
-
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** `length` alphanumerics (at most 32) without modulo bias: bytes of 248 and over are skipped. */
-export async function derivedAlphanumerics(
-  key: Uint8Array<ArrayBuffer>,
-  seed: string,
-  length: number,
-): Promise<string> {
-  let out = '';
-  for (let round = 0; out.length < length; round++) {
-    for (const byte of await hmacSha256(key, `${seed}:${round}`)) {
-      if (byte < 248 && out.length < length) out += ALPHANUMERIC[byte % 62];
-    }
-  }
-  return out;
 }

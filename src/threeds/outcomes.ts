@@ -1,9 +1,11 @@
 import type { Brand } from '../bin/model';
+import { toBase64 } from '../bytes';
 import { derivedAuthenticationValue, derivedUuid } from './derived';
 
 /**
  * The `authentication` object of 3DS answers (CONTRACT.md §6.2): ECI per brand, the CAVV
- * (`authenticationValue`) and transaction ids, all derived from the request (see derived.ts).
+ * (`authenticationValue`) and transaction ids: fresh for an answer the transaction's guard keeps,
+ * derived (see derived.ts) for one that must repeat without being stored.
  */
 
 /** Outcomes on the wire. `authenticatedAttempted` is `authenticated` with an attempted ECI. */
@@ -38,6 +40,16 @@ export interface AnswerIds {
   authenticationValue: string;
 }
 
+/** Fresh ids and a fresh CAVV (base64 of 20 random bytes), for an answer the guard will keep. */
+export function randomAnswerIds(): AnswerIds {
+  return {
+    transactionId: crypto.randomUUID(),
+    acsTransactionId: crypto.randomUUID(),
+    authenticationValue: toBase64(crypto.getRandomValues(new Uint8Array(20))),
+  };
+}
+
+/** Ids and CAVV derived from a seed, for an answer that is not stored but must repeat. */
 export async function answerIds(key: Uint8Array<ArrayBuffer>, seed: string): Promise<AnswerIds> {
   return {
     transactionId: await derivedUuid(key, `transaction-id:${seed}`),

@@ -3,9 +3,15 @@ import type { EntityConfig } from '../config/merchants';
 import type { Environment } from '../config/settings';
 import { failed, fieldFailure, ok, type Result } from '../failures';
 import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
-import type { TokenClaim } from '../storage/guards/token-guard';
-import { isTombstone, TOMBSTONE_TTL_MS, type TokenRecord, type TokenStore } from '../storage/token-store';
+import {
+  isTombstone,
+  TOMBSTONE_TTL_MS,
+  type TokenRecord,
+  type TokenStore,
+  type TokenTombstone,
+} from '../storage/token-store';
 import { toBase64Url } from '../bytes';
+import { visibleLeadingDigits } from '../cards/mask';
 import { cardHasExpired, findToken, openCard, sealCard, type CardDetails } from './token-card';
 import { cardFingerprint, keyedHash, type TokenKeys } from './token-crypto';
 
@@ -15,9 +21,10 @@ import { cardFingerprint, keyedHash, type TokenKeys } from './token-crypto';
  *
  * Writes are ordered so that a failure at any one of them leaves the old state or one that the
  * client's retry completes: POST claims the card in its guard object before it writes the token
- * record (a failed write is rewritten by the retry under the same token id, never orphaned);
- * DELETE frees the card in its guard before it replaces the record by a tombstone (a retry finds
- * the record or the tombstone and ends in 204).
+ * record (a failed write is written by the next request for the card, under the same token id,
+ * never orphaned); DELETE retires the token in the guard before it replaces the record by a
+ * tombstone (a retry finds the record or the tombstone and ends in 204, and a POST for the card
+ * finishes an unfinished deletion before it makes the new token).
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -95,54 +102,64 @@ export async function createToken(
     JSON.stringify([card.cardHolderName, request.description, request.tokenExpiryDateTime]),
   );
   const guard = deps.guardFor(username, fingerprint);
+  const leaseId = crypto.randomUUID();
   const expiresAt = requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment];
-  const claim = await guard
-    .claim(details, { tokenId: newTokenId(), createdAt: deps.now, expiresAt }, deps.now)
-    .catch(async (e: unknown) => {
-      // The claim may have been made even though its answer was lost: free its lease, so that
-      // the client's retry writes the record at once instead of waiting for the lease to end.
-      await settleLease(() => guard.released(details));
-      throw e;
-    });
-  const view = viewOf(claim.answer, username, fingerprint, card, resolved.value, request.description);
+  const view = viewOf(
+    newTokenId(),
+    deps.now,
+    expiresAt,
+    username,
+    fingerprint,
+    card,
+    resolved.value,
+    request.description,
+  );
+  const candidate: TokenRecord = { ...view, sealed: await sealCard(keys, card, view) };
+  const claim = await guard.claim(details, candidate, deps.now, leaseId).catch(async (e: unknown) => {
+    // The claim may have been made though its answer was lost: free this request's lease, so
+    // that the client's retry writes the record at once instead of waiting for the lease to end.
+    await settleLease(() => guard.released(leaseId));
+    throw e;
+  });
+  const record = claim.answer;
 
-  if (claim.kind === 'conflict') {
-    // The card's token was made with other details: answer it as it is stored.
-    const existing = claim.recorded
-      ? await findToken(deps.tokens, username, claim.answer.tokenId, deps.now)
-      : undefined;
-    if (!existing) return failed({ kind: 'storageUnavailable' });
-    const { sealed: _sealed, ...token } = existing;
-    return ok({
-      token,
-      cardHolderName: (await openCard(keys, existing)).cardHolderName,
-      created: false,
-      card: resolved.value.masked,
-    });
-  }
+  // A token deleted before, whose tombstone write failed: finish its deletion first.
+  if (claim.retired && claim.retired.tokenId !== record.tokenId)
+    await deps.tokens.put(tombstoneOf(claim.retired, deps.now), deps.now);
   if (claim.kind === 'write') {
+    // This request holds the write lease of the claim's record (its own candidate's, or the
+    // stored one that a failed request left unwritten).
     try {
-      await deps.tokens.put({ ...view, sealed: await sealCard(keys, card, view) }, deps.now);
+      await deps.tokens.put(record, deps.now);
     } catch (e) {
-      await settleLease(() => guard.released(details));
+      await settleLease(() => guard.released(leaseId));
       throw e;
     }
-    // The record is in KV, so the answer stands; the confirmation that releases identical
-    // requests waiting for it goes out after the answer.
-    deps.background(settleLease(() => guard.recorded(details)));
+    // The record is in KV, so the answer stands; the confirmation that releases requests waiting
+    // for it goes out after the answer. If the token was deleted meanwhile, its record is put
+    // back to a tombstone (a DELETE may have written its tombstone before this write landed).
+    deps.background(
+      settleLease(async () => {
+        if (!(await guard.recorded(leaseId))) await deps.tokens.put(tombstoneOf(record, deps.now), deps.now);
+      }),
+    );
   }
-  // `write` makes the token now (this request or the retry of one that failed); `done` found it.
+  const { sealed: _sealed, ...token } = record;
   return ok({
-    token: view,
-    cardHolderName: card.cardHolderName,
-    created: claim.kind === 'write',
+    token,
+    // A conflicting request is answered the token as stored, with its own cardholder name.
+    cardHolderName: claim.conflict ? (await openCard(keys, record)).cardHolderName : card.cardHolderName,
+    // 201 when this request wrote the token's record, that is, made the token usable.
+    created: claim.kind === 'write' && !claim.conflict,
     card: resolved.value.masked,
   });
 }
 
-/** The token as the claim and this request describe it (identical requests, identical views). */
+/** The token as this request describes it. */
 function viewOf(
-  claim: TokenClaim,
+  tokenId: string,
+  createdAt: number,
+  expiresAt: number,
   username: string,
   fingerprint: string,
   card: CardDetails,
@@ -151,19 +168,29 @@ function viewOf(
 ): TokenView {
   const record = resolved.match?.record;
   return {
-    tokenId: claim.tokenId,
+    tokenId,
     username,
     fingerprint,
     maskedCardNumber: resolved.masked,
     cardExpiryDate: card.cardExpiryDate,
-    bin: resolved.bin,
+    bin: card.cardNumber.slice(0, visibleLeadingDigits(card.cardNumber.length)),
     brands: [...resolved.brands],
     ...(record?.fundingType ? { fundingType: record.fundingType } : {}),
     ...(record?.countryCode ? { countryCode: record.countryCode } : {}),
     ...(description !== undefined ? { description } : {}),
-    tokenExpiryDateTime: new Date(claim.expiresAt).toISOString(),
-    createdAt: claim.createdAt,
-    expiresAt: claim.expiresAt,
+    tokenExpiryDateTime: new Date(expiresAt).toISOString(),
+    createdAt,
+    expiresAt,
+  };
+}
+
+/** What is left of a deleted token: no card data, kept a day so a retried DELETE still succeeds. */
+function tombstoneOf(record: Pick<TokenRecord, 'tokenId' | 'username' | 'expiresAt'>, now: number): TokenTombstone {
+  return {
+    tokenId: record.tokenId,
+    username: record.username,
+    deletedAt: now,
+    expiresAt: Math.min(record.expiresAt, now + TOMBSTONE_TTL_MS),
   };
 }
 
@@ -180,19 +207,18 @@ export async function getToken(
 }
 
 /**
- * Deletes the merchant's token: frees the card in its guard, then replaces the record by a
- * tombstone. A retry after any failure ends in success; so does a repeated DELETE while the
- * tombstone lives (a day).
+ * Deletes the merchant's token: retires it in the card's guard (a new POST of the card makes a
+ * new token, and finishes this deletion if it is still unfinished), then replaces the record by a
+ * tombstone. A retry after any failure ends in 204; so does a repeated DELETE while the
+ * tombstone lives (a day). The first read is of a key written by POST: in another Cloudflare
+ * location a token made less than a minute before may not be visible yet (404), as for GET.
  */
 export async function deleteToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<void>> {
   const record = await deps.tokens.get(tokenId, deps.now);
   if (!record || record.username !== username) return failed({ kind: 'tokenNotFound' });
   if (isTombstone(record)) return ok(undefined);
-  await deps.guardFor(username, record.fingerprint).forget(tokenId, deps.now);
-  await deps.tokens.put(
-    { tokenId, username, deletedAt: deps.now, expiresAt: Math.min(record.expiresAt, deps.now + TOMBSTONE_TTL_MS) },
-    deps.now,
-  );
+  await deps.guardFor(username, record.fingerprint).retire(tokenId, deps.now);
+  await deps.tokens.put(tombstoneOf(record, deps.now), deps.now);
   return ok(undefined);
 }
 

@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { createExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import worker from '../../src/index';
 
 /**
@@ -17,12 +17,15 @@ export interface Fault {
   /** Which calls count: KV writes, every DO call, or all storage calls. */
   of: 'kvWrite' | 'do' | 'any';
   when: 'before' | 'after';
+  /** How many matching calls fail in a row, from the n-th on (default 1). */
+  times?: number;
 }
 
 export class StorageHarness {
   readonly calls: StorageCall[] = [];
   private fault: Fault | undefined;
   private matched = 0;
+  private kvWriteDelayMs = 0;
   readonly env: Env;
 
   constructor() {
@@ -34,7 +37,13 @@ export class StorageHarness {
     };
   }
 
-  /** Arms one fault; cleared after it fired. */
+  /** Makes every KV write take this long (a slow write that others overlap). */
+  slowKvWrites(ms: number): this {
+    this.kvWriteDelayMs = ms;
+    return this;
+  }
+
+  /** Arms one fault; cleared after it fired (`times` times). */
   failOn(fault: Fault): this {
     this.fault = fault;
     this.matched = 0;
@@ -47,9 +56,18 @@ export class StorageHarness {
     return this;
   }
 
+  private readonly contexts: ExecutionContext[] = [];
+
   /** Calls the Worker with this environment. */
   fetch(request: Request): Promise<Response> {
-    return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, this.env, createExecutionContext());
+    const ctx = createExecutionContext();
+    this.contexts.push(ctx);
+    return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, this.env, ctx);
+  }
+
+  /** Waits for the work the Worker left running after its answers (waitUntil). */
+  async settled(): Promise<void> {
+    await Promise.all(this.contexts.map((ctx) => waitOnExecutionContext(ctx)));
   }
 
   count(filter: (c: StorageCall) => boolean): number {
@@ -64,9 +82,12 @@ export class StorageHarness {
       (fault.of === 'any' ||
         (fault.of === 'kvWrite' && call.store === 'kv' && (call.op === 'put' || call.op === 'delete')) ||
         (fault.of === 'do' && call.store === 'do'));
-    const fire = counts && this.matched++ === fault.nth;
-    if (fire) this.fault = undefined;
+    const index = counts ? this.matched++ : -1;
+    const fire = counts && index >= fault.nth && index < fault.nth + (fault.times ?? 1);
+    if (fire && index === fault.nth + (fault.times ?? 1) - 1) this.fault = undefined;
     if (fire && fault.when === 'before') throw new Error(`injected failure before ${call.store} ${call.op}`);
+    const isKvWrite = call.store === 'kv' && (call.op === 'put' || call.op === 'delete');
+    if (isKvWrite && this.kvWriteDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.kvWriteDelayMs));
     const result = await operation();
     if (fire) throw new Error(`injected failure after ${call.store} ${call.op}`);
     return result;

@@ -1,10 +1,11 @@
 import { env } from 'cloudflare:workers';
-import { createExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { utf8 } from '../../src/bytes';
 import worker from '../../src/index';
 import { isIsoDateTime } from '../../src/schemas/fields';
-import { JWT_ISSUER } from '../../src/threeds/jwt';
+import { JWT_ISSUER, verifyJwt } from '../../src/threeds/jwt';
 import { call, CARD_BIN_HEADERS, expectErrorCase, panLookup } from './helpers';
 import { createToken, tokenBody, tokenCall, TOKENS_MEDIA } from './token-helpers';
 import { authenticateBody, hiddenField, newReference, postForm, threeDs, THREEDS_MEDIA } from './threeds-helpers';
@@ -87,13 +88,14 @@ describe('a body cut off mid-upload', () => {
 });
 
 describe('JWTs of the browser pages', () => {
-  const key = new TextEncoder().encode(env.JWT_SIGNING_KEY);
+  const key = utf8(env.JWT_SIGNING_KEY);
 
   /** A JWT signed with our key and audience, but without one of the claims we require. */
   async function signedWithout(
     claim: 'exp' | 'jti',
     audience: string,
     extra: Record<string, unknown>,
+    jti: string = crypto.randomUUID(),
   ): Promise<string> {
     let jwt = new SignJWT(extra)
       .setProtectedHeader({ alg: 'HS256' })
@@ -101,20 +103,38 @@ describe('JWTs of the browser pages', () => {
       .setAudience(audience)
       .setIssuedAt();
     if (claim !== 'exp') jwt = jwt.setExpirationTime('10m');
-    if (claim !== 'jti') jwt = jwt.setJti(crypto.randomUUID());
+    if (claim !== 'jti') jwt = jwt.setJti(jti);
     return jwt.sign(key);
   }
 
-  it.each(['exp', 'jti'] as const)('refuses a DDC JWT without %s (Status false, nothing recorded)', async (claim) => {
+  it.each(['exp', 'jti'] as const)('verifies no JWT without %s, whatever else it carries', async (claim) => {
+    for (const kind of ['ddc', 'challenge', 'challenge-state'] as const) {
+      expect(await verifyJwt(key, kind, await signedWithout(claim, kind, { txn: 'x' }))).toEqual({
+        ok: false,
+        reason: 'invalid',
+      });
+    }
+  });
+
+  it('records no collection for a DDC JWT without exp, even with the genuine jti and transaction', async () => {
+    const transactionReference = newReference();
     const init = await (
-      await threeDs('deviceDataInitialize', { transactionReference: newReference(), merchant: { entity: 'default' } })
+      await threeDs('deviceDataInitialize', { transactionReference, merchant: { entity: 'default' } })
     ).json<Json>();
     const genuine = JSON.parse(
       atob(init.deviceDataCollection.jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/')),
     ) as Json;
-    const forged = await signedWithout(claim, 'ddc', { txn: genuine.txn, OrgUnitId: genuine.OrgUnitId });
-    const page = await (await postForm('/3ds/ddc', { JWT: forged })).text();
-    expect(page).toContain('"Status":false');
+    const forged = await signedWithout('exp', 'ddc', { txn: genuine.txn, OrgUnitId: genuine.OrgUnitId }, genuine.jti);
+    expect(await (await postForm('/3ds/ddc', { JWT: forged })).text()).toContain('"Status":false');
+    const stub = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromString(genuine.txn));
+    const rows = await runInDurableObject(stub, (_i, state) =>
+      state.storage.sql.exec('SELECT COUNT(*) AS n FROM collections').one(),
+    );
+    expect(rows.n).toBe(0);
+    // The genuine JWT still records its collection.
+    expect(await (await postForm('/3ds/ddc', { JWT: init.deviceDataCollection.jwt })).text()).toContain(
+      '"Status":true',
+    );
   });
 
   it.each(['exp', 'jti'] as const)('refuses a challenge JWT without %s with an error page', async (claim) => {

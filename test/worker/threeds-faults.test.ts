@@ -166,3 +166,37 @@ describe('verification when any one storage call fails', () => {
     },
   );
 });
+
+describe('write leases belong to their holder', () => {
+  it("keeps the writer's lease when an identical request fails meanwhile: the burst still writes KV once", async () => {
+    quiet();
+    const body = authenticateBody({ cardHolderName: '3ds2-challenge-identified' });
+    const writer = new StorageHarness().slowKvWrites(150);
+    const first = threeDs('authenticate', body, {}, (r) => writer.fetch(r));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // This request's call to the guard fails; it then releases its own lease, never the writer's.
+    const failing = new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' });
+    await expectJson503(await threeDs('authenticate', body, {}, (r) => failing.fetch(r)));
+    const third = new StorageHarness();
+    const [a, c] = await Promise.all([first, threeDs('authenticate', body, {}, (r) => third.fetch(r))]);
+    expect(await c.json()).toEqual(await a.json());
+    expect(writer.count((call) => call.store === 'kv' && call.op === 'put')).toBe(1);
+    expect(third.count((call) => call.store === 'kv' && call.op === 'put')).toBe(0);
+  });
+});
+
+describe('a challenge whose showing was recorded but whose page was lost', () => {
+  it('tells the repost the challenge was already used, and verification reports it not completed', async () => {
+    quiet();
+    const reference = newReference();
+    const auth = await (
+      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+    ).json<Json>();
+    const lost = new StorageHarness().failOn({ nth: 0, of: 'do', when: 'after' });
+    expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => lost.fetch(r)));
+    expect((await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).status).toBe(409);
+    expect(
+      (await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome,
+    ).toBe('authenticationFailed');
+  });
+});

@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { fromBase64, textOfBase64, toBase64, toBase64Url, toHex, utf8 } from '../../src/bytes';
+import { maskPan, visibleLeadingDigits } from '../../src/cards/mask';
 import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clients';
 import { sessionKey } from '../../src/storage/threeds-store';
 import { tokenKey } from '../../src/storage/token-store';
 import {
   challengePayload,
-  challengeReference,
   challengeStep,
   judgeCode,
+  newChallengeReference,
   MAX_CODE_ATTEMPTS,
   windowSizeOfPayload,
 } from '../../src/threeds/challenge';
-import { derivedAlphanumerics, derivedAuthenticationValue, derivedUuid } from '../../src/threeds/derived';
+import { derivedAuthenticationValue, derivedUuid } from '../../src/threeds/derived';
 import { decideRisk, type RiskInput } from '../../src/threeds/risk';
 
 const KEY = utf8('k'.repeat(32));
@@ -63,11 +64,10 @@ describe('challenge rules (pure)', () => {
     expect(judgeCode('cancel', '1234', '1234')).toBe('cancel');
   });
 
-  it('derives the same reference and payload from the same request, different ones from another', async () => {
-    const a = await challengeReference(KEY, 'hash-a');
+  it('draws 20-alphanumeric references, and derives the same payload from the same reference', async () => {
+    const a = newChallengeReference();
     expect(a).toMatch(/^[A-Za-z0-9]{20}$/);
-    expect(await challengeReference(KEY, 'hash-a')).toBe(a);
-    expect(await challengeReference(KEY, 'hash-b')).not.toBe(a);
+    expect(newChallengeReference()).not.toBe(a);
     const payload = await challengePayload(KEY, a, '2.2.0', '500x600');
     expect(await challengePayload(KEY, a, '2.2.0', '500x600')).toBe(payload);
     expect(JSON.parse(textOfBase64(payload))).toMatchObject({
@@ -81,7 +81,7 @@ describe('challenge rules (pure)', () => {
 });
 
 describe('derived values (pure)', () => {
-  it('gives UUID v4 shapes, 28-character CAVVs and alphanumerics, stable per seed', async () => {
+  it('gives UUID v4 shapes and 28-character CAVVs, stable per seed', async () => {
     const uuid = await derivedUuid(KEY, 'seed');
     expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(await derivedUuid(KEY, 'seed')).toBe(uuid);
@@ -89,7 +89,6 @@ describe('derived values (pure)', () => {
     const cavv = await derivedAuthenticationValue(KEY, 'seed');
     expect(cavv).toHaveLength(28);
     expect(fromBase64(cavv)).toHaveLength(20);
-    expect(await derivedAlphanumerics(KEY, 'seed', 32)).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 });
 
@@ -114,5 +113,23 @@ describe('byte helpers (pure)', () => {
     expect(fromBase64(toBase64(bytes))).toEqual(bytes);
     expect(toHex(bytes)).toBe('0001fafbff');
     expect(toBase64Url(bytes)).toBe('AAH6-_8');
+  });
+});
+
+describe('masking card numbers (pure)', () => {
+  it('shows the first 6 and last 4 of a 15 to 19 digit number', () => {
+    expect(maskPan('4444333322221111')).toBe('444433******1111');
+    expect(maskPan('341142000000002')).toBe('341142*****0002');
+  });
+
+  it('hides at least 5 digits of a short number, so the Luhn digit cannot give it back', () => {
+    expect(maskPan('45713684004')).toBe('45*****4004');
+    expect(maskPan('4571368400')).toBe('4*****8400');
+    expect(maskPan('457136840')).toBe('*********');
+    for (let length = 10; length <= 19; length++) {
+      const masked = maskPan('4'.repeat(length));
+      expect(masked.length - masked.replace(/\*/g, '').length).toBeGreaterThanOrEqual(5);
+      expect(visibleLeadingDigits(length)).toBeLessThanOrEqual(6);
+    }
   });
 });

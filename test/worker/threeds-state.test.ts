@@ -172,6 +172,25 @@ describe('3DS expiry', () => {
     );
   });
 
+  it('gives a challenge issued late in the session its full 10 minutes, and verification its answer', async () => {
+    const reference = newReference();
+    await threeDs('deviceDataInitialize', { transactionReference: reference, merchant: { entity: 'default' } });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 55 * MINUTE);
+    const auth = await json(
+      threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' })),
+    );
+    const page = await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text();
+    vi.setSystemTime(Date.now() + 8 * MINUTE);
+    const state = /name="state" value="([^"]+)"/.exec(page)![1]!;
+    expect(await (await postForm('/3ds/challenge/submit', { state, code: '1234', action: 'submit' })).text()).toContain(
+      'Payment verified',
+    );
+    expect((await json(threeDs('verification', verifyBody(reference, auth.challenge.reference)))).outcome).toBe(
+      'authenticated',
+    );
+  });
+
   it('forgets a session after one hour', async () => {
     const reference = newReference();
     const auth = await json(

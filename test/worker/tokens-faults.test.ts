@@ -126,3 +126,54 @@ describe('DELETE /tokens/{id} when any one storage call fails', () => {
     expect((await tokenCall('GET', href)).status).toBe(404);
   });
 });
+
+describe('POST /tokens after a failure, with other details', () => {
+  it('answers the token the failed request claimed (its record written by this request) rather than blocking the card', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const cardNumber = newCard();
+    const harness = new StorageHarness().failOn({ nth: 0, of: 'kvWrite', when: 'before' });
+    await expect503(
+      await createToken(tokenBody({ cardNumber, extra: { description: 'first' } }), {}, (r) => harness.fetch(r)),
+    );
+    const other = await createToken(tokenBody({ cardNumber, extra: { description: 'second' } }));
+    expect(other.status).toBe(200);
+    const token = await other.json<Json>();
+    expect(token.description).toBe('first');
+    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
+  });
+
+  it(
+    'answers once the lease runs out when both confirmations of a written token were lost',
+    { timeout: 20_000 },
+    async () => {
+      const cardNumber = newCard();
+      // Calls: claim, record write, then the confirmation twice (both lost).
+      const harness = new StorageHarness().failOn({ nth: 2, of: 'any', when: 'before', times: 2 });
+      const first = await createToken(tokenBody({ cardNumber, extra: { description: 'first' } }), {}, (r) =>
+        harness.fetch(r),
+      );
+      expect(first.status).toBe(201);
+      await harness.settled();
+      const other = await createToken(tokenBody({ cardNumber, extra: { description: 'second' } }));
+      expect(other.status).toBe(200);
+      expect((await other.json<Json>()).tokenId).toBe((await first.json<Json>()).tokenId);
+    },
+  );
+});
+
+describe('DELETE whose tombstone write fails, then POST of the same card', () => {
+  it('makes a new token and finishes the deletion: the card never has two live tokens', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const body = tokenBody({ cardNumber: newCard() });
+    const old = await (await createToken(body)).json<Json>();
+    const harness = new StorageHarness().failOn({ nth: 0, of: 'kvWrite', when: 'before' });
+    await expect503(await tokenCall('DELETE', old.tokenPaymentInstrument.href, {}, (r) => harness.fetch(r)));
+    const fresh = await createToken(body);
+    expect(fresh.status).toBe(201);
+    const token = await fresh.json<Json>();
+    expect(token.tokenId).not.toBe(old.tokenId);
+    expect((await tokenCall('GET', old.tokenPaymentInstrument.href)).status).toBe(404);
+    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
+    expect((await tokenCall('DELETE', old.tokenPaymentInstrument.href)).status).toBe(204);
+  });
+});

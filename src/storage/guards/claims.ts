@@ -1,15 +1,17 @@
 /**
  * First-body claims inside a Durable Object: the strongly consistent "compare-and-set" that
  * Workers KV lacks. A claim names a step (`auth`, `token`...), keeps the keyed hash of the first
- * request body that reached it and that request's answer, and tells every later caller whether
- * it sent the same body (same answer, byte for byte) or another one (a conflict).
+ * request body that reached it and that body's answer (with everything needed to write its KV
+ * record), and tells every later caller whether it sent the same body (`conflict: false`: the
+ * same answer, byte for byte) or another one (`conflict: true`).
  *
  * Where the step also writes a KV record, the claim hands out one write lease at a time
- * (single flight): the first caller gets `write`, writes the record and confirms it; identical
- * callers that arrive meanwhile wait inside the object until the record is confirmed (`done`),
- * or take the lease over when the writer released it (its KV write failed) or went silent past
- * {@link LEASE_MS}. So every successful answer means the record is in KV, and a burst of
- * identical requests writes KV once (KV allows one write per second per key).
+ * (single flight): a caller that gets `write` writes the record of the claim's answer and
+ * confirms it with its lease id; callers that arrive meanwhile wait inside the object until the
+ * record is confirmed (`done`), or take the lease over when the writer released it (its KV write
+ * failed) or went silent past {@link LEASE_MS}, whichever body they sent. So every answer means
+ * the record is in KV, a burst of identical requests writes KV once (KV allows one write per
+ * second per key), and a stalled write is finished by the next caller, never left behind.
  *
  * The object runs one event at a time and SQL calls are synchronous, so a read followed by a
  * write without an `await` in between cannot interleave with another request.
@@ -18,22 +20,25 @@
 /** How long a writer may take to confirm its KV write (KV times out at 5 s) before another takes over. */
 export const LEASE_MS = 10_000;
 
-export type ClaimOutcome<A> =
-  /** This caller holds the write lease: write the records, then `recorded` (or `released` on failure). */
-  | { kind: 'write'; answer: A; decidedAt: number }
-  /** The same body was claimed before and its records are written. */
-  | { kind: 'done'; answer: A; decidedAt: number }
-  /**
-   * Another body claimed the step first; `answer` is that body's. `recorded` is false only when
-   * that body's writer gave up without writing its records (its client was answered 503).
-   */
-  | { kind: 'conflict'; answer: A; decidedAt: number; recorded: boolean };
+export interface ClaimOutcome<A> {
+  /** `write`: write the record of `answer`, then `recorded` (or `released` on failure). */
+  kind: 'write' | 'done';
+  /** The claim's answer: this body's, or the first body's when `conflict`. */
+  answer: A;
+  decidedAt: number;
+  /** Another body claimed the step first. */
+  conflict: boolean;
+  /** The retired claim this one replaced (a deleted token), for its caller to finish retiring. */
+  retired?: A;
+}
 
 export interface ClaimOptions {
   /** When the claim stops counting (it is then treated as absent). */
   expiresAt: number;
   /** Whether the step writes a KV record that must exist before anyone answers. */
   writesRecord: boolean;
+  /** The caller's own id for the write lease, so that only it can confirm or release it. */
+  leaseId: string;
 }
 
 interface ClaimRow extends Record<string, SqlStorageValue> {
@@ -42,7 +47,9 @@ interface ClaimRow extends Record<string, SqlStorageValue> {
   decided_at: number;
   expires_at: number;
   recorded: number;
+  lease_id: string;
   lease_until: number;
+  retired: number;
 }
 
 export class ClaimTable {
@@ -51,7 +58,8 @@ export class ClaimTable {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS claims (
       name TEXT PRIMARY KEY, request_hash TEXT NOT NULL, answer TEXT NOT NULL, decided_at INTEGER NOT NULL,
-      expires_at INTEGER NOT NULL, recorded INTEGER NOT NULL, lease_until INTEGER NOT NULL)`);
+      expires_at INTEGER NOT NULL, recorded INTEGER NOT NULL, lease_id TEXT NOT NULL, lease_until INTEGER NOT NULL,
+      retired INTEGER NOT NULL DEFAULT 0)`);
   }
 
   /**
@@ -69,61 +77,69 @@ export class ClaimTable {
   ): Promise<ClaimOutcome<A>> {
     for (;;) {
       const row = this.live(name, now);
-      if (!row) {
+      const wallClock = Date.now();
+      if (!row || row.retired === 1) {
         const recorded = options.writesRecord ? 0 : 1;
         this.sql.exec(
-          'INSERT INTO claims (name, request_hash, answer, decided_at, expires_at, recorded, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          name,
-          requestHash,
-          JSON.stringify(candidate),
-          now,
-          options.expiresAt,
-          recorded,
-          Date.now() + LEASE_MS,
+          `INSERT OR REPLACE INTO claims (name, request_hash, answer, decided_at, expires_at, recorded, lease_id, lease_until, retired)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+          ...[name, requestHash, JSON.stringify(candidate), now, options.expiresAt, recorded],
+          ...[options.leaseId, wallClock + LEASE_MS],
         );
         onFirst?.();
-        return { kind: recorded ? 'done' : 'write', answer: candidate, decidedAt: now };
+        const retired = row ? { retired: JSON.parse(row.answer) as A } : {};
+        return { kind: recorded ? 'done' : 'write', answer: candidate, decidedAt: now, conflict: false, ...retired };
       }
-      const stored = { answer: JSON.parse(row.answer) as A, decidedAt: row.decided_at };
-      const wallClock = Date.now();
-      const writing = row.recorded === 0 && row.lease_until > wallClock;
-      if (row.request_hash !== requestHash && !writing)
-        return { kind: 'conflict', ...stored, recorded: row.recorded === 1 };
+      const stored = {
+        answer: JSON.parse(row.answer) as A,
+        decidedAt: row.decided_at,
+        conflict: row.request_hash !== requestHash,
+      };
       if (row.recorded === 1) return { kind: 'done', ...stored };
-      if (!writing) {
-        this.sql.exec('UPDATE claims SET lease_until = ? WHERE name = ?', wallClock + LEASE_MS, name);
+      if (row.lease_until <= wallClock) {
+        this.sql.exec(
+          'UPDATE claims SET lease_id = ?, lease_until = ? WHERE name = ?',
+          options.leaseId,
+          wallClock + LEASE_MS,
+          name,
+        );
         return { kind: 'write', ...stored };
       }
-      // Someone is writing this claim's records: answer once they are there (or the lease ends).
+      // Someone is writing this claim's record: answer once it is there (or the lease ends).
       await this.waitFor(name, row.lease_until - wallClock);
     }
   }
 
-  /** The writer's records are in KV: later callers get `done` at once. */
-  recorded(name: string, requestHash: string): void {
-    this.sql.exec('UPDATE claims SET recorded = 1 WHERE name = ? AND request_hash = ?', name, requestHash);
-    this.wake(name);
-  }
-
-  /** The writer failed: the next identical caller takes the lease at once. */
-  released(name: string, requestHash: string): void {
-    this.sql.exec(
-      'UPDATE claims SET lease_until = 0 WHERE name = ? AND request_hash = ? AND recorded = 0',
+  /**
+   * The lease holder's record is in KV: later callers get `done` at once. False when the lease
+   * is no longer this caller's or the claim was retired meanwhile (its caller then undoes what
+   * it wrote, if it must).
+   */
+  recorded(name: string, leaseId: string): boolean {
+    const cursor = this.sql.exec(
+      'UPDATE claims SET recorded = 1 WHERE name = ? AND lease_id = ? AND retired = 0',
       name,
-      requestHash,
+      leaseId,
     );
     this.wake(name);
+    return cursor.rowsWritten > 0;
   }
 
-  /** The claim's answer, if the step was claimed and has not expired. */
+  /** The lease holder failed: the next caller takes the lease at once. Only the holder can. */
+  released(name: string, leaseId: string): void {
+    this.sql.exec('UPDATE claims SET lease_until = 0 WHERE name = ? AND lease_id = ? AND recorded = 0', name, leaseId);
+    this.wake(name);
+  }
+
+  /** The claim's answer, if the step was claimed, is live and not retired. */
   answerOf<A>(name: string, now: number): A | undefined {
     const row = this.live(name, now);
-    return row ? (JSON.parse(row.answer) as A) : undefined;
+    return row && row.retired === 0 ? (JSON.parse(row.answer) as A) : undefined;
   }
 
-  /** Forgets a claim (a deleted token frees its card for a new one). */
-  drop(name: string): void {
-    this.sql.exec('DELETE FROM claims WHERE name = ?', name);
+  /** Retires a claim (a deleted token): the next claim replaces it and is told what it replaced. */
+  retire(name: string): void {
+    this.sql.exec('UPDATE claims SET retired = 1 WHERE name = ?', name);
     this.wake(name);
   }
 

@@ -26,7 +26,7 @@ export type ThreeDsGuardApi = Api<
   | 'concludeChallenge'
 >;
 
-export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'forget'>;
+export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'retire'>;
 
 /** The name of a transaction's object: the session scope, which holds no card data. */
 export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
@@ -75,6 +75,9 @@ function guarded<T extends object>(stub: object, what: string): T {
           // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.
           return await (Reflect.apply(method, target, args) as Promise<unknown>);
         } catch (e) {
+          // An exception thrown by the object's own code is a bug, not an outage: it stays a 500.
+          // Everything else (unreachable, reset, overloaded) is storage failing: a 503.
+          if (isOwnException(e)) throw e;
           throw new StorageError(`${what}.${property} failed`, { cause: e });
         }
       };
@@ -83,12 +86,22 @@ function guarded<T extends object>(stub: object, what: string): T {
 }
 
 /**
+ * Whether an error is an exception the object's own code threw (the runtime marks those
+ * `remote`), rather than the platform failing to reach or run the object (`retryable`,
+ * `overloaded`, or no mark).
+ */
+function isOwnException(e: unknown): boolean {
+  const flags = e as { remote?: boolean; retryable?: boolean; overloaded?: boolean } | null;
+  return flags?.remote === true && flags.retryable !== true && flags.overloaded !== true;
+}
+
+/**
  * Tells a guard how a write lease ended (`recorded` / `released`). Tried twice, since a transient
  * fault is the likely reason for a failure; if both fail, the lease simply runs out
  * (`LEASE_MS`) and the next identical request writes the same record again. Never throws:
  * the caller's answer (or its original error) stands either way.
  */
-export async function settleLease(settle: () => Promise<void>): Promise<void> {
+export async function settleLease(settle: () => Promise<unknown>): Promise<void> {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await settle();

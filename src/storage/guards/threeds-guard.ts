@@ -13,8 +13,10 @@ import { ClaimTable, type ClaimOutcome } from './claims';
  *   evaluated in all, and exactly one result, which the page and verification both report.
  *
  * KV keeps the session record that authenticate writes (see storage-schema.md); this object
- * keeps only what decides. Its state ends with the session (an alarm wipes it), and every call
- * takes the caller's clock so that expiry is judged on one time line with the KV records.
+ * keeps what decides. The session lives an hour from its first step, and an hour from
+ * authenticate once that comes (so a challenge always gets its 10 minutes); then an alarm wipes
+ * the object. Every call takes the caller's clock, so expiry is judged on one time line with the
+ * KV records.
  */
 
 /** A stored step answer plus what the object needs to know about it. */
@@ -33,15 +35,12 @@ export interface AuthClaim {
 }
 
 export type CollectOutcome =
-  | { kind: 'recorded' | 'repeat'; sessionId: string }
+  /** The collection's SessionId: this post's, or the first post's of the same JWT. */
+  | { kind: 'collected'; sessionId: string }
   /** No deviceDataInitialize issued this JWT for the transaction (or the session ended). */
   | { kind: 'unknown' };
 
-export type ShowOutcome =
-  | { kind: 'shown'; attemptsLeft: number }
-  | { kind: 'used' }
-  | { kind: 'ended'; result: ChallengeResult }
-  | { kind: 'unknown' };
+export type ShowOutcome = { kind: 'shown'; attemptsLeft: number } | { kind: 'used' | 'ended' | 'unknown' };
 
 export type SubmitOutcome =
   { kind: 'retry'; attemptsLeft: number } | { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
@@ -59,10 +58,13 @@ interface ChallengeRow extends Record<string, SqlStorageValue> {
   attempts: number;
   /** Codes judged so far, right or wrong (never more than MAX_CODE_ATTEMPTS). */
   evaluated: number;
-  outcome: string | null;
-  reason: string | null;
+  outcome: ChallengeResult['outcome'] | null;
+  reason: ChallengeResult['reason'] | null;
   completed_at: number | null;
 }
+
+/** Claims of this object end with the session, which the wipe ends. */
+const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
 
 export class ThreeDsGuard extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -73,7 +75,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.sql
       .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
-      CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL, collected_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
         attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
     this.claims = new ClaimTable(this.sql);
@@ -84,19 +86,23 @@ export class ThreeDsGuard extends DurableObject<Env> {
     requestHash: string,
     candidate: InitClaim,
     now: number,
-    sessionExpiresAt: number,
+    sessionEnd: number,
   ): Promise<ClaimOutcome<InitClaim>> {
     this.expire(now);
-    return this.claims.claim(
+    let first = false;
+    const outcome = await this.claims.claim(
       'init',
       requestHash,
       candidate,
       now,
-      { expiresAt: this.sessionEnd(sessionExpiresAt), writesRecord: false },
+      { expiresAt: UNTIL_WIPED, writesRecord: false, leaseId: '' },
       () => {
+        first = this.startSession(sessionEnd);
         this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
       },
     );
+    if (first) await this.scheduleWipe();
+    return outcome;
   }
 
   /** The DDC page: records the collection for this transaction's DDC JWT, once. */
@@ -107,71 +113,58 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const existing = this.sql
       .exec<{ session_id: string }>('SELECT session_id FROM collections WHERE ddc_jti = ?', ddcJti)
       .toArray()[0];
-    if (existing) return { kind: 'repeat', sessionId: existing.session_id };
-    this.sql.exec(
-      'INSERT INTO collections (ddc_jti, session_id, collected_at) VALUES (?, ?, ?)',
-      ddcJti,
-      sessionId,
-      now,
-    );
-    return { kind: 'recorded', sessionId };
-  }
-
-  /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
-  private collection(now: number): string | null {
-    this.expire(now);
-    const row = this.sql
-      .exec<{ session_id: string }>('SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti')
-      .toArray()[0];
-    return row?.session_id ?? null;
+    if (existing) return { kind: 'collected', sessionId: existing.session_id };
+    this.sql.exec('INSERT INTO collections (ddc_jti, session_id) VALUES (?, ?)', ddcJti, sessionId);
+    return { kind: 'collected', sessionId };
   }
 
   /**
-   * authenticate: the first body's answer; opens its challenge in the same atomic step. When the
-   * candidate's risk decision depends on the device data collection, `collection` says what the
-   * caller assumed (collected when it has a collectionReference): a wrong assumption claims
-   * nothing and answers `stale` with the truth, so the common case costs one call, not two.
+   * authenticate: the first body's answer; opens its challenge and extends the session to an
+   * hour from now in the same atomic step. When the candidate's risk decision depends on the
+   * device data collection, `collection` says what the caller assumed (collected when it has a
+   * collectionReference): a wrong assumption claims nothing and answers `stale` with the truth,
+   * so the usual case costs one call, not two.
    */
   async authenticate(
     requestHash: string,
     candidate: AuthClaim,
     now: number,
-    sessionExpiresAt: number,
+    sessionEnd: number,
+    leaseId: string,
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<(ClaimOutcome<AuthClaim> & { sessionExpiresAt: number }) | { kind: 'stale'; collected: boolean }> {
     this.expire(now);
     if (collection && this.claims.answerOf('auth', now) === undefined) {
-      const collected = collection.reference !== null && collection.reference === this.collection(now);
+      const collected = collection.reference !== null && collection.reference === this.collection();
       if (collected !== collection.assumed) return { kind: 'stale', collected };
     }
-    const end = this.sessionEnd(sessionExpiresAt);
+    let extended = false;
     const outcome = await this.claims.claim(
       'auth',
       requestHash,
       candidate,
       now,
-      { expiresAt: end, writesRecord: true },
+      { expiresAt: UNTIL_WIPED, writesRecord: true, leaseId },
       () => {
+        extended = this.startSession(sessionEnd) || this.extendSession(sessionEnd);
         if (candidate.challenge) {
-          this.sql.exec(
-            'INSERT INTO challenge (reference, expires_at) VALUES (?, ?)',
-            candidate.challenge.reference,
-            candidate.challenge.expiresAt,
-          );
+          const { reference, expiresAt } = candidate.challenge;
+          this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
         }
       },
     );
-    return { ...outcome, sessionExpiresAt: end };
+    if (extended) await this.scheduleWipe();
+    return { ...outcome, sessionExpiresAt: this.sessionEnd() };
   }
 
-  /** authenticate's session record is in KV. */
-  authenticationRecorded(requestHash: string): void {
-    this.claims.recorded('auth', requestHash);
+  /** authenticate's session record is in KV (for the holder of `leaseId`). */
+  authenticationRecorded(leaseId: string): boolean {
+    return this.claims.recorded('auth', leaseId);
   }
 
-  /** authenticate's KV write failed: the next identical request writes it. */
-  authenticationReleased(requestHash: string): void {
-    this.claims.released('auth', requestHash);
+  /** authenticate's KV write failed: the next request writes it. */
+  authenticationReleased(leaseId: string): void {
+    this.claims.released('auth', leaseId);
   }
 
   /** The challenge page: shows the challenge for this JWT if no JWT showed it before. */
@@ -180,7 +173,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const row = this.challenge(reference, now);
     if (!row) return { kind: 'unknown' };
     if (row.shown_jti !== null) return { kind: 'used' };
-    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
+    if (row.outcome !== null) return { kind: 'ended' };
     this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
     return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
   }
@@ -195,9 +188,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
     this.sql.exec(
       'UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?',
-      attempts,
-      attempt === 'cancel' ? 0 : 1,
-      reference,
+      ...[attempts, attempt === 'cancel' ? 0 : 1, reference],
     );
     if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
     return {
@@ -217,6 +208,14 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   override alarm(): void {
     this.wipe();
+  }
+
+  /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
+  private collection(): string | null {
+    const row = this.sql
+      .exec<{ session_id: string }>('SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti')
+      .toArray()[0];
+    return row?.session_id ?? null;
   }
 
   /** The challenge row, ended as expired when its 10 minutes have passed without a result. */
@@ -245,13 +244,25 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return { outcome, reason, completedAt: at };
   }
 
-  /** The session's end: set by the first step that reaches the object, never extended. */
-  private sessionEnd(proposed: number): number {
-    const row = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0];
-    if (row) return row.expires_at;
-    this.sql.exec('INSERT INTO session (id, expires_at) VALUES (1, ?)', proposed);
-    void this.ctx.storage.setAlarm(proposed + WIPE_DELAY_MS);
-    return proposed;
+  /** Starts the session if there is none; true when it did. */
+  private startSession(end: number): boolean {
+    if (this.sql.exec('SELECT 1 FROM session').toArray().length > 0) return false;
+    this.sql.exec('INSERT INTO session (id, expires_at) VALUES (1, ?)', end);
+    return true;
+  }
+
+  /** Moves the session's end later (never earlier); true when it moved. */
+  private extendSession(end: number): boolean {
+    return this.sql.exec('UPDATE session SET expires_at = ? WHERE id = 1 AND expires_at < ?', end, end).rowsWritten > 0;
+  }
+
+  private sessionEnd(): number {
+    return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').one().expires_at;
+  }
+
+  /** The alarm that wipes the object a minute after the session's end. */
+  private async scheduleWipe(): Promise<void> {
+    await this.ctx.storage.setAlarm(this.sessionEnd() + WIPE_DELAY_MS);
   }
 
   /** A session past its end is gone: the reference may start a new one. */
@@ -266,9 +277,5 @@ export class ThreeDsGuard extends DurableObject<Env> {
 }
 
 function resultOf(row: ChallengeRow): ChallengeResult {
-  return {
-    outcome: row.outcome as ChallengeResult['outcome'],
-    reason: row.reason as ChallengeResult['reason'],
-    completedAt: row.completed_at ?? row.expires_at,
-  };
+  return { outcome: row.outcome!, reason: row.reason!, completedAt: row.completed_at! };
 }

@@ -1,20 +1,14 @@
 import { DurableObject } from 'cloudflare:workers';
+import type { TokenRecord } from '../token-store';
 import { ClaimTable, type ClaimOutcome } from './claims';
 
 /**
  * One Durable Object per merchant card (the merchant and the keyed hash of the card number and
  * expiry date, never the number): decides which token stands for the card, so that a burst of
- * identical POST /tokens gives one token, and a conflicting one is told so. The token record
- * itself lives in KV (`token:<id>`), written under this object's single-flight lease, so an
- * answer naming a token always means the record is there.
+ * identical POST /tokens gives one token and a request with other details is told so. The claim
+ * keeps the token record as it will stand in KV (the card in it sealed), so that whoever holds
+ * the write lease can write it, and an answer naming a token always means the record is there.
  */
-
-/** What the object remembers of the card's token. */
-export interface TokenClaim {
-  tokenId: string;
-  createdAt: number;
-  expiresAt: number;
-}
 
 const CLAIM = 'token';
 
@@ -29,39 +23,43 @@ export class TokenGuard extends DurableObject<Env> {
   /**
    * The card's live token, or `candidate` as its new one. `detailsHash` is the keyed hash of
    * what else the request asks for (name, description, expiry): the same card with other
-   * details is a `conflict`.
+   * details is a `conflict`. A token deleted before comes back as `retired`.
    */
-  async claim(detailsHash: string, candidate: TokenClaim, now: number): Promise<ClaimOutcome<TokenClaim>> {
-    return this.claims.claim(
+  async claim(
+    detailsHash: string,
+    candidate: TokenRecord,
+    now: number,
+    leaseId: string,
+  ): Promise<ClaimOutcome<TokenRecord>> {
+    let first = false;
+    const outcome = await this.claims.claim(
       CLAIM,
       detailsHash,
       candidate,
       now,
-      { expiresAt: candidate.expiresAt, writesRecord: true },
-      () => {
-        void this.ctx.storage.setAlarm(candidate.expiresAt);
-      },
+      { expiresAt: candidate.expiresAt, writesRecord: true, leaseId },
+      () => (first = true),
     );
+    if (first) await this.ctx.storage.setAlarm(candidate.expiresAt);
+    return outcome;
   }
 
-  /** The token record is in KV. */
-  recorded(detailsHash: string): void {
-    this.claims.recorded(CLAIM, detailsHash);
+  /** The token record is in KV; false when the token was deleted meanwhile. */
+  recorded(leaseId: string): boolean {
+    return this.claims.recorded(CLAIM, leaseId);
   }
 
-  /** Writing the token record failed: the next identical request writes it. */
-  released(detailsHash: string): void {
-    this.claims.released(CLAIM, detailsHash);
+  /** Writing the token record failed: the next request writes it. */
+  released(leaseId: string): void {
+    this.claims.released(CLAIM, leaseId);
   }
 
-  /** The token was deleted: the card is free for a new token. Idempotent. */
-  forget(tokenId: string, now: number): void {
-    if (this.claims.answerOf<TokenClaim>(CLAIM, now)?.tokenId === tokenId) this.claims.drop(CLAIM);
+  /** The token is being deleted: the card is free for a new token. Idempotent. */
+  retire(tokenId: string, now: number): void {
+    if (this.claims.answerOf<TokenRecord>(CLAIM, now)?.tokenId === tokenId) this.claims.retire(CLAIM);
   }
 
   override alarm(): void {
     this.claims.answerOf(CLAIM, Date.now()); // drops the claim once it has expired
   }
 }
-
-export type { ClaimOutcome };

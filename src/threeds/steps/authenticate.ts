@@ -5,10 +5,9 @@ import { failed, ok, type Result } from '../../failures';
 import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { AuthClaim } from '../../storage/guards/threeds-guard';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
-import { challengePayload, challengeReference } from '../challenge';
-import { derivedUuid } from '../derived';
+import { challengePayload, newChallengeReference } from '../challenge';
 import { signJwt } from '../jwt';
-import { answerIds, answerOf, authenticationFor } from '../outcomes';
+import { answerIds, answerOf, authenticationFor, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk';
 import { scenarioFor, type Scenario } from '../scenarios';
 import type { AuthenticateRequest } from '../schemas';
@@ -25,8 +24,9 @@ export interface Authenticated {
 /**
  * authenticate (CONTRACT.md §6.2). The transaction's guard decides which body came first; that
  * body's answer is what every identical request gets, and the session record is in KV before any
- * of them is answered (the guard's single-flight lease). A different body under the same
- * reference gets `unavailable`, derived from its own hash, and changes nothing.
+ * of them is answered (the guard's single-flight lease: whoever holds it writes the record of
+ * the first body). A different body under the same reference gets `unavailable`, derived from
+ * its own hash, and changes nothing.
  */
 export async function authenticate(
   deps: ThreeDsDeps,
@@ -46,39 +46,32 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   const { guard, id } = deps.guardFor(caller.scope);
+  const leaseId = crypto.randomUUID();
   const reference = request.deviceData.collectionReference ?? null;
-  // Assume a sent collectionReference was collected (the usual case); the guard says when not.
+  // Assume a sent collectionReference was collected (the usual case): the guard answers `stale`
+  // with the truth when not, and the second pass carries the truth, so two passes at the most.
   let collected = reference !== null;
-  let claim: Awaited<ReturnType<ThreeDsGuardApi['authenticate']>>;
-  do {
+  let claim: Awaited<ReturnType<ThreeDsGuardApi['authenticate']>> | undefined;
+  for (let pass = 0; pass < 2 && claim?.kind !== 'done' && claim?.kind !== 'write'; pass++) {
+    if (claim?.kind === 'stale') collected = claim.collected;
     const risk = riskScenario(caller, request, collected);
     const scenario = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
-    const candidate = await decide(deps, caller, request, hash, id, card.brands, scenario);
+    const candidate = await decide(deps, caller, request, id, card.brands, scenario);
     const assumption =
       scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
     claim = await guard
-      .authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS, assumption)
+      .authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS, leaseId, assumption)
       .catch(async (e: unknown) => {
-        // The claim may have been made though its answer was lost: free the lease for the retry.
-        await settleLease(() => guard.authenticationReleased(hash));
+        // The claim may have been made though its answer was lost: free this request's lease.
+        await settleLease(() => guard.authenticationReleased(leaseId));
         throw e;
       });
-    if (claim.kind === 'stale') collected = claim.collected;
-  } while (claim.kind === 'stale');
-
-  if (claim.kind === 'conflict') {
-    const answer = answerOf(
-      request.transactionReference,
-      authenticationFor(
-        'unavailable',
-        card.brands,
-        claim.answer.version,
-        await answerIds(deps.key, `unavailable:${hash}`),
-      ),
-    );
-    return ok({ answer, card: card.masked, scenario: 'conflict', conflict: true });
   }
+  if (claim?.kind !== 'done' && claim?.kind !== 'write')
+    throw new Error('the device data collection changed twice during one authenticate');
+
   if (claim.kind === 'write') {
+    // This request holds the write lease for the claim's record (its own body's or the first's).
     const record: SessionRecord = {
       decidedAt: claim.decidedAt,
       brands: claim.answer.brands as Brand[],
@@ -91,13 +84,22 @@ export async function authenticate(
     try {
       await deps.sessions.put(caller.scope, record, deps.now);
     } catch (e) {
-      // Let the next identical request take the write over at once.
-      await settleLease(() => guard.authenticationReleased(hash));
+      // Let the next request take the write over at once.
+      await settleLease(() => guard.authenticationReleased(leaseId));
       throw e;
     }
-    // The record is in KV, so this answer stands whether or not the guard hears of it; identical
-    // requests waiting for it are released by this confirmation, sent after the answer.
-    deps.background(settleLease(() => guard.authenticationRecorded(hash)));
+    // The record is in KV, so this answer stands whether or not the guard hears of it; requests
+    // waiting for it are released by this confirmation, sent after the answer.
+    deps.background(settleLease(() => guard.authenticationRecorded(leaseId)));
+  }
+  if (claim.conflict) {
+    // Not stored: derived from this body's hash, so its own retries repeat it.
+    const ids = await answerIds(deps.key, `unavailable:${hash}`);
+    const answer = answerOf(
+      request.transactionReference,
+      authenticationFor('unavailable', card.brands, claim.answer.version, ids),
+    );
+    return ok({ answer, card: card.masked, scenario: 'conflict', conflict: true });
   }
   return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
 }
@@ -134,34 +136,31 @@ function riskScenario(
   return { scenario, dependsOnCollection };
 }
 
-/** This request's answer, derived from its hash: identical requests compute identical answers. */
+/**
+ * This request's candidate answer. Its values are fresh (CAVV, ids, challenge reference and JWT
+ * id are random, so they never repeat across sessions); the guard keeps the first candidate, so
+ * every identical request gets that one.
+ */
 async function decide(
   deps: ThreeDsDeps,
   caller: Caller,
   request: AuthenticateRequest,
-  hash: string,
   guardId: string,
   brands: readonly Brand[],
   scenario: Scenario,
 ): Promise<AuthClaim> {
   const base = { version: scenario.version, brands: [...brands], scenario: scenario.name };
   if (scenario.authenticate !== 'challenged') {
-    const result = authenticationFor(
-      scenario.authenticate,
-      brands,
-      scenario.version,
-      await answerIds(deps.key, `authenticate:${hash}`),
-    );
+    const result = authenticationFor(scenario.authenticate, brands, scenario.version, randomAnswerIds());
     return { ...base, answer: answerOf(request.transactionReference, result) };
   }
-  const reference = await challengeReference(deps.key, hash);
+  const reference = newChallengeReference();
   const acsUrl = `${deps.baseUrl}/3ds/challenge`;
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
   const { jwt } = await signJwt(
     deps.key,
     'challenge',
     {
-      jti: await derivedUuid(deps.key, `challenge-jti:${hash}`),
       OrgUnitId: await orgUnitId(deps.key, caller.scope),
       ReturnUrl: request.challenge.returnUrl,
       Payload: { ACSUrl: acsUrl, Payload: payload, TransactionId: reference },

@@ -7,7 +7,7 @@ import { hmacHex } from '../derived';
 
 /**
  * What the 3DS steps are handed: typed stores and guards, the clock and the settings they use.
- * Routes build it from the request (`src/routes/threeds/context.ts`); tests may build it around
+ * Routes build it from the request (`src/routes/context.ts`); tests may build it around
  * stores that fail on command.
  */
 export interface ThreeDsDeps {

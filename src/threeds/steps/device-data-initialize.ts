@@ -1,7 +1,6 @@
 import { resolveCard } from '../../cards/resolve-card';
 import { ok, type Result } from '../../failures';
 import { SESSION_TTL_MS } from '../../storage/threeds-store';
-import { derivedUuid } from '../derived';
 import { signJwt } from '../jwt';
 import type { DeviceDataInitializeRequest } from '../schemas';
 import { orgUnitId, requestHash, THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
@@ -45,7 +44,6 @@ export async function deviceDataInitialize(
     'ddc',
     {
       OrgUnitId: await orgUnitId(deps.key, caller.scope),
-      jti: await derivedUuid(deps.key, `ddc-jti:${hash}`),
       txn: id,
     },
     DDC_JWT_LIFETIME_SECONDS,
@@ -58,5 +56,5 @@ export async function deviceDataInitialize(
     _links: { '3ds:authenticate': { href: `${deps.baseUrl}${THREEDS_PATH}/authenticate` } },
   };
   const claim = await guard.initialize(hash, { answer, ddcJti: ddc.jti }, deps.now, deps.now + SESSION_TTL_MS);
-  return ok({ answer: claim.answer.answer, conflict: claim.kind === 'conflict', ...(masked ? { card: masked } : {}) });
+  return ok({ answer: claim.answer.answer, conflict: claim.conflict, ...(masked ? { card: masked } : {}) });
 }
