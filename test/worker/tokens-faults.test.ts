@@ -16,13 +16,18 @@ function newCard(): string {
   return luhnComplete(`45713684${String(Date.now() % 1e5).padStart(5, '0')}${String(cardSeed).padStart(2, '0')}`, 16);
 }
 
-/** Every live token record in KV for this card's tokens (by token id). */
+/** Every live token record in KV (all pages of the listing). */
 async function liveTokenIds(): Promise<Set<string>> {
   const ids = new Set<string>();
-  for (const { name } of (await env.SESSIONS.list({ prefix: TOKEN_PREFIX })).keys) {
-    const value = await env.SESSIONS.get<Json>(name, 'json');
-    if (value && !('deletedAt' in value)) ids.add(value.tokenId);
-  }
+  let cursor: string | undefined;
+  do {
+    const page = await env.SESSIONS.list({ prefix: TOKEN_PREFIX, ...(cursor ? { cursor } : {}) });
+    for (const { name } of page.keys) {
+      const value = await env.SESSIONS.get<Json>(name, 'json');
+      if (value && !('deletedAt' in value)) ids.add(value.tokenId);
+    }
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
   return ids;
 }
 
