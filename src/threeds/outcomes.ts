@@ -3,9 +3,11 @@ import { toBase64 } from '../bytes';
 import { derivedAuthenticationValue, derivedUuid } from './derived';
 
 /**
- * The `authentication` object of 3DS answers (CONTRACT.md §6.2): ECI per brand, the CAVV
- * (`authenticationValue`) and transaction ids: fresh for an answer the transaction's guard keeps,
- * derived (see derived.ts) for one that must repeat without being stored.
+ * The answers of authenticate and verification in Worldpay's shape (CONTRACT.md §6.2; Worldpay's
+ * published 3DS document): `acsTransactionId`, `status` and `enrolled` at the top level, and an
+ * `authentication` object of `version`, `eci`, `authenticationValue` and `transactionId` only.
+ * Ids and the CAVV are fresh for an answer the transaction's guard keeps, derived (see
+ * derived.ts) for one that must repeat without being stored.
  */
 
 /** Outcomes on the wire. `authenticatedAttempted` is `authenticated` with an attempted ECI. */
@@ -19,9 +21,17 @@ export interface Authentication {
   eci?: string;
   authenticationValue?: string;
   transactionId?: string;
+}
+
+/** A 3DS answer, fields in Worldpay's order. */
+export interface ThreeDsAnswer {
+  outcome: WireOutcome;
+  transactionReference: string;
   acsTransactionId?: string;
-  status?: 'Y' | 'A' | 'N' | 'U' | 'R';
+  status?: 'Y' | 'A' | 'N' | 'U';
   enrolled?: 'Y' | 'N' | 'U' | 'B';
+  authentication?: Authentication;
+  _links?: Record<string, { href: string }>;
 }
 
 /** Mastercard-family ECIs (02/01/00) versus everyone else's (05/06/07). */
@@ -58,54 +68,72 @@ export async function answerIds(key: Uint8Array<ArrayBuffer>, seed: string): Pro
   };
 }
 
-/** The wire outcome and `authentication` object for a result. */
-export function authenticationFor(
-  kind: ResultKind,
-  brands: readonly Brand[],
-  version: string,
-  ids: AnswerIds,
-): { outcome: WireOutcome; authentication: Authentication } {
-  const { transactionId } = ids;
+export interface AnswerContext {
+  transactionReference: string;
+  brands: readonly Brand[];
+  version: string;
+  ids: AnswerIds;
+  /** Which step answers: verification's `unavailable` has no `enrolled` and links both steps. */
+  step: 'authenticate' | 'verification';
+  /** Base of the `_links`: `{base}/verifications/customers/3ds`. */
+  apiBase: string;
+}
+
+/** The wire answer for a result, shaped per outcome as Worldpay's document and examples show it. */
+export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
+  const { version, ids } = c;
+  const head = { transactionReference: c.transactionReference };
+  const none = eciFor(c.brands, 'none');
+  const authenticateLink = { '3ds:authenticate': { href: `${c.apiBase}/authenticate` } };
   switch (kind) {
     case 'authenticated':
     case 'authenticatedAttempted': {
       const attempted = kind === 'authenticatedAttempted';
       return {
         outcome: 'authenticated',
+        ...head,
+        acsTransactionId: ids.acsTransactionId,
+        status: attempted ? 'A' : 'Y',
+        enrolled: 'Y',
         authentication: {
           version,
-          eci: eciFor(brands, attempted ? 'attempted' : 'authenticated'),
+          eci: eciFor(c.brands, attempted ? 'attempted' : 'authenticated'),
           authenticationValue: ids.authenticationValue,
-          transactionId,
-          acsTransactionId: ids.acsTransactionId,
-          status: attempted ? 'A' : 'Y',
-          enrolled: 'Y',
+          transactionId: ids.transactionId,
         },
       };
     }
     case 'authenticationFailed':
       return {
         outcome: 'authenticationFailed',
-        authentication: { version, eci: eciFor(brands, 'none'), transactionId, status: 'N', enrolled: 'Y' },
+        ...head,
+        acsTransactionId: ids.acsTransactionId,
+        status: 'N',
+        enrolled: 'Y',
+        authentication: { version, eci: none, transactionId: ids.transactionId },
+        _links: authenticateLink,
       };
     case 'unavailable':
-      return { outcome: 'unavailable', authentication: { version, transactionId, status: 'U', enrolled: 'U' } };
+      return c.step === 'authenticate'
+        ? { outcome: 'unavailable', ...head, status: 'U', enrolled: 'U', _links: authenticateLink }
+        : {
+            outcome: 'unavailable',
+            ...head,
+            status: 'U',
+            _links: { ...authenticateLink, '3ds:verify': { href: `${c.apiBase}/verification` } },
+          };
     case 'bypassed':
       return {
         outcome: 'bypassed',
-        authentication: { version, eci: eciFor(brands, 'none'), transactionId, enrolled: 'B' },
+        ...head,
+        acsTransactionId: ids.acsTransactionId,
+        status: 'Y',
+        enrolled: 'B',
+        authentication: { version, eci: none, transactionId: ids.transactionId },
       };
     case 'notEnrolled':
-      return { outcome: 'notEnrolled', authentication: { version, eci: eciFor(brands, 'none'), enrolled: 'N' } };
+      return { outcome: 'notEnrolled', ...head, enrolled: 'N', authentication: { version, eci: none } };
     case 'signatureFailed':
-      return { outcome: 'signatureFailed', authentication: { version, transactionId, status: 'N', enrolled: 'Y' } };
+      return { outcome: 'signatureFailed', ...head, authentication: { version, eci: none }, _links: authenticateLink };
   }
-}
-
-/** The wire answer: `{outcome, transactionReference, authentication}`, in Worldpay's field order. */
-export function answerOf(
-  transactionReference: string,
-  result: { outcome: WireOutcome; authentication: Authentication },
-): { outcome: WireOutcome; transactionReference: string; authentication: Authentication } {
-  return { outcome: result.outcome, transactionReference, authentication: result.authentication };
 }

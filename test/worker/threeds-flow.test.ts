@@ -63,17 +63,53 @@ const EXPECTED: Record<
   '3ds1-bypassed': { auth: 'bypassed', version: '1.0.2' },
 };
 
+/** Worldpay's shape: acsTransactionId, status and enrolled at the top; authentication holds four fields. */
 function expectAuthenticated(body: Json, attempted: boolean, version: string): void {
   expect(body.outcome).toBe('authenticated');
-  expect(body.authentication).toMatchObject({
-    version,
-    eci: attempted ? '06' : '05',
-    status: attempted ? 'A' : 'Y',
-    enrolled: 'Y',
-  });
+  expect(body).toMatchObject({ status: attempted ? 'A' : 'Y', enrolled: 'Y' });
+  expect(body.acsTransactionId).toMatch(UUID);
+  expect(Object.keys(body.authentication).sort()).toEqual(['authenticationValue', 'eci', 'transactionId', 'version']);
+  expect(body.authentication).toMatchObject({ version, eci: attempted ? '06' : '05' });
   expect(body.authentication.authenticationValue).toMatch(/^[A-Za-z0-9+/]{27}=$/);
   expect(body.authentication.transactionId).toMatch(UUID);
-  expect(body.authentication.acsTransactionId).toMatch(UUID);
+}
+
+const LINK = (step: string): { href: string } => ({ href: `https://edge.test/verifications/customers/3ds/${step}` });
+
+/** The non-authenticated, non-challenged outcomes, in Worldpay's shape. */
+function expectOutcomeShape(body: Json, outcome: string, version: string, step: 'authenticate' | 'verification'): void {
+  switch (outcome) {
+    case 'authenticationFailed':
+      expect(body).toMatchObject({ status: 'N', enrolled: 'Y', _links: { '3ds:authenticate': LINK('authenticate') } });
+      expect(body.acsTransactionId).toMatch(UUID);
+      expect(body.authentication).toEqual({ version, eci: '07', transactionId: expect.stringMatching(UUID) });
+      break;
+    case 'unavailable':
+      expect(body).toEqual({
+        outcome,
+        transactionReference: body.transactionReference,
+        status: 'U',
+        ...(step === 'authenticate' ? { enrolled: 'U' } : {}),
+        _links: {
+          '3ds:authenticate': LINK('authenticate'),
+          ...(step === 'verification' ? { '3ds:verify': LINK('verification') } : {}),
+        },
+      });
+      break;
+    case 'bypassed':
+      expect(body).toMatchObject({ status: 'Y', enrolled: 'B' });
+      expect(body.authentication).toEqual({ version, eci: '07', transactionId: expect.stringMatching(UUID) });
+      break;
+    case 'notEnrolled':
+      expect(body).toMatchObject({ enrolled: 'N', authentication: { version, eci: '07' } });
+      break;
+    case 'signatureFailed':
+      expect(body).toMatchObject({
+        authentication: { version, eci: '07' },
+        _links: { '3ds:authenticate': LINK('authenticate') },
+      });
+      break;
+  }
 }
 
 describe('3DS magic values, from authenticate through verification', () => {
@@ -86,12 +122,10 @@ describe('3DS magic values, from authenticate through verification', () => {
     const auth = await authenticate({ reference, cardHolderName: name });
     expect(auth.outcome).toBe(want.auth);
     expect(auth.transactionReference).toBe(reference);
-    expect(auth.authentication.version).toBe(want.version);
     if (want.auth === 'authenticated') expectAuthenticated(auth, want.attempted ?? false, want.version);
-    if (want.auth === 'authenticationFailed') expect(auth.authentication).toMatchObject({ eci: '07', status: 'N' });
-    if (want.auth === 'unavailable') expect(auth.authentication).toMatchObject({ status: 'U', enrolled: 'U' });
-    if (want.auth === 'bypassed') expect(auth.authentication).toMatchObject({ eci: '07', enrolled: 'B' });
+    else expectOutcomeShape(auth, want.auth, want.version, 'authenticate');
     if (want.auth !== 'challenged') return;
+    expect(auth.authentication).toEqual({ version: want.version });
 
     expect(auth.challenge.reference).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(auth._links['3ds:verify'].href).toBe('https://edge.test/verifications/customers/3ds/verification');
@@ -100,6 +134,7 @@ describe('3DS magic values, from authenticate through verification', () => {
     const verified: Json = await (await verify(reference, auth.challenge.reference)).json();
     expect(verified.outcome).toBe(want.verify);
     if (want.verify === 'authenticated') expectAuthenticated(verified, want.verifyAttempted ?? false, want.version);
+    else expectOutcomeShape(verified, want.verify!, want.version, 'verification');
   });
 
   it('accepts the legacy spelling and any letter case', async () => {

@@ -7,7 +7,7 @@ import type { AuthClaim } from '../../storage/guards/threeds-guard';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { signJwt } from '../jwt';
-import { answerIds, answerOf, authenticationFor, randomAnswerIds } from '../outcomes';
+import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk';
 import { scenarioFor, type Scenario } from '../scenarios';
 import type { AuthenticateRequest } from '../schemas';
@@ -95,11 +95,15 @@ export async function authenticate(
   if (claim.conflict) {
     // Not stored: derived from this body's hash, so its own retries repeat it.
     const ids = await answerIds(deps.key, `unavailable:${hash}`);
-    const answer = answerOf(
-      request.transactionReference,
-      authenticationFor('unavailable', card.brands, claim.answer.version, ids),
-    );
-    return ok({ answer, card: card.masked, scenario: 'conflict', conflict: true });
+    const answer = answerFor('unavailable', {
+      transactionReference: request.transactionReference,
+      brands: card.brands,
+      version: claim.answer.version,
+      ids,
+      step: 'authenticate',
+      apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+    });
+    return ok({ answer: { ...answer }, card: card.masked, scenario: 'conflict', conflict: true });
   }
   return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
 }
@@ -151,8 +155,15 @@ async function decide(
 ): Promise<AuthClaim> {
   const base = { version: scenario.version, brands: [...brands], scenario: scenario.name };
   if (scenario.authenticate !== 'challenged') {
-    const result = authenticationFor(scenario.authenticate, brands, scenario.version, randomAnswerIds());
-    return { ...base, answer: answerOf(request.transactionReference, result) };
+    const answer = answerFor(scenario.authenticate, {
+      transactionReference: request.transactionReference,
+      brands,
+      version: scenario.version,
+      ids: randomAnswerIds(),
+      step: 'authenticate',
+      apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+    });
+    return { ...base, answer: { ...answer } };
   }
   const reference = newChallengeReference();
   const acsUrl = `${deps.baseUrl}/3ds/challenge`;

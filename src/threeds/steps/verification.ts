@@ -1,7 +1,7 @@
 import { failed, ok, type Result } from '../../failures';
-import { answerIds, answerOf, authenticationFor, type ResultKind } from '../outcomes';
+import { answerFor, answerIds, type ResultKind } from '../outcomes';
 import type { VerificationRequest } from '../schemas';
-import type { Caller, ThreeDsDeps } from './deps';
+import { THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
 
 export interface Verified {
   answer: Record<string, unknown>;
@@ -30,6 +30,13 @@ export async function verification(
   // A challenge passed with the right code gets its scenario's answer; anything else failed.
   const kind = (concluded.result.outcome === 'passed' ? challenge.onSuccess : 'authenticationFailed') as ResultKind;
   const ids = await answerIds(deps.key, `verification:${challenge.reference}`);
-  const result = authenticationFor(kind, session.brands, session.version, ids);
-  return ok({ answer: answerOf(request.transactionReference, result), outcome: result.outcome });
+  const answer = answerFor(kind, {
+    transactionReference: request.transactionReference,
+    brands: session.brands,
+    version: session.version,
+    ids,
+    step: 'verification',
+    apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+  });
+  return ok({ answer: { ...answer }, outcome: answer.outcome });
 }
