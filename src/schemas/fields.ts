@@ -9,7 +9,7 @@ export const str = (min: number, max: number, what: string) =>
   v.pipe(
     v.string(),
     v.minLength(min, `${what} must have at least ${min} character${min === 1 ? '' : 's'}.`),
-    v.maxLength(max, `${what} must have at most ${max} characters.`),
+    v.maxLength(max, min === max ? `${what} must have ${max} characters.` : `${what} must have at most ${max} characters.`),
   );
 
 /**
@@ -31,18 +31,19 @@ export function cardNumberSchema(minDigits: number) {
 /** `{month, year}` of a card's expiry date. */
 export const CARD_EXPIRY_DATE = jsonObject({
   month: integer(1, 12),
-  year: integer(2000, 9999),
+  year: integer(1, 9999),
 });
 
 export const CARD_HOLDER_NAME = str(1, 255, 'The cardholder name');
 
-/** `merchant` of the 3DS and token APIs: the entity may contain spaces (CONTRACT.md §5). */
-export const MERCHANT = jsonObject({
-  entity: v.pipe(
-    str(1, 64, 'The entity'),
-    v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.'),
-  ),
-});
+/** The entity of the 3DS and token APIs: it may contain spaces (CONTRACT.md §5). */
+export const MERCHANT_ENTITY = v.pipe(
+  str(1, 64, 'The entity'),
+  v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.'),
+);
+
+/** `merchant` of the 3DS and token APIs. */
+export const MERCHANT = jsonObject({ entity: MERCHANT_ENTITY });
 
 /**
  * An ISO 8601 date and time with a zone that exists: a real calendar date (no 30 February), a

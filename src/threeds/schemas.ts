@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, str } from '../schemas/fields';
+import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, MERCHANT_ENTITY, str } from '../schemas/fields';
 import { asJsonObject, integer, jsonObject, namedCheck } from '../schemas/rules';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
@@ -36,11 +36,23 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+/** A billing address as Worldpay's 3DS document has it (all fields of the payment instrument). */
+const BILLING_ADDRESS = jsonObject({
+  address1: str(1, 80, 'The first address line'),
+  address2: v.optional(str(0, 80, 'The second address line')),
+  address3: v.optional(str(0, 80, 'The third address line')),
+  postalCode: str(1, 15, 'The postal code'),
+  city: str(1, 15, 'The city'),
+  state: v.optional(str(1, 30, 'The state')),
+  countryCode: v.pipe(str(2, 2, 'The country code'), v.regex(/^[A-Z]{2}$/, 'Country codes are two capital letters (ISO 3166).')),
+});
+
 const CARD_FRONT = v.object({
   type: v.literal('card/front'),
   cardNumber: cardNumberSchema(10),
   cardExpiryDate: CARD_EXPIRY_DATE,
   cardHolderName: v.optional(CARD_HOLDER_NAME),
+  billingAddress: v.optional(BILLING_ADDRESS),
 });
 
 const CARD_TOKENIZED = v.object({
@@ -48,6 +60,10 @@ const CARD_TOKENIZED = v.object({
   href: v.pipe(v.string(), v.minLength(1, 'The token href must not be empty.')),
 });
 
+/**
+ * The v1 instruments. Worldpay's v3 document adds `card/networkToken` and
+ * `card/wallet+googlepay`, which v1 does not have: they answer fieldHasInvalidValue at `type`.
+ */
 export const PAYMENT_INSTRUMENT = asJsonObject(v.variant('type', [CARD_FRONT, CARD_TOKENIZED]));
 export type PaymentInstrument = v.InferOutput<typeof PAYMENT_INSTRUMENT>;
 
@@ -58,12 +74,15 @@ export const DEVICE_DATA_INITIALIZE = jsonObject({
 });
 export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE>;
 
-const COUNT = integer(0, 9999);
+const EMAIL = v.pipe(str(3, 128, 'The email address'), v.regex(/^.+@.+$/, 'An email address has an @ between two parts.'));
+const PHONE_NUMBER = v.pipe(str(4, 20, 'The phone number'), v.regex(/^[0-9]*$/, 'Phone numbers are digits only.'));
+const CURRENCY = v.pipe(str(3, 3, 'The currency'), v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).'));
 
+/** `riskData` exactly as Worldpay's document has it: names, places, enums and bounds. */
 const RISK_DATA = jsonObject({
   account: v.optional(
     jsonObject({
-      email: v.optional(str(1, 254, 'The email')),
+      previousSuspiciousActivity: v.optional(v.boolean()),
       type: v.optional(
         v.picklist([
           'guestUser',
@@ -74,35 +93,37 @@ const RISK_DATA = jsonObject({
           'fidoAuthenticator',
         ]),
       ),
+      email: v.optional(EMAIL),
       history: v.optional(
         jsonObject({
           createdAt: v.optional(DATE),
           modifiedAt: v.optional(DATE),
           passwordModifiedAt: v.optional(DATE),
-          paymentAccountEnabledAt: v.optional(DATE),
+          paymentAccountEnrolledAt: v.optional(DATE),
         }),
       ),
-      previousSuspiciousActivity: v.optional(v.boolean()),
-      purchasesCompletedLastSixMonths: v.optional(COUNT),
-      transactionsAttemptedLastDay: v.optional(COUNT),
-      transactionsAttemptedLastYear: v.optional(COUNT),
-      addCardAttemptsLastDay: v.optional(COUNT),
-      shippingAddressFirstUsedAt: v.optional(DATE),
     }),
   ),
   transaction: v.optional(
     jsonObject({
-      firstName: v.optional(str(1, 22, 'The first name')),
-      lastName: v.optional(str(1, 22, 'The last name')),
       reorder: v.optional(v.boolean()),
       preOrderDate: v.optional(DATE),
+      firstName: v.optional(str(1, 22, 'The first name')),
+      lastName: v.optional(str(1, 22, 'The last name')),
+      phoneNumber: v.optional(PHONE_NUMBER),
+      history: v.optional(
+        jsonObject({
+          attemptsLastDay: v.optional(integer(0, 999)),
+          attemptsLastYear: v.optional(integer(0, 999)),
+          completedLastSixMonths: v.optional(integer(0, 9999)),
+          addCardsLastDay: v.optional(integer(0, 999)),
+          shippingAddressFirstUsedAt: v.optional(DATE),
+        }),
+      ),
       giftCardsPurchase: v.optional(
         jsonObject({
-          totalValue: jsonObject({
-            amount: integer(0, 99_999_999_999),
-            currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)),
-          }),
-          quantity: integer(1, 99),
+          totalValue: v.optional(jsonObject({ amount: integer(0, 99_999_999_999), currency: CURRENCY })),
+          quantity: v.optional(integer(0, 99)),
         }),
       ),
     }),
@@ -111,21 +132,26 @@ const RISK_DATA = jsonObject({
     jsonObject({
       nameMatchesAccountName: v.optional(v.boolean()),
       method: v.optional(
-        v.picklist([
-          'billingAddress',
-          'verifiedAddress',
-          'otherAddress',
-          'store',
-          'digital',
-          'unshippedTravelOrEventTickets',
-          'other',
-        ]),
+        v.picklist(['billingAddress', 'verifiedAddress', 'otherAddress', 'store', 'digital', 'unshippedTickets', 'other']),
       ),
-      timeFrame: v.optional(v.picklist(['electronicDelivery', 'sameDay', 'nextDay', 'twoOrMoreDays'])),
-      email: v.optional(str(1, 254, 'The email')),
+      timeFrame: v.optional(v.picklist(['electronic', 'twoDaysPlus', 'nextDay', 'sameDay'])),
+      email: v.optional(EMAIL),
+      address: v.optional(
+        jsonObject({
+          address1: str(1, 80, 'The first address line'),
+          address2: v.optional(str(1, 80, 'The second address line')),
+          address3: v.optional(str(1, 80, 'The third address line')),
+          postalCode: str(1, 15, 'The postal code'),
+          city: str(0, 15, 'The city'),
+          countryCode: str(2, 2, 'The country code'),
+          stateCode: str(1, 2, 'The state code'),
+          phoneNumber: v.optional(PHONE_NUMBER),
+        }),
+      ),
     }),
   ),
 });
+export type RiskData = v.InferOutput<typeof RISK_DATA>;
 
 export const WINDOW_SIZES = ['250x400', '390x400', '500x600', '600x400', 'fullPage'] as const;
 export const CHALLENGE_PREFERENCES = [
@@ -136,27 +162,35 @@ export const CHALLENGE_PREFERENCES = [
   'noChallengeRequestedTRAPerformed',
 ] as const;
 
+/** authenticate's merchant: the entity, and the name and acquirer Worldpay lets a merchant pass on. */
+const AUTHENTICATE_MERCHANT = jsonObject({
+  entity: MERCHANT_ENTITY,
+  overrideName: v.optional(
+    v.pipe(str(1, 25, 'The merchant name'), v.regex(/^[^><&'"]*$/, 'The merchant name may not contain < > & \' or ".')),
+  ),
+  acquirerId: v.optional(v.pipe(str(1, 20, 'The acquirer id'), v.regex(/^[0-9]*$/, 'Acquirer ids are digits only.'))),
+});
+
 export const AUTHENTICATE = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,
-  merchant: MERCHANT,
+  merchant: AUTHENTICATE_MERCHANT,
   instruction: jsonObject({
     value: jsonObject({
       amount: integer(0, 99_999_999_999),
-      currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).')),
+      currency: CURRENCY,
     }),
     paymentInstrument: PAYMENT_INSTRUMENT,
   }),
   deviceData: jsonObject({
     acceptHeader: str(1, 2048, 'The Accept header'),
     userAgentHeader: str(1, 2048, 'The User-Agent header'),
-    collectionReference: v.optional(str(1, 200, 'The collection reference')),
+    // Empty is allowed: a checkout whose device data collection did not run sends "".
+    collectionReference: v.optional(str(0, 200, 'The collection reference')),
     browserLanguage: v.optional(str(1, 8, 'The browser language')),
-    ipAddress: v.optional(
-      v.pipe(v.string(), v.regex(/^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]{2,45})$/, 'Not an IPv4 or IPv6 address.')),
-    ),
+    ipAddress: v.optional(str(1, 45, 'The IP address')),
     browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
-    browserScreenHeight: v.optional(integer(1, 999_999)),
-    browserScreenWidth: v.optional(integer(1, 999_999)),
+    browserScreenHeight: v.optional(integer(0, 999_999)),
+    browserScreenWidth: v.optional(integer(0, 999_999)),
     timeZone: v.optional(
       v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.')),
     ),
@@ -185,7 +219,7 @@ export const VERIFICATION = jsonObject({
   merchant: MERCHANT,
   challenge: jsonObject({
     reference: v.pipe(
-      str(1, 64, 'The challenge reference'),
+      str(20, 20, 'The challenge reference'),
       v.regex(/^[A-Za-z0-9]*$/, 'Challenge references are letters and digits.'),
     ),
   }),

@@ -263,7 +263,7 @@ const CASES: ErrorCase[] = [
   ),
   schema(
     'a challenge reference with a dash',
-    verification({ challenge: { reference: 'ab-cd' } }),
+    verification({ challenge: { reference: 'ab-cd'.padEnd(20, 'x') } }),
     [['stringFailedRegexCheck', '$.challenge.reference']],
     'verification',
   ),

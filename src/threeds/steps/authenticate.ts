@@ -54,7 +54,7 @@ export async function authenticate(
   let claim: Awaited<ReturnType<ThreeDsGuardApi['authenticate']>> | undefined;
   for (let pass = 0; pass < 2 && claim?.kind !== 'done' && claim?.kind !== 'write'; pass++) {
     if (claim?.kind === 'stale') collected = claim.collected;
-    const risk = riskScenario(caller, request, collected);
+    const risk = riskScenario(caller, request, collected, deps.now);
     const scenario = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
     const candidate = await decide(deps, caller, request, id, card.brands, scenario);
     const assumption =
@@ -116,15 +116,14 @@ function riskScenario(
   caller: Caller,
   request: AuthenticateRequest,
   collected: boolean,
+  now: number,
 ): { scenario: Scenario; dependsOnCollection: boolean } {
-  const account = request.riskData?.account;
   const input = {
     preference: request.challenge.preference,
     amount: request.instruction.value.amount,
     frictionlessThreshold: caller.entity.frictionlessThreshold,
-    previousSuspiciousActivity: account?.previousSuspiciousActivity,
-    transactionsAttemptedLastDay: account?.transactionsAttemptedLastDay,
-    addCardAttemptsLastDay: account?.addCardAttemptsLastDay,
+    riskData: request.riskData,
+    now,
   };
   const decision = decideRisk({ ...input, deviceDataCollected: collected });
   const dependsOnCollection = decision.kind !== decideRisk({ ...input, deviceDataCollected: !collected }).kind;
