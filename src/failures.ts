@@ -34,6 +34,8 @@ export type Failure =
   | { kind: 'underlyingPaymentInstrumentExpired' }
   | { kind: 'binNotFound' }
   | { kind: 'tokenNotFound' }
+  /** POST /tokens of a number no card scheme claims (Worldpay's 422). */
+  | { kind: 'unrecognizedCardBrand' }
   | { kind: 'challengeNotFound' }
   | { kind: 'storageUnavailable' }
   | { kind: 'misconfigured'; what: string }

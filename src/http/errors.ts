@@ -116,6 +116,8 @@ export function mapFailure(f: Failure): MappedError {
       return doc(400, 'underlyingPaymentInstrumentHasExpired', 'The card behind this token has expired.');
     case 'binNotFound':
       return doc(404, 'binNotFound', 'No BIN data or card scheme matches this card number.');
+    case 'unrecognizedCardBrand':
+      return doc(422, 'unrecognizedCardBrand', 'The card brand is not recognized.');
     case 'tokenNotFound':
       return doc(404, 'tokenNotFound', 'No such token exists for this merchant.');
     case 'challengeNotFound':

@@ -6,24 +6,56 @@ import { validateBody } from '../http/validation';
 import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, ISO_DATE_TIME, MERCHANT, str } from '../schemas/fields';
 import { jsonObject } from '../schemas/rules';
 import { TOKEN_ID } from '../tokens/token-card';
-import { createToken, deleteToken, getToken, tokenResource } from '../tokens/tokens';
+import { tokenResource } from '../tokens/token-resource';
+import { createToken, deleteToken, getToken } from '../tokens/tokens';
 import { entityOf, publicBaseUrl, tokenDeps } from './context';
 
 /** The token resource: `POST /tokens`, `GET /tokens/{id}`, `DELETE /tokens/{id}` (CONTRACT.md §4). */
 
+/** A billing address as Worldpay's tokens document has it (its city may be longer than 3DS's). */
+const BILLING_ADDRESS = jsonObject({
+  address1: str(1, 80, 'The first address line'),
+  address2: v.optional(str(0, 80, 'The second address line')),
+  address3: v.optional(str(0, 80, 'The third address line')),
+  postalCode: str(1, 15, 'The postal code'),
+  city: str(1, 50, 'The city'),
+  state: v.optional(str(1, 30, 'The state')),
+  countryCode: v.pipe(
+    str(2, 2, 'The country code'),
+    v.regex(/^[A-Z]*$/, 'Country codes are two capital letters (ISO 3166).'),
+  ),
+});
+
 const CREATE_TOKEN = jsonObject({
   paymentInstrument: jsonObject({
     type: v.literal('card/front'),
-    cardNumber: cardNumberSchema(12),
-    cardExpiryDate: CARD_EXPIRY_DATE,
     cardHolderName: v.optional(CARD_HOLDER_NAME),
+    cardNumber: cardNumberSchema(10),
+    cardExpiryDate: CARD_EXPIRY_DATE,
+    billingAddress: v.optional(BILLING_ADDRESS),
   }),
   merchant: MERCHANT,
-  description: v.optional(str(1, 255, 'The description')),
+  description: v.optional(
+    v.pipe(str(1, 255, 'The description'), v.regex(/^[^&<]*$/, 'The description may not contain & or <.')),
+  ),
   tokenExpiryDateTime: v.optional(ISO_DATE_TIME),
+  namespace: v.optional(
+    v.pipe(
+      str(1, 64, 'The namespace'),
+      v.regex(/^[^_\s&<][^\s&<]*$/, 'A namespace has no spaces, & or <, and does not start with _.'),
+    ),
+  ),
+  schemeTransactionReference: v.optional(
+    v.pipe(
+      str(1, 56, 'The scheme transaction reference'),
+      v.regex(/^[a-zA-Z0-9 ]*$/, 'Scheme transaction references are letters, digits and spaces.'),
+    ),
+  ),
 });
 
 const hrefOf = (call: EndpointCall, tokenId: string): string => `${publicBaseUrl(call.rc)}/tokens/${tokenId}`;
+
+const STATUS = { created: 201, existing: 200, conflict: 409 } as const;
 
 export const createTokenEndpoint: Endpoint = {
   api: TOKENS_API,
@@ -32,25 +64,18 @@ export const createTokenEndpoint: Endpoint = {
     const { merchant, body, rc } = call;
     const request = validateBody(CREATE_TOKEN, body);
     const entity = entityOf(merchant, request.merchant.entity, rc);
-    const {
-      paymentInstrument: { type: _type, ...card },
-      description,
-      tokenExpiryDateTime,
-    } = request;
+    const { type: _type, ...card } = request.paymentInstrument;
     const created = unwrap(
-      await createToken(tokenDeps(rc), merchant.username, entity, {
-        paymentInstrument: card,
-        description,
-        tokenExpiryDateTime,
-      }),
+      await createToken(tokenDeps(rc), merchant.username, entity, { ...request, paymentInstrument: card }),
     );
-    rc.log.card = created.card;
+    rc.log.card = created.masked;
     rc.log.token = created.token.tokenId;
     const href = hrefOf(call, created.token.tokenId);
+    const resource = tokenResource(created.token, created.card, href);
     return {
-      status: created.created ? 201 : 200,
+      status: STATUS[created.status],
       headers: { Location: href },
-      body: tokenResource(created.token, created.cardHolderName, href),
+      body: created.conflicts ? { ...resource, conflicts: created.conflicts } : resource,
     };
   },
 };
@@ -73,8 +98,8 @@ export const getTokenEndpoint: Endpoint = {
   hasBody: false,
   async handle(call) {
     const tokenId = tokenIdParam(call);
-    const { token, cardHolderName } = unwrap(await getToken(tokenDeps(call.rc), call.merchant.username, tokenId));
-    return { status: 200, body: tokenResource(token, cardHolderName, hrefOf(call, tokenId)) };
+    const { token, card } = unwrap(await getToken(tokenDeps(call.rc), call.merchant.username, tokenId));
+    return { status: 200, body: tokenResource(token, card, hrefOf(call, tokenId)) };
   },
 };
 

@@ -9,7 +9,10 @@ export const str = (min: number, max: number, what: string) =>
   v.pipe(
     v.string(),
     v.minLength(min, `${what} must have at least ${min} character${min === 1 ? '' : 's'}.`),
-    v.maxLength(max, min === max ? `${what} must have ${max} characters.` : `${what} must have at most ${max} characters.`),
+    v.maxLength(
+      max,
+      min === max ? `${what} must have ${max} characters.` : `${what} must have at most ${max} characters.`,
+    ),
   );
 
 /**

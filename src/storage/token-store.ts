@@ -21,19 +21,22 @@ export interface TokenRecord extends Stored {
   tokenId: string;
   /** The merchant that created it: nobody else sees it. */
   username: string;
-  /** Sealed JSON `{cardNumber, cardHolderName?}`. */
+  /** Sealed JSON `{cardNumber, cardHolderName?, billingAddress?}`. */
   sealed: SealedValue;
-  /** Keyed hash of the card (number and expiry date): names the card's TokenGuard. */
+  /** Keyed hash of the card number: names the card's TokenGuard. */
   fingerprint: string;
-  /** First 6 and last 4 digits, the rest masked. */
+  /** First 6 (fewer for a short number) and last 4 digits, the rest masked. */
   maskedCardNumber: string;
   cardExpiryDate: { month: number; year: number };
-  bin: string;
+  /** The first 6 digits, for a number of 15 digits or more (shorter ones would give too much away). */
+  bin?: string;
   brands: readonly Brand[];
   fundingType?: FundingType;
   countryCode?: string;
-  description?: string;
-  /** ISO 8601; the same instant as expiresAt. */
+  description: string;
+  namespace?: string;
+  schemeTransactionReference?: string;
+  /** ISO 8601, whole seconds; the same instant as expiresAt. */
   tokenExpiryDateTime: string;
   createdAt: number;
 }

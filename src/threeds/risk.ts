@@ -78,9 +78,11 @@ export function decideRisk(input: RiskInput): RiskDecision {
   const history = r?.transaction?.history;
   if (account?.previousSuspiciousActivity === true) return challenge('previous suspicious activity');
   if ((history?.attemptsLastDay ?? 0) > MAX_ATTEMPTS_LAST_DAY) return challenge('too many attempts in the last day');
-  if ((history?.addCardsLastDay ?? 0) > MAX_CARDS_ADDED_LAST_DAY) return challenge('too many cards added in the last day');
+  if ((history?.addCardsLastDay ?? 0) > MAX_CARDS_ADDED_LAST_DAY)
+    return challenge('too many cards added in the last day');
   if (within(account?.history?.passwordModifiedAt, 1, now)) return challenge('password changed in the last day');
-  if (within(account?.history?.paymentAccountEnrolledAt, 1, now)) return challenge('card added to the account in the last day');
+  if (within(account?.history?.paymentAccountEnrolledAt, 1, now))
+    return challenge('card added to the account in the last day');
   const shipping = r?.shipping;
   const unfamiliar =
     shipping?.method === 'otherAddress' ||
@@ -97,7 +99,8 @@ export function decideRisk(input: RiskInput): RiskDecision {
   ) {
     return challenge('gift cards');
   }
-  const noChallenge = input.preference === 'noChallengeRequested' || input.preference === 'noChallengeRequestedTRAPerformed';
+  const noChallenge =
+    input.preference === 'noChallengeRequested' || input.preference === 'noChallengeRequestedTRAPerformed';
   if (!noChallenge) return challenge('no frictionless preference');
   if (input.amount >= threshold) return challenge('amount at or over the threshold');
   if (!input.deviceDataCollected) return challenge('device data not collected');

@@ -1,5 +1,12 @@
 import * as v from 'valibot';
-import { CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema, MERCHANT, MERCHANT_ENTITY, str } from '../schemas/fields';
+import {
+  CARD_EXPIRY_DATE,
+  CARD_HOLDER_NAME,
+  cardNumberSchema,
+  MERCHANT,
+  MERCHANT_ENTITY,
+  str,
+} from '../schemas/fields';
 import { asJsonObject, integer, jsonObject, namedCheck } from '../schemas/rules';
 
 /** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
@@ -44,7 +51,10 @@ const BILLING_ADDRESS = jsonObject({
   postalCode: str(1, 15, 'The postal code'),
   city: str(1, 15, 'The city'),
   state: v.optional(str(1, 30, 'The state')),
-  countryCode: v.pipe(str(2, 2, 'The country code'), v.regex(/^[A-Z]{2}$/, 'Country codes are two capital letters (ISO 3166).')),
+  countryCode: v.pipe(
+    str(2, 2, 'The country code'),
+    v.regex(/^[A-Z]{2}$/, 'Country codes are two capital letters (ISO 3166).'),
+  ),
 });
 
 const CARD_FRONT = v.object({
@@ -74,9 +84,15 @@ export const DEVICE_DATA_INITIALIZE = jsonObject({
 });
 export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE>;
 
-const EMAIL = v.pipe(str(3, 128, 'The email address'), v.regex(/^.+@.+$/, 'An email address has an @ between two parts.'));
+const EMAIL = v.pipe(
+  str(3, 128, 'The email address'),
+  v.regex(/^.+@.+$/, 'An email address has an @ between two parts.'),
+);
 const PHONE_NUMBER = v.pipe(str(4, 20, 'The phone number'), v.regex(/^[0-9]*$/, 'Phone numbers are digits only.'));
-const CURRENCY = v.pipe(str(3, 3, 'The currency'), v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).'));
+const CURRENCY = v.pipe(
+  str(3, 3, 'The currency'),
+  v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).'),
+);
 
 /** `riskData` exactly as Worldpay's document has it: names, places, enums and bounds. */
 const RISK_DATA = jsonObject({
@@ -132,7 +148,15 @@ const RISK_DATA = jsonObject({
     jsonObject({
       nameMatchesAccountName: v.optional(v.boolean()),
       method: v.optional(
-        v.picklist(['billingAddress', 'verifiedAddress', 'otherAddress', 'store', 'digital', 'unshippedTickets', 'other']),
+        v.picklist([
+          'billingAddress',
+          'verifiedAddress',
+          'otherAddress',
+          'store',
+          'digital',
+          'unshippedTickets',
+          'other',
+        ]),
       ),
       timeFrame: v.optional(v.picklist(['electronic', 'twoDaysPlus', 'nextDay', 'sameDay'])),
       email: v.optional(EMAIL),

@@ -4,13 +4,29 @@ import { open, seal, type SealedValue, type TokenKeys } from './token-crypto';
 
 /** The card behind a token: sealing, opening and finding a merchant's token (CONTRACT.md §4). */
 
+/** A billing address as Worldpay's tokens document has it. */
+export interface BillingAddress {
+  address1: string;
+  address2?: string;
+  address3?: string;
+  postalCode: string;
+  city: string;
+  state?: string;
+  countryCode: string;
+}
+
 export interface CardDetails {
   cardNumber: string;
   cardExpiryDate: { month: number; year: number };
   cardHolderName?: string;
+  billingAddress?: BillingAddress;
 }
 
-export const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * What a token id in a path or href may look like. Ours are 21 characters of Worldpay's alphabet
+ * (`newTokenId`); the pattern is wider, so that an id of another shape answers 404, not 400.
+ */
+export const TOKEN_ID = /^[A-Za-z0-9_-]{1,256}$/;
 
 /** The token id of an href of this service's token resource, or undefined if it is not one. */
 export function tokenIdFromHref(href: string, baseUrl: string): string | undefined {
@@ -51,14 +67,12 @@ export function sealCard(
 
 /** The card behind a token, decrypted. */
 export async function openCard(keys: TokenKeys, record: TokenRecord): Promise<CardDetails> {
-  const { cardNumber, cardHolderName } = JSON.parse(await open(keys, record.sealed, aadOf(record))) as {
-    cardNumber: string;
-    cardHolderName?: string;
-  };
+  const opened = JSON.parse(await open(keys, record.sealed, aadOf(record))) as Omit<CardDetails, 'cardExpiryDate'>;
   return {
-    cardNumber,
+    cardNumber: opened.cardNumber,
     cardExpiryDate: record.cardExpiryDate,
-    ...(cardHolderName !== undefined ? { cardHolderName } : {}),
+    ...(opened.cardHolderName !== undefined ? { cardHolderName: opened.cardHolderName } : {}),
+    ...(opened.billingAddress !== undefined ? { billingAddress: opened.billingAddress } : {}),
   };
 }
 

@@ -84,14 +84,9 @@ export async function keyedHash(keys: TokenKeys, text: string): Promise<string> 
 }
 
 /**
- * A merchant's card, for de-duplication. The same card is the same number with the same expiry
- * date: a reissued card with a new date gets a new token.
+ * A merchant's card number, for de-duplication: one token per card number and merchant, as in
+ * Worldpay's tokens API (another expiry date for the same number is a conflict, not a new card).
  */
-export function cardFingerprint(
-  keys: TokenKeys,
-  username: string,
-  cardNumber: string,
-  expiry: { month: number; year: number },
-): Promise<string> {
-  return keyedHash(keys, `card\u0000${username}\u0000${cardNumber}\u0000${expiry.year}-${expiry.month}`);
+export function cardFingerprint(keys: TokenKeys, username: string, cardNumber: string): Promise<string> {
+  return keyedHash(keys, `card\u0000${username}\u0000${cardNumber}`);
 }

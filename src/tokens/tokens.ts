@@ -1,3 +1,4 @@
+import { visibleLeadingDigits } from '../cards/mask';
 import { resolveCard, type ResolvedCard } from '../cards/resolve-card';
 import type { EntityConfig } from '../config/merchants';
 import type { Environment } from '../config/settings';
@@ -10,14 +11,14 @@ import {
   type TokenStore,
   type TokenTombstone,
 } from '../storage/token-store';
-import { toBase64Url } from '../bytes';
-import { visibleLeadingDigits } from '../cards/mask';
 import { cardHasExpired, findToken, openCard, sealCard, type CardDetails } from './token-card';
-import { cardFingerprint, keyedHash, type TokenKeys } from './token-crypto';
+import { cardFingerprint, type TokenKeys } from './token-crypto';
+import { conflictsOf, type TokenView } from './token-resource';
 
 /**
- * The token resource (CONTRACT.md §4): tokens stand for a card of one merchant. Each step takes
- * its dependencies and answers a result; no Request or Response here.
+ * The token resource (CONTRACT.md §4, in the shape of Worldpay's tokens document): a token
+ * stands for one card number of one merchant. Each step takes its dependencies and answers a
+ * result; no Request or Response here.
  *
  * Writes are ordered so that a failure at any one of them leaves the old state or one that the
  * client's retry completes: POST claims the card in its guard object before it writes the token
@@ -28,7 +29,7 @@ import { cardFingerprint, keyedHash, type TokenKeys } from './token-crypto';
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Default token lifetime: 7 days in `test`, 4 years in `live`. */
+/** Default token lifetime: 7 days in `test`, 4 years in `live` (Worldpay's v1 defaults). */
 export const DEFAULT_TOKEN_TTL_MS = { test: 7 * DAY_MS, live: Math.round(4 * 365.25 * DAY_MS) } as const;
 /** Tokens may not be asked to live longer than this. */
 export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
@@ -49,27 +50,46 @@ export interface NewTokenRequest {
   description?: string;
   /** ISO 8601, already checked to be a real date and time. */
   tokenExpiryDateTime?: string;
+  namespace?: string;
+  schemeTransactionReference?: string;
 }
 
-/** A token as answers show it: the record without the sealed card. */
-export type TokenView = Omit<TokenRecord, 'sealed'>;
-
-export interface CreatedToken {
+export interface TokenAnswer {
   token: TokenView;
-  cardHolderName: string | undefined;
-  /** True when this request made the token (201), false when it already stood for the card (200). */
-  created: boolean;
-  card: string;
+  card: Pick<CardDetails, 'cardHolderName' | 'billingAddress'>;
 }
 
-/** A token id: 24 characters of base64url (144 random bits). */
-function newTokenId(): string {
-  return toBase64Url(crypto.getRandomValues(new Uint8Array(18)));
+export interface CreatedToken extends TokenAnswer {
+  /**
+   * `created` (201): this request made the token. `existing` (200): the card's token, whose
+   * details this request matches. `conflict` (409): the card's token, with `conflicts` listing
+   * what this request sent differently (the token keeps its details).
+   */
+  status: 'created' | 'existing' | 'conflict';
+  conflicts?: Record<string, unknown>;
+  masked: string;
+}
+
+/** Worldpay's token id alphabet: digits and capitals without I and O. */
+const TOKEN_ID_ALPHABET = '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+const TOKEN_ID_LENGTH = 21;
+
+/** A token id: 21 characters of Worldpay's alphabet (about 107 random bits), without modulo bias. */
+export function newTokenId(): string {
+  let out = '';
+  while (out.length < TOKEN_ID_LENGTH) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
+      // 238 = 7 × 34: bytes from 238 up would favour the first characters.
+      if (byte < 238 && out.length < TOKEN_ID_LENGTH) out += TOKEN_ID_ALPHABET[byte % 34];
+    }
+  }
+  return out;
 }
 
 /**
- * Tokenizes a card, or finds the merchant's live token for it (same number and expiry date).
- * A burst of identical requests gives one token: the card's guard decides which.
+ * Tokenizes a card, or answers the merchant's token for its number: 200 when this request's
+ * details match it, 409 with the conflicts when they do not. A burst of identical requests gives
+ * one token: the card's guard decides which.
  */
 export async function createToken(
   deps: TokenDeps,
@@ -84,6 +104,7 @@ export async function createToken(
     { hrefPath: '$.paymentInstrument', pciFeature: 'card numbers (tokenize from a PCI-compliant entity)' },
   );
   if (!resolved.ok) return resolved;
+  if (resolved.value.brands.length === 0) return failed({ kind: 'unrecognizedCardBrand' });
   if (cardHasExpired(card.cardExpiryDate, deps.now)) {
     return fieldFailure('fieldHasInvalidValue', 'The card has expired.', '$.paymentInstrument.cardExpiryDate');
   }
@@ -96,26 +117,16 @@ export async function createToken(
     );
   }
   const keys = await deps.tokenKeys();
-  const fingerprint = await cardFingerprint(keys, username, card.cardNumber, card.cardExpiryDate);
-  const details = await keyedHash(
-    keys,
-    JSON.stringify([card.cardHolderName, request.description, request.tokenExpiryDateTime]),
-  );
+  const fingerprint = await cardFingerprint(keys, username, card.cardNumber);
   const guard = deps.guardFor(username, fingerprint);
   const leaseId = crypto.randomUUID();
-  const expiresAt = requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment];
-  const view = viewOf(
-    newTokenId(),
-    deps.now,
-    expiresAt,
-    username,
-    fingerprint,
-    card,
-    resolved.value,
-    request.description,
-  );
+  // Whole seconds, as Worldpay writes the date and time.
+  const expiresAt = Math.floor((requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]) / 1000) * 1000;
+  const view = viewOf(newTokenId(), deps.now, expiresAt, username, fingerprint, request, resolved.value);
   const candidate: TokenRecord = { ...view, sealed: await sealCard(keys, card, view) };
-  const claim = await guard.claim(details, candidate, deps.now, leaseId).catch(async (e: unknown) => {
+  // One claim per card (its hash is the fingerprint): the guard decides the token, and this
+  // request's details are compared with it here.
+  const claim = await guard.claim(fingerprint, candidate, deps.now, leaseId).catch(async (e: unknown) => {
     // The claim may have been made though its answer was lost: free this request's lease, so
     // that the client's retry writes the record at once instead of waiting for the lease to end.
     await settleLease(() => guard.released(leaseId));
@@ -124,8 +135,9 @@ export async function createToken(
   const record = claim.answer;
 
   // A token deleted before, whose tombstone write failed: finish its deletion first.
-  if (claim.retired && claim.retired.tokenId !== record.tokenId)
+  if (claim.retired && claim.retired.tokenId !== record.tokenId) {
     await deps.tokens.put(tombstoneOf(claim.retired, deps.now), deps.now);
+  }
   if (claim.kind === 'write') {
     // This request holds the write lease of the claim's record (its own candidate's, or the
     // stored one that a failed request left unwritten).
@@ -145,13 +157,19 @@ export async function createToken(
     );
   }
   const { sealed: _sealed, ...token } = record;
+  const masked = resolved.value.masked;
+  if (record.tokenId === candidate.tokenId) return ok({ token, card, status: 'created', masked });
+  const stored = await openCard(keys, record);
+  const conflicts = conflictsOf(
+    { ...stored, schemeTransactionReference: record.schemeTransactionReference },
+    { ...card, schemeTransactionReference: request.schemeTransactionReference },
+  );
   return ok({
     token,
-    // A conflicting request is answered the token as stored, with its own cardholder name.
-    cardHolderName: claim.conflict ? (await openCard(keys, record)).cardHolderName : card.cardHolderName,
-    // 201 when this request wrote the token's record, that is, made the token usable.
-    created: claim.kind === 'write' && !claim.conflict,
-    card: resolved.value.masked,
+    card: stored,
+    status: conflicts ? 'conflict' : 'existing',
+    ...(conflicts ? { conflicts } : {}),
+    masked,
   });
 }
 
@@ -162,23 +180,28 @@ function viewOf(
   expiresAt: number,
   username: string,
   fingerprint: string,
-  card: CardDetails,
+  request: NewTokenRequest,
   resolved: ResolvedCard,
-  description: string | undefined,
 ): TokenView {
+  const { cardNumber, cardExpiryDate } = request.paymentInstrument;
   const record = resolved.match?.record;
   return {
     tokenId,
     username,
     fingerprint,
     maskedCardNumber: resolved.masked,
-    cardExpiryDate: card.cardExpiryDate,
-    bin: card.cardNumber.slice(0, visibleLeadingDigits(card.cardNumber.length)),
+    cardExpiryDate,
+    ...(visibleLeadingDigits(cardNumber.length) === 6 ? { bin: cardNumber.slice(0, 6) } : {}),
     brands: [...resolved.brands],
     ...(record?.fundingType ? { fundingType: record.fundingType } : {}),
     ...(record?.countryCode ? { countryCode: record.countryCode } : {}),
-    ...(description !== undefined ? { description } : {}),
-    tokenExpiryDateTime: new Date(expiresAt).toISOString(),
+    // Worldpay makes one up when none is sent; ours names the day, not the card.
+    description: request.description ?? `Token created ${new Date(createdAt).toISOString().slice(0, 10)}`,
+    ...(request.namespace !== undefined ? { namespace: request.namespace } : {}),
+    ...(request.schemeTransactionReference !== undefined
+      ? { schemeTransactionReference: request.schemeTransactionReference }
+      : {}),
+    tokenExpiryDateTime: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
     createdAt,
     expiresAt,
   };
@@ -194,16 +217,12 @@ function tombstoneOf(record: Pick<TokenRecord, 'tokenId' | 'username' | 'expires
   };
 }
 
-/** The merchant's live token with its cardholder name, or tokenNotFound. */
-export async function getToken(
-  deps: TokenDeps,
-  username: string,
-  tokenId: string,
-): Promise<Result<{ token: TokenView; cardHolderName?: string }>> {
+/** The merchant's live token with its card details, or resourceNotFound (Worldpay's 404). */
+export async function getToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<TokenAnswer>> {
   const record = await findToken(deps.tokens, username, tokenId, deps.now);
-  if (!record) return failed({ kind: 'tokenNotFound' });
+  if (!record) return failed({ kind: 'resourceNotFound' });
   const { sealed: _sealed, ...token } = record;
-  return ok({ token, cardHolderName: (await openCard(await deps.tokenKeys(), record)).cardHolderName });
+  return ok({ token, card: await openCard(await deps.tokenKeys(), record) });
 }
 
 /**
@@ -215,34 +234,9 @@ export async function getToken(
  */
 export async function deleteToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<void>> {
   const record = await deps.tokens.get(tokenId, deps.now);
-  if (!record || record.username !== username) return failed({ kind: 'tokenNotFound' });
+  if (!record || record.username !== username) return failed({ kind: 'resourceNotFound' });
   if (isTombstone(record)) return ok(undefined);
   await deps.guardFor(username, record.fingerprint).retire(tokenId, deps.now);
   await deps.tokens.put(tombstoneOf(record, deps.now), deps.now);
   return ok(undefined);
-}
-
-/** The token resource on the wire (CONTRACT.md §4). */
-export function tokenResource(
-  token: TokenView,
-  cardHolderName: string | undefined,
-  href: string,
-): Record<string, unknown> {
-  return {
-    tokenPaymentInstrument: { type: 'card/tokenized', href },
-    tokenId: token.tokenId,
-    tokenExpiryDateTime: token.tokenExpiryDateTime,
-    ...(token.description !== undefined ? { description: token.description } : {}),
-    paymentInstrument: {
-      type: 'card/masked',
-      cardNumber: token.maskedCardNumber,
-      cardExpiryDate: token.cardExpiryDate,
-      ...(cardHolderName !== undefined ? { cardHolderName } : {}),
-      bin: token.bin,
-      ...(token.brands[0] ? { brand: token.brands[0] } : {}),
-      ...(token.fundingType ? { fundingType: token.fundingType } : {}),
-      ...(token.countryCode ? { countryCode: token.countryCode } : {}),
-    },
-    _links: { self: { href } },
-  };
 }

@@ -81,6 +81,24 @@ describe('POST /tokens under bursts', () => {
   });
 });
 
+describe('POST /tokens under bursts of different details', () => {
+  it(`gives one token for ${N} requests with other cardholder names at once: one 201, the rest 409 naming it`, async () => {
+    const cardNumber = newCard();
+    const responses = await Promise.all(
+      Array.from({ length: N }, (_, i) => createToken(tokenBody({ cardNumber, name: `Holder ${i}` }))),
+    );
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(responses.filter((r) => r.status === 409)).toHaveLength(N - 1);
+    const answers = await Promise.all(responses.map((r) => r.json<Json>()));
+    expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
+    const winner = answers.find((_a, i) => responses[i]!.status === 201)!;
+    for (const a of answers.filter((x) => x !== winner)) {
+      expect(a.paymentInstrument.cardHolderName).toBe(winner.paymentInstrument.cardHolderName);
+      expect(a.conflicts.paymentInstrument.cardHolderName).not.toBe(winner.paymentInstrument.cardHolderName);
+    }
+  });
+});
+
 describe('POST /tokens when any one storage call fails', () => {
   it.each(faults(3))('%s: nothing is orphaned and the retry completes with the same token', async (_name, fault) => {
     vi.spyOn(console, 'error').mockImplementation(() => {});

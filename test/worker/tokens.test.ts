@@ -43,7 +43,10 @@ describe('token life cycle', () => {
         countryCode: 'DK',
       },
     });
-    expect(token.tokenId).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    // Worldpay's token id: 15–21 digits and capitals without I or O.
+    expect(token.tokenId).toMatch(/^[0-9A-HJ-NP-Z]{21}$/);
+    expect(token._links).toEqual({ 'tokens:token': { href: token.tokenPaymentInstrument.href } });
+    expect(token.tokenExpiryDateTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const expiry = Date.parse(token.tokenExpiryDateTime) - Date.now();
     expect(expiry).toBeGreaterThan(7 * DAY - 60_000);
     expect(expiry).toBeLessThanOrEqual(7 * DAY);
@@ -72,19 +75,31 @@ describe('token life cycle', () => {
     expect((await again.json<Json>()).tokenId).toBe(first.tokenId);
   });
 
-  it('gives a new token for a new expiry date, and after the old token was deleted', async () => {
+  it('answers 409 with the conflicts for the same number with another expiry date or name, and a new token after a delete', async () => {
     const cardNumber = luhnComplete('531265', 16, '4');
-    const first: Json = await (await createToken(tokenBody({ cardNumber, year: 2035 }))).json();
-    const reissued = await createToken(tokenBody({ cardNumber, year: 2036 }));
-    expect(reissued.status).toBe(201);
+    const first: Json = await (await createToken(tokenBody({ cardNumber, year: 2035, name: 'Ada' }))).json();
+    const reissued = await createToken(tokenBody({ cardNumber, year: 2036, name: 'Ada L' }));
+    expect(reissued.status).toBe(409);
+    expect(reissued.headers.get('Location')).toBe(first.tokenPaymentInstrument.href);
+    const conflict = await reissued.json<Json>();
+    // The token keeps its details; the conflicts are what this request sent differently.
+    expect(conflict).toMatchObject({
+      tokenId: first.tokenId,
+      paymentInstrument: { cardExpiryDate: { year: 2035 }, cardHolderName: 'Ada' },
+    });
+    expect(conflict.conflicts).toEqual({
+      paymentInstrument: { cardHolderName: 'Ada L', cardExpiryDate: { month: 12, year: 2036 } },
+    });
+    // Leaving a detail out is no conflict.
+    expect((await createToken(tokenBody({ cardNumber, year: 2035 }))).status).toBe(200);
     await tokenCall('DELETE', first.tokenPaymentInstrument.href);
     const recreated = await createToken(tokenBody({ cardNumber, year: 2035 }));
     expect(recreated.status).toBe(201);
     expect((await recreated.json<Json>()).tokenId).not.toBe(first.tokenId);
   });
 
-  it('honours a requested tokenExpiryDateTime and forgets the token after it', async () => {
-    const at = new Date(Date.now() + 2 * DAY).toISOString();
+  it('honours a requested tokenExpiryDateTime (to the second) and forgets the token after it', async () => {
+    const at = new Date(Date.now() + 2 * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const token: Json = await (
       await createToken(tokenBody({ cardNumber: luhnComplete('432376', 16, '5'), extra: { tokenExpiryDateTime: at } }))
     ).json();
@@ -106,13 +121,13 @@ describe('token life cycle', () => {
 });
 
 describe('tokens between merchants', () => {
-  it('keeps a token invisible to another merchant (404 tokenNotFound everywhere)', async () => {
+  it('keeps a token invisible to another merchant (404 everywhere: resourceNotFound on /tokens, tokenNotFound by reference)', async () => {
     const token: Json = await (await createToken(tokenBody({ cardNumber: luhnComplete('45713684', 16, '8') }))).json();
     const href = token.tokenPaymentInstrument.href;
     for (const method of ['GET', 'DELETE']) {
       const response = await tokenCall(method, href, { Authorization: OTHER_AUTH });
       expect(response.status).toBe(404);
-      expect((await response.json<Json>()).errorName).toBe('tokenNotFound');
+      expect((await response.json<Json>()).errorName).toBe('resourceNotFound');
     }
     const lookup = await panLookup({ merchant: { entity: 'other' }, token: href }, { Authorization: OTHER_AUTH });
     expect(lookup.status).toBe(404);
@@ -323,7 +338,26 @@ const TOKEN_ERRORS: ErrorCase[] = [
     name: 'GET of an unknown token',
     send: () => tokenCall('GET', 'https://edge.test/tokens/AAAAAAAAAAAAAAAAAAAAAAAA'),
     status: 404,
-    errorName: 'tokenNotFound',
+    errorName: 'resourceNotFound',
+  },
+  {
+    name: "GET of an id as long as Worldpay's",
+    send: () => tokenCall('GET', `https://edge.test/tokens/${'eyJrIjoxLCJkIjoi'.repeat(10)}`),
+    status: 404,
+    errorName: 'resourceNotFound',
+  },
+  {
+    name: 'POST of a number no card scheme claims',
+    send: () => createToken(tokenBody({ cardNumber: luhnComplete('9999', 16) })),
+    status: 422,
+    errorName: 'unrecognizedCardBrand',
+  },
+  {
+    name: 'POST with a description holding <',
+    send: () => createToken(tokenBody({ extra: { description: 'a<b' } })),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [['stringFailedRegexCheck', '$.description']],
   },
   {
     name: 'PUT on a token',
