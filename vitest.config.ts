@@ -1,7 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
+import { loadWorldpayDocs, worldpayDocsDir } from './test/compat/worldpay-docs.ts';
 
 /** Tests use the documented local secrets, never a developer's own .dev.vars. */
 const devVars = parseEnv(readFileSync(new URL('./.dev.vars.example', import.meta.url), 'utf8'));
@@ -22,7 +24,12 @@ export default defineConfig({
             miniflare: { bindings: { ...devVars, ENVIRONMENT: 'test' } },
           }),
         ],
-        test: { name: 'worker', include: ['test/worker/**/*.test.ts'] },
+        test: {
+          name: 'worker',
+          include: ['test/worker/**/*.test.ts'],
+          // Worldpay's published documents, read where they are kept (../shared), never copied.
+          provide: { worldpay: loadWorldpayDocs(worldpayDocsDir(fileURLToPath(new URL('.', import.meta.url)))) },
+        },
       },
       {
         // The build scripts run on Node at build time, so their tests run on Node too.

@@ -13,6 +13,8 @@ export interface ApiProfile {
   contentType: string;
   /** Other headers that must be present with exactly this value. */
   exactHeaders: Readonly<Record<string, string>>;
+  /** Headers every answer of this API carries. */
+  responseHeaders?: Readonly<Record<string, string>>;
 }
 
 export const CARD_BIN_API: ApiProfile = {
@@ -22,6 +24,8 @@ export const CARD_BIN_API: ApiProfile = {
   acceptWildcards: true,
   contentType: 'application/json',
   exactHeaders: { 'WP-Api-Version': '1' },
+  // Worldpay's answers name the version that answered.
+  responseHeaders: { 'WP-Api-Version': '1' },
 };
 
 export const THREE_DS_API: ApiProfile = {

@@ -92,6 +92,7 @@ export async function serve(
   response.headers.set('WP-CorrelationId', rc.correlationId);
   response.headers.set('Cache-Control', 'no-store');
   response.headers.set('X-Content-Type-Options', 'nosniff');
+  for (const [name, value] of Object.entries(rc.api?.responseHeaders ?? {})) response.headers.set(name, value);
   logLine({
     level: response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info',
     correlationId: rc.correlationId,

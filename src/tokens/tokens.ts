@@ -11,7 +11,7 @@ import {
   type TokenStore,
   type TokenTombstone,
 } from '../storage/token-store';
-import { cardHasExpired, findToken, openCard, sealCard, type CardDetails } from './token-card';
+import { findToken, openCard, sealCard, type CardDetails } from './token-card';
 import { cardFingerprint, type TokenKeys } from './token-crypto';
 import { conflictsOf, type TokenView } from './token-resource';
 
@@ -105,9 +105,8 @@ export async function createToken(
   );
   if (!resolved.ok) return resolved;
   if (resolved.value.brands.length === 0) return failed({ kind: 'unrecognizedCardBrand' });
-  if (cardHasExpired(card.cardExpiryDate, deps.now)) {
-    return fieldFailure('fieldHasInvalidValue', 'The card has expired.', '$.paymentInstrument.cardExpiryDate');
-  }
+  // An expired card is tokenized, as Worldpay's schema allows: using the token then answers
+  // underlyingPaymentInstrumentHasExpired.
   const requested = request.tokenExpiryDateTime === undefined ? undefined : Date.parse(request.tokenExpiryDateTime);
   if (requested !== undefined && (requested <= deps.now || requested > deps.now + MAX_TOKEN_TTL_MS)) {
     return fieldFailure(

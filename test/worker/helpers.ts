@@ -1,5 +1,6 @@
 import { exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
+import { expectWorldpayShape } from './worldpay-compat';
 
 export const TEST_AUTH = basic('test-merchant', 'test-password');
 export const OTHER_AUTH = basic('other-merchant', 'other-password');
@@ -36,9 +37,11 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   const body =
     options.rawBody ??
     (options.body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(options.body)));
-  return (options.via ?? WORKER)(
-    new Request(`https://edge.test${path}`, { method: options.method ?? 'POST', headers, body }),
-  );
+  const request = new Request(`https://edge.test${path}`, { method: options.method ?? 'POST', headers, body });
+  const response = await (options.via ?? WORKER)(request);
+  // Every answer must be one a Worldpay client can read (Worldpay's published documents).
+  await expectWorldpayShape(request.method, request.url, response);
+  return response;
 }
 
 /** Runs `n` copies of a call at once and waits for all of them. */

@@ -358,4 +358,47 @@ describe('3DS device data collection', () => {
     });
     expect(auth.outcome).toBe('challenged');
   });
+
+  it("challenges on Worldpay's transaction.history.addCardsLastDay of 5, where it was frictionless before", async () => {
+    const frictionless = async (riskData?: unknown): Promise<string> => {
+      const reference = newReference();
+      const sessionId = await collectDeviceData(reference);
+      return (
+        await authenticate({ reference, preference: 'noChallengeRequested', collectionReference: sessionId, riskData })
+      ).outcome;
+    };
+    expect(await frictionless({ transaction: { history: { addCardsLastDay: 3 } } })).toBe('authenticated');
+    expect(await frictionless({ transaction: { history: { addCardsLastDay: 5 } } })).toBe('challenged');
+  });
+});
+
+describe("authenticate takes what Worldpay's schema takes", () => {
+  it.each<[string, (body: Json) => void]>([
+    ['an empty collectionReference', (b) => (b.deviceData.collectionReference = '')],
+    ['a gift card quantity of 0', (b) => (b.riskData = { transaction: { giftCardsPurchase: { quantity: 0 } } })],
+    ['shipping.method unshippedTickets', (b) => (b.riskData = { shipping: { method: 'unshippedTickets' } })],
+    ['shipping.timeFrame electronic', (b) => (b.riskData = { shipping: { timeFrame: 'electronic' } })],
+    ['shipping.timeFrame twoDaysPlus', (b) => (b.riskData = { shipping: { timeFrame: 'twoDaysPlus' } })],
+    ['a screen of 0 by 0', (b) => Object.assign(b.deviceData, { browserScreenHeight: 0, browserScreenWidth: 0 })],
+    [
+      'a merchant overrideName and acquirerId',
+      (b) => Object.assign(b.merchant, { overrideName: 'Baskerville', acquirerId: '01234567' }),
+    ],
+    [
+      'a billing address',
+      (b) =>
+        (b.instruction.paymentInstrument.billingAddress = {
+          address1: '221B Baker Street',
+          postalCode: 'NW1 6XE',
+          city: 'London',
+          countryCode: 'GB',
+        }),
+    ],
+  ])('%s', async (_name, change) => {
+    const body = authenticateBody({ cardHolderName: '3ds2-frictionless-identified' });
+    change(body);
+    const response = await threeDs('authenticate', body);
+    expect(response.status).toBe(200);
+    expect((await response.json<Json>()).outcome).toBe('authenticated');
+  });
 });

@@ -1,0 +1,31 @@
+/**
+ * The reduced form of Worldpay's OpenAPI documents that the vitest config hands to the tests
+ * (`inject('worldpay')`): plain data, no Node APIs, so workerd can read it.
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface DocOperation {
+  /** Which document: `3ds`, `tokens` or `cardBin`. */
+  doc: string;
+  operationId: string;
+  method: string;
+  /** The path in Worldpay's document (v3 names for 3DS). */
+  docPath: string;
+  /** Matches this service's paths for the operation: the v1 names, and the v3 names it also takes. */
+  pathPattern: string;
+  /** Response body schema by status code (undefined: the status has no documented body). */
+  responses: Record<string, JsonSchema | undefined>;
+  requestExamples: { name: string; value: unknown }[];
+}
+
+export interface WorldpayDocs {
+  dir: string;
+  operations: DocOperation[];
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    worldpay: WorldpayDocs;
+  }
+}
