@@ -17,6 +17,8 @@ export type Failure =
   | { kind: 'authorizationMissing' }
   | { kind: 'authorizationMalformed' }
   | { kind: 'accessDenied' }
+  /** Too many failed logins from this address or for this username: wait `retryAfter` seconds. */
+  | { kind: 'tooManyRequests'; retryAfter: number }
   | { kind: 'headerMissing'; header: string }
   /** 406 for Accept, 415 for Content-Type, 400 for the others. */
   | { kind: 'headerInvalid'; header: string; status: 400 | 406 | 415; expected: string }

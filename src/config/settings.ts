@@ -1,5 +1,5 @@
 import { fromBase64, utf8 } from '../bytes';
-import { decodeStored, type StoredHash } from '../credentials/password-hash';
+import { decodeEntry, type CredentialEntry } from '../credentials/credentials';
 
 /**
  * The Worker's environment (vars and secrets, CONTRACT.md §1), parsed once per `env` object into
@@ -26,7 +26,12 @@ export interface Settings {
   tokenEncryption: TokenEncryptionKeys;
   /** HMAC key that finds a merchant's token for a card without storing the number. */
   tokenHmacKey: Uint8Array<ArrayBuffer>;
-  passwordHashes: ReadonlyMap<string, StoredHash>;
+  /** Each merchant's one or two stored credentials (two while it switches secrets). */
+  passwordHashes: ReadonlyMap<string, readonly CredentialEntry[]>;
+  /** The secret's text, which names this set of credentials (a cached login is tied to it). */
+  passwordHashesSource: string;
+  /** Keys the issued credentials' HMAC (MERCHANT_CREDENTIAL_KEY, at least 32 bytes). */
+  credentialKey: Uint8Array<ArrayBuffer>;
 }
 
 /** The environment cannot serve requests; `problems` says why (logged, never sent). */
@@ -73,6 +78,7 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const tokenHmacKey = secretBytes('TOKEN_HMAC_KEY', env.TOKEN_HMAC_KEY, problems);
   const tokenEncryption = encryptionKeys(env.TOKEN_ENCRYPTION_KEYS, problems);
   const passwordHashes = storedHashes(env.MERCHANT_PASSWORD_HASHES, problems);
+  const credentialKey = secretBytes('MERCHANT_CREDENTIAL_KEY', env.MERCHANT_CREDENTIAL_KEY, problems);
   if (problems.length > 0) return new SettingsError(problems);
   return {
     environment: environment as Environment,
@@ -81,6 +87,8 @@ export function parseSettings(env: Env): Settings | SettingsError {
     tokenHmacKey,
     tokenEncryption,
     passwordHashes,
+    passwordHashesSource: env.MERCHANT_PASSWORD_HASHES,
+    credentialKey,
   };
 }
 
@@ -139,8 +147,11 @@ function encryptionKeys(value: string | undefined, problems: string[]): TokenEnc
   return { current: config.current, keys };
 }
 
-function storedHashes(value: string | undefined, problems: string[]): Map<string, StoredHash> {
-  const hashes = new Map<string, StoredHash>();
+/** At most two entries per merchant: the current secret and the one it is switching to. */
+const MAX_ENTRIES = 2;
+
+function storedHashes(value: string | undefined, problems: string[]): Map<string, CredentialEntry[]> {
+  const hashes = new Map<string, CredentialEntry[]>();
   if (!value || value.trim() === '') {
     problems.push('MERCHANT_PASSWORD_HASHES is not set');
     return hashes;
@@ -156,10 +167,14 @@ function storedHashes(value: string | undefined, problems: string[]): Map<string
     problems.push('MERCHANT_PASSWORD_HASHES is not an object');
     return hashes;
   }
-  for (const [username, entry] of Object.entries(object)) {
-    const stored = typeof entry === 'string' ? decodeStored(entry) : undefined;
-    if (stored) hashes.set(username, stored);
-    else problems.push(`MERCHANT_PASSWORD_HASHES has a malformed hash for ${username}`);
+  for (const [username, raw] of Object.entries(object)) {
+    const values: unknown[] = Array.isArray(raw) ? raw : [raw];
+    const entries = values.map((v) => (typeof v === 'string' ? decodeEntry(v) : undefined));
+    if (values.length === 0 || values.length > MAX_ENTRIES || entries.some((e) => e === undefined)) {
+      problems.push(`MERCHANT_PASSWORD_HASHES has a malformed entry for ${username} (one or two hmac-sha256 or pbkdf2-sha256 values)`);
+    } else {
+      hashes.set(username, entries as CredentialEntry[]);
+    }
   }
   return hashes;
 }

@@ -1,25 +1,48 @@
-import { textOfBase64, toHex, utf8 } from '../bytes';
+import { textOfBase64 } from '../bytes';
+import type { Settings } from '../config/settings';
 import { MERCHANTS, type MerchantConfig } from '../config/merchants';
-import { encodeStored, MAX_ITERATIONS, pbkdf2, type StoredHash } from '../credentials/password-hash';
+import { importCredentialKey, matches, type CredentialEntry } from '../credentials/credentials';
 import { fail } from './errors';
 
 /**
  * HTTP Basic authentication against the merchant configuration (CONTRACT.md §1, §2 step 2).
  *
- * Passwords are stored only as salted PBKDF2-SHA256 hashes, in the MERCHANT_PASSWORD_HASHES
- * secret: a JSON object `{ "<username>": "pbkdf2-sha256:<iterations>:<salt b64>:<hash b64>" }`
- * (make one with `npm run hash-password`), parsed once with the other settings.
+ * Credentials are stored as keyed hashes in the MERCHANT_PASSWORD_HASHES secret (see
+ * src/credentials/credentials.ts): an issued password costs one HMAC to check, a person's
+ * password one PBKDF2 run (the slow path). A merchant may have two at once while it switches.
+ *
+ * Successful checks are remembered per isolate for a minute, keyed by the parsed username and
+ * password (so every spelling of the same header shares one entry) and tied to the stored
+ * secret (so a changed or removed credential takes effect at once). Failures are never cached.
+ *
+ * Failed logins are limited with Workers Rate Limiting (wrangler.toml), per Cloudflare location:
+ * - per client address, every credential check that misses the cache counts, before any hashing:
+ *   a client over the limit gets 429 at once. A merchant's server logs in cold about once a
+ *   minute per isolate, far under the limit, and a warm login is never counted;
+ * - per username, failures count: past the limit a failure answers 429 instead of 401, and this
+ *   isolate stops running the slow hash for the username (429 before hashing). An issued
+ *   credential is still checked (microseconds), so the merchant's own logins from its own
+ *   address keep working while someone else fails on another.
  */
 
-/**
- * PBKDF2 costs milliseconds of CPU on purpose; a merchant's checkout calls many times a minute
- * with the same credentials. Successful checks are remembered per isolate for a minute, keyed by
- * a SHA-256 of the Authorization value and the stored hash (so a password change or a removed
- * merchant takes effect at once). Failures are never cached.
- */
 const VERIFIED_TTL_MS = 60_000;
 const VERIFIED_MAX = 1_000;
-const verified = new Map<string, number>();
+/** Seconds a client waits after the limit: the limiters' window. */
+export const LOGIN_LIMIT_WINDOW_SECONDS = 60;
+
+const verified = new Map<string, { source: string; until: number }>();
+/** Usernames past their failure limit in this isolate, until when. */
+const throttled = new Map<string, number>();
+const credentialKeys = new WeakMap<object, Promise<CryptoKey>>();
+
+/** The rate limiters of failed logins, and where a request comes from. */
+export interface LoginLimits {
+  byAddress?: RateLimit;
+  byUsername?: RateLimit;
+  address: string;
+  /** Tells the log line what the limiters did. */
+  note: (what: string) => void;
+}
 
 /** Parses `Authorization: Basic …` into username and password, or ends the request with 401. */
 export function parseBasicAuthorization(header: string | null): { username: string; password: string } {
@@ -39,34 +62,57 @@ export function parseBasicAuthorization(header: string | null): { username: stri
 
 /**
  * Authenticates the request's Basic credentials and returns the merchant, or ends the request
- * with 401 (or 503 when the hash secret is missing or malformed).
+ * with 401, or 429 when its address or username is past the limit of failed logins.
  */
-export async function authenticate(request: Request, hashes: ReadonlyMap<string, StoredHash>): Promise<MerchantConfig> {
-  const header = request.headers.get('Authorization');
-  const { username, password } = parseBasicAuthorization(header);
+export async function authenticate(request: Request, settings: Settings, limits: LoginLimits): Promise<MerchantConfig> {
+  const { username, password } = parseBasicAuthorization(request.headers.get('Authorization'));
   const merchant = MERCHANTS.get(username);
-  const stored = merchant ? hashes.get(username) : undefined;
+  const entries = merchant ? settings.passwordHashes.get(username) : undefined;
+  const cacheKey = `${username}\u0000${password}`;
+  const now = Date.now();
+  const hit = verified.get(cacheKey);
+  if (merchant && entries && hit && hit.source === settings.passwordHashesSource && hit.until > now) return merchant;
 
-  const cacheKey = await sha256Hex(`${header}\u0000${stored ? encodeStored(stored) : ''}`);
-  const until = verified.get(cacheKey);
-  if (merchant && stored && until !== undefined && until > Date.now()) return merchant;
+  if (!(await allowed(limits.byAddress, limits.address, limits))) fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
+  const slowOnly = entries === undefined || entries.every((e) => e.kind === 'pbkdf2');
+  if ((throttled.get(username) ?? 0) > now && slowOnly) fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
 
-  // An unknown user still costs one PBKDF2 run, so response time does not reveal usernames.
-  const ok = (await verifyPassword(password, stored ?? DUMMY_HASH)) && stored !== undefined;
-  if (!ok || !merchant) fail({ kind: 'accessDenied' });
+  const key = await credentialKey(settings);
+  // An unknown username still costs one keyed hash, so the answer's time does not tell it apart.
+  let ok = false;
+  for (const entry of entries ?? [DUMMY_ENTRY]) if (await matches(entry, key, username, password)) ok = true;
+  if (!ok || !merchant || !entries) {
+    if (!(await allowed(limits.byUsername, username, limits))) {
+      throttled.set(username, now + LOGIN_LIMIT_WINDOW_SECONDS * 1000);
+      fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
+    }
+    fail({ kind: 'accessDenied' });
+  }
   if (verified.size >= VERIFIED_MAX) verified.clear();
-  verified.set(cacheKey, Date.now() + VERIFIED_TTL_MS);
+  verified.set(cacheKey, { source: settings.passwordHashesSource, until: now + VERIFIED_TTL_MS });
   return merchant;
 }
 
-/** PBKDF2-SHA256 of the password with the stored salt, compared in constant time. */
-export async function verifyPassword(password: string, stored: StoredHash): Promise<boolean> {
-  const derived = await pbkdf2(password, stored.salt, stored.iterations, stored.hash.byteLength);
-  return derived.byteLength === stored.hash.byteLength && crypto.subtle.timingSafeEqual(derived, stored.hash);
+/** One count against a limiter; a limiter that fails lets the request through (and says so). */
+async function allowed(limiter: RateLimit | undefined, key: string, limits: LoginLimits): Promise<boolean> {
+  if (!limiter) return true;
+  try {
+    const { success } = await limiter.limit({ key });
+    if (!success) limits.note('limited');
+    return success;
+  } catch {
+    limits.note('rate limiter unavailable');
+    return true;
+  }
 }
 
-const DUMMY_HASH: StoredHash = { iterations: MAX_ITERATIONS, salt: new Uint8Array(16), hash: new Uint8Array(32) };
-
-async function sha256Hex(text: string): Promise<string> {
-  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(text))));
+function credentialKey(settings: Settings): Promise<CryptoKey> {
+  let key = credentialKeys.get(settings);
+  if (!key) {
+    key = importCredentialKey(settings.credentialKey);
+    credentialKeys.set(settings, key);
+  }
+  return key;
 }
+
+const DUMMY_ENTRY: CredentialEntry = { kind: 'hmac', mac: new Uint8Array(32) };

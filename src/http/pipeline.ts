@@ -116,7 +116,12 @@ export async function runEndpoint(
 ): Promise<EndpointResult> {
   rc.api = endpoint.api;
   rc.log.api = endpoint.api.name;
-  const merchant = await authenticate(rc.request, rc.settings.passwordHashes);
+  const merchant = await authenticate(rc.request, rc.settings, {
+    byAddress: rc.env.LOGIN_ATTEMPTS_BY_ADDRESS,
+    byUsername: rc.env.LOGIN_FAILURES_BY_USERNAME,
+    address: rc.request.headers.get('CF-Connecting-IP') ?? 'unknown',
+    note: (what) => (rc.log.loginLimit = what),
+  });
   rc.log.merchant = merchant.username;
   checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};

@@ -29,9 +29,15 @@ export type Fetch = (request: Request) => Promise<Response>;
 
 const WORKER: Fetch = (request) => exports.default.fetch(request);
 
+/**
+ * The client address of this test file's requests. The rate limiters keep their counts across
+ * tests and files (the pool does not reset them), so each file is its own client.
+ */
+export const CLIENT_ADDRESS = `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
+
 /** Calls the Worker through its fetch handler, as a merchant's server would. */
 export async function call(path: string, options: CallOptions = {}): Promise<Response> {
-  const headers = new Headers();
+  const headers = new Headers({ 'CF-Connecting-IP': CLIENT_ADDRESS });
   for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers.set(k, v);
   // Bytes, not a string: a string body would make Request add `Content-Type: text/plain`.
   const body =
