@@ -55,7 +55,9 @@ async function main(): Promise<void> {
     const password = command === 'new' ? newPassword() : rest[1]!;
     const entry = await issuedEntry(await importCredentialKey(raw), username, password);
     if (command === 'new') {
-      console.log(`password for ${username} (shown once; give it to the merchant over a secure channel):\n  ${password}`);
+      console.log(
+        `password for ${username} (shown once; give it to the merchant over a secure channel):\n  ${password}`,
+      );
     }
     console.log(`entry for MERCHANT_PASSWORD_HASHES:\n  ${JSON.stringify({ [username]: entry })}`);
     return;

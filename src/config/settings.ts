@@ -171,7 +171,9 @@ function storedHashes(value: string | undefined, problems: string[]): Map<string
     const values: unknown[] = Array.isArray(raw) ? raw : [raw];
     const entries = values.map((v) => (typeof v === 'string' ? decodeEntry(v) : undefined));
     if (values.length === 0 || values.length > MAX_ENTRIES || entries.some((e) => e === undefined)) {
-      problems.push(`MERCHANT_PASSWORD_HASHES has a malformed entry for ${username} (one or two hmac-sha256 or pbkdf2-sha256 values)`);
+      problems.push(
+        `MERCHANT_PASSWORD_HASHES has a malformed entry for ${username} (one or two hmac-sha256 or pbkdf2-sha256 values)`,
+      );
     } else {
       hashes.set(username, entries as CredentialEntry[]);
     }

@@ -57,14 +57,24 @@ export async function issuedEntry(key: CryptoKey, username: string, password: st
 
 /** A password of {@link ISSUED_PASSWORD_BYTES} random bytes, base64url (32 characters). */
 export function newPassword(): string {
-  return toBase64(crypto.getRandomValues(new Uint8Array(ISSUED_PASSWORD_BYTES))).replace(/\+/g, '-').replace(/\//g, '_');
+  return toBase64(crypto.getRandomValues(new Uint8Array(ISSUED_PASSWORD_BYTES)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_');
 }
 
 /** Whether the password matches the entry; the final comparison is constant-time for both forms. */
-export async function matches(entry: CredentialEntry, key: CryptoKey, username: string, password: string): Promise<boolean> {
+export async function matches(
+  entry: CredentialEntry,
+  key: CryptoKey,
+  username: string,
+  password: string,
+): Promise<boolean> {
   const [expected, actual] =
     entry.kind === 'hmac'
       ? [entry.mac, await macOf(key, username, password)]
-      : [entry.hash.hash, new Uint8Array(await pbkdf2(password, entry.hash.salt, entry.hash.iterations, entry.hash.hash.byteLength))];
+      : [
+          entry.hash.hash,
+          new Uint8Array(await pbkdf2(password, entry.hash.salt, entry.hash.iterations, entry.hash.hash.byteLength)),
+        ];
   return expected.byteLength === actual.byteLength && crypto.subtle.timingSafeEqual(expected, actual);
 }

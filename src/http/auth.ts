@@ -73,9 +73,11 @@ export async function authenticate(request: Request, settings: Settings, limits:
   const hit = verified.get(cacheKey);
   if (merchant && entries && hit && hit.source === settings.passwordHashesSource && hit.until > now) return merchant;
 
-  if (!(await allowed(limits.byAddress, limits.address, limits))) fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
+  if (!(await allowed(limits.byAddress, limits.address, limits)))
+    fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
   const slowOnly = entries === undefined || entries.every((e) => e.kind === 'pbkdf2');
-  if ((throttled.get(username) ?? 0) > now && slowOnly) fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
+  if ((throttled.get(username) ?? 0) > now && slowOnly)
+    fail({ kind: 'tooManyRequests', retryAfter: LOGIN_LIMIT_WINDOW_SECONDS });
 
   const key = await credentialKey(settings);
   // An unknown username still costs one keyed hash, so the answer's time does not tell it apart.

@@ -79,7 +79,13 @@ export function mapFailure(f: Failure): MappedError {
     case 'accessDenied':
       return doc(401, 'accessDenied', 'The credentials were not accepted.', {}, AUTHENTICATE);
     case 'tooManyRequests':
-      return doc(429, 'tooManyRequests', 'Too many failed logins; try again later.', {}, { 'Retry-After': String(f.retryAfter) });
+      return doc(
+        429,
+        'tooManyRequests',
+        'Too many failed logins; try again later.',
+        {},
+        { 'Retry-After': String(f.retryAfter) },
+      );
     case 'headerMissing':
       return doc(400, 'headerIsMissing', `The ${f.header} header is required.`, { headerName: f.header });
     case 'headerInvalid':
