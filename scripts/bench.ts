@@ -7,8 +7,9 @@
  *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
  *    and the storage calls of each step.
  *
- *   npm run bench -- [--only bin|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
- *                    [--rows 400000] [--runs 3] [--baseline REF] [--flows 200] [--concurrency 10]
+ *   npm run bench -- [--only bin|requests|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
+ *                    [--flows 200] [--concurrency 10]
  *   npx tsx scripts/bench.ts --source ../shared/eval/openbiin/openbiin.csv --format openbiin
  *
  * Datasets: always the synthetic set (scripts/generate-synthetic.ts, seed 1) and the embedded
@@ -27,6 +28,7 @@ import type { Importer } from './bin-data/source-row';
 import { sink } from './bench/measure';
 import { runDataset, type Dataset, type DatasetResult } from './bench/run-dataset';
 import { renderAgreement, renderTable, renderTargets } from './bench/table';
+import { runHttpBench } from './bench/http-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
 import { generateSyntheticCsv } from './generate-synthetic';
 
@@ -37,6 +39,8 @@ const SYNTHETIC_SEED = 1;
  * to compare with another commit.
  */
 const THREEDS_BASELINE = '8a1a4ac';
+/** The request-path baseline: the last commit before issued credentials and the lean path (issue 8). */
+const REQUESTS_BASELINE = 'a726c15';
 
 function list(values: readonly string[] | undefined): string[] {
   return (values ?? [])
@@ -91,26 +95,35 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '3' },
       only: { type: 'string' },
       baseline: { type: 'string', default: THREEDS_BASELINE },
+      'requests-baseline': { type: 'string', default: REQUESTS_BASELINE },
       flows: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '10' },
     },
   });
-  if (values.only !== undefined && values.only !== 'bin' && values.only !== 'threeds') {
-    throw new Error(`--only takes bin or threeds, not ${values.only}`);
-  }
+  const parts = ['bin', 'threeds', 'requests'];
+  if (values.only !== undefined && !parts.includes(values.only))
+    throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
+  const selected = (part: string): boolean => values.only === undefined || values.only === part;
   const lookups = positiveInt(values.lookups, 'lookups');
   const rows = positiveInt(values.rows, 'rows');
-  const runs = positiveInt(values.runs, 'runs');
+  const runCount = positiveInt(values.runs, 'runs');
   const log = (m: string): void => console.error(`[bench] ${m}`);
   const began = performance.now();
 
   let failed = false;
-  if (values.only !== 'threeds') failed = await binBench(values, lookups, rows, runs, log);
-  if (values.only !== 'bin') {
+  if (selected('bin')) failed = await binBench(values, lookups, rows, runCount, log);
+  if (selected('requests')) {
+    const report = await runHttpBench({ root: ROOT, baselineRef: values['requests-baseline'], runs: runCount, log });
+    console.log(
+      `\n## Request path and logins (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('threeds')) {
     const report = await runThreeDsBench({
       root: ROOT,
       baselineRef: values.baseline,
-      runs,
+      runs: runCount,
       flows: positiveInt(values.flows, 'flows'),
       concurrency: positiveInt(values.concurrency, 'concurrency'),
       log,

@@ -17,6 +17,46 @@ import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 export interface LocalWorker {
   url: URL;
   stop: () => Promise<void>;
+  /** The workerd process serving it (for the benchmark's CPU readings), when it could be told. */
+  pid?: number;
+}
+
+/** The workerd processes this Node process has started. */
+function workerdChildren(): Set<number> {
+  const out = new Set<number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && name.startsWith('workerd')) out.add(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
+}
+
+/** Starts Miniflare and tells which workerd process it started. */
+async function started(options: ConstructorParameters<typeof Miniflare>[0]): Promise<LocalWorker> {
+  const before = workerdChildren();
+  const mf = new Miniflare(options);
+  const url = await mf.ready;
+  const pid = [...workerdChildren()].find((p) => !before.has(p));
+  return { url, stop: () => mf.dispose(), ...(pid !== undefined ? { pid } : {}) };
+}
+
+/** A worker from one module's source (the benchmark's bare baseline), served the same way. */
+export function startScriptWorker(script: string): Promise<LocalWorker> {
+  return started({
+    modules: true,
+    script,
+    compatibilityDate: '2026-04-20',
+    host: '127.0.0.1',
+    port: 0,
+    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => void [stdout, stderr].forEach((s) => s.resume()),
+  });
 }
 
 export interface LocalWorkerOptions {
@@ -50,7 +90,7 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
   }
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, 'wrangler.toml'));
   const secrets = parseEnv(readFileSync(join(root, '.dev.vars.example'), 'utf8')) as Record<string, string>;
-  const mf = new Miniflare({
+  return started({
     ...workerOptions,
     modules: modules.map((name) => ({
       type: name.endsWith('.bin') ? ('Data' as const) : ('ESModule' as const),
@@ -66,6 +106,4 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
       ? { handleRuntimeStdio: (stdout: Readable, stderr: Readable) => void [stdout, stderr].forEach((s) => s.resume()) }
       : {}),
   } as ConstructorParameters<typeof Miniflare>[0]);
-  const url = await mf.ready;
-  return { url, stop: () => mf.dispose() };
 }

@@ -14,12 +14,14 @@ import { startLocalWorker, type LocalWorker } from '../local-worker';
  * An entry module that counts the storage calls of requests sent with `x-bench-step: <label>`:
  * every KV call (reads: get/list; writes: put/delete) and every Durable Object call, per label.
  * `GET /__bench/counts` answers the counts so far and resets them. Requests without the header
- * reach the Worker untouched, so timed runs measure the Worker alone.
+ * reach the Worker untouched, so timed runs measure the Worker alone. A request with
+ * `x-bench-cold` sees its credentials secret as a new one, so its login is checked cold.
  */
 export const COUNTING_ENTRY = `
 import worker from './index.js';
 export * from './index.js';
 const counts = {};
+let cold = 0;
 const isKv = (b) => b && typeof b.get === 'function' && typeof b.put === 'function' && typeof b.list === 'function';
 const isNamespace = (b) => b && typeof b.idFromName === 'function';
 function kv(binding, c) {
@@ -48,6 +50,12 @@ export default {
       for (const k of Object.keys(counts)) delete counts[k];
       return new Response(body);
     }
+    if (request.headers.get('x-bench-cold') !== null) {
+      // A cold login: the stored credentials read as a new secret (trailing spaces are still the
+      // same JSON), so no cache of an earlier check applies.
+      cold = (cold + 1) % 4096;
+      return worker.fetch(request, { ...env, MERCHANT_PASSWORD_HASHES: env.MERCHANT_PASSWORD_HASHES + ' '.repeat(cold + 1) }, ctx);
+    }
     const step = request.headers.get('x-bench-step');
     if (step === null) return worker.fetch(request, env, ctx);
     const c = (counts[step] ??= { requests: 0, kvReads: 0, kvWrites: 0, doCalls: 0 });
@@ -70,7 +78,7 @@ export interface Versions {
   stop: () => Promise<void>;
 }
 
-/** Serves this tree's Worker and `baselineRef`'s, both behind the counting entry. */
+/** Serves this tree's Worker and `baselineRef`'s, both behind the counting entry (and quiet). */
 export async function startVersions(root: string, baselineRef: string, log: (m: string) => void): Promise<Versions> {
   const commit = execFileSync('git', ['rev-parse', '--short', baselineRef], { cwd: root, encoding: 'utf8' }).trim();
   const dir = mkdtempSync(join(tmpdir(), `card-edge-${commit}-`));

@@ -1,5 +1,5 @@
 import { fromBase64, toBase64, utf8 } from '../bytes';
-import { decodeStored, pbkdf2, type StoredHash } from './password-hash';
+import { decodeStored, type StoredHash } from './password-hash';
 
 /**
  * The stored forms of merchant credentials (MERCHANT_PASSWORD_HASHES), checked in constant time.
@@ -39,7 +39,7 @@ export function importCredentialKey(raw: Uint8Array<ArrayBuffer>): Promise<Crypt
   return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
 }
 
-async function macOf(key: CryptoKey, username: string, password: string): Promise<Uint8Array<ArrayBuffer>> {
+export async function macOf(key: CryptoKey, username: string, password: string): Promise<Uint8Array<ArrayBuffer>> {
   return new Uint8Array(await crypto.subtle.sign('HMAC', key, utf8(`${username}:${password}`)));
 }
 
@@ -60,21 +60,4 @@ export function newPassword(): string {
   return toBase64(crypto.getRandomValues(new Uint8Array(ISSUED_PASSWORD_BYTES)))
     .replace(/\+/g, '-')
     .replace(/\//g, '_');
-}
-
-/** Whether the password matches the entry; the final comparison is constant-time for both forms. */
-export async function matches(
-  entry: CredentialEntry,
-  key: CryptoKey,
-  username: string,
-  password: string,
-): Promise<boolean> {
-  const [expected, actual] =
-    entry.kind === 'hmac'
-      ? [entry.mac, await macOf(key, username, password)]
-      : [
-          entry.hash.hash,
-          new Uint8Array(await pbkdf2(password, entry.hash.salt, entry.hash.iterations, entry.hash.hash.byteLength)),
-        ];
-  return expected.byteLength === actual.byteLength && crypto.subtle.timingSafeEqual(expected, actual);
 }

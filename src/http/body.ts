@@ -22,18 +22,48 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
   return parsed as Record<string, unknown>;
 }
 
+const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 /**
  * The body as UTF-8 text, at most MAX_BODY_BYTES (else bodyIsTooLarge); undefined when it is not
- * valid UTF-8.
+ * valid UTF-8. A body with a declared Content-Length within the cap is read in one call (the
+ * runtime enforces the length); one without (chunked) is counted as it arrives.
  */
 export async function readBodyText(request: Request): Promise<string | undefined> {
-  const declared = Number(request.headers.get('Content-Length') ?? '0');
-  if (declared > MAX_BODY_BYTES) fail({ kind: 'bodyTooLarge', limitBytes: MAX_BODY_BYTES });
-  const bytes = await readCapped(request.body, MAX_BODY_BYTES);
+  const length = request.headers.get('Content-Length');
+  const declared = length === null ? undefined : Number(length);
+  if (declared !== undefined && declared > MAX_BODY_BYTES) fail({ kind: 'bodyTooLarge', limitBytes: MAX_BODY_BYTES });
+  let bytes: Uint8Array;
+  if (declared !== undefined && Number.isInteger(declared)) {
+    try {
+      bytes = new Uint8Array(await request.arrayBuffer());
+    } catch {
+      // The client stopped sending before the end (a cut-off upload): its request, not our fault.
+      fail({ kind: 'bodyIncomplete' });
+    }
+  } else {
+    bytes = await readCapped(request.body, MAX_BODY_BYTES);
+  }
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    return UTF8_STRICT.decode(bytes);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Reads what is left of a body the answer did not need (up to the cap), so that the client's
+ * keep-alive connection stays usable: a server that answers a POST without reading its body has
+ * to close the connection. A larger or broken body is cancelled instead.
+ */
+export async function drainBody(request: Request): Promise<void> {
+  if (request.body === null || request.bodyUsed) return;
+  const length = Number(request.headers.get('Content-Length') ?? 'NaN');
+  try {
+    if (Number.isInteger(length) && length <= MAX_BODY_BYTES) await request.arrayBuffer();
+    else await request.body.cancel();
+  } catch {
+    // A client that went away: nothing to keep alive.
   }
 }
 

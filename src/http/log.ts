@@ -11,15 +11,16 @@ export type LogFields = Record<string, string | number | boolean | undefined> & 
 };
 
 /**
- * Writes one log line. Every free-text field goes through {@link redactPans}: a path such as
- * `/tokens/4571…` or a stray exception message must not carry a card number into the logs.
+ * Writes one log line. The whole line but its correlation id (a UUID, whose digit groups could
+ * look like a card number) goes through {@link redactPans} in one pass: a path such as
+ * `/tokens/4571…`, a merchant's reference or a stray exception message must not carry a card
+ * number into the logs.
  */
 export function logLine(fields: LogFields): void {
-  const safe: Record<string, unknown> = { ts: new Date().toISOString() };
-  for (const [name, value] of Object.entries(fields)) {
-    safe[name] = typeof value === 'string' && name !== 'correlationId' ? redactPans(value) : value;
-  }
-  const line = JSON.stringify(safe);
+  const { correlationId, ...rest } = fields;
+  const body = redactPans(JSON.stringify({ ts: new Date().toISOString(), ...rest }));
+  const line =
+    correlationId === undefined ? body : `{"correlationId":${JSON.stringify(correlationId)},${body.slice(1)}`;
   if (fields.level === 'error') console.error(line);
   else console.log(line);
 }

@@ -3,7 +3,7 @@ import { settingsOf, SettingsError, type Settings } from '../config/settings';
 import { StorageError } from '../storage/kv';
 import { TokenKeyMissing } from '../tokens/token-crypto';
 import { authenticate } from './auth';
-import { readJsonObject } from './body';
+import { drainBody, readJsonObject } from './body';
 import { ApiError, mapFailure, type Failure } from './errors';
 import { checkHeaders, type ApiProfile } from './headers';
 import { describeError, logLine } from './log';
@@ -77,7 +77,7 @@ export async function serve(
   let response: Response;
   try {
     const result = await route(rc);
-    response = result instanceof Response ? result : jsonResponse(result, rc.api?.mediaType);
+    response = result instanceof Response ? withCommonHeaders(result, rc) : jsonResponse(result, rc);
   } catch (e) {
     const failure = failureOf(e);
     if (e instanceof StorageError) logStorageError(rc, e);
@@ -87,12 +87,11 @@ export async function serve(
     if (failure.kind === 'misconfigured') rc.log.misconfigured = failure.what;
     const mapped = mapFailure(failure);
     rc.log.errorName = mapped.body.errorName;
-    response = jsonResponse({ status: mapped.status, body: mapped.body, headers: mapped.headers }, rc.api?.mediaType);
+    response = jsonResponse({ status: mapped.status, body: mapped.body, headers: mapped.headers }, rc);
   }
-  response.headers.set('WP-CorrelationId', rc.correlationId);
-  response.headers.set('Cache-Control', 'no-store');
-  response.headers.set('X-Content-Type-Options', 'nosniff');
-  for (const [name, value] of Object.entries(rc.api?.responseHeaders ?? {})) response.headers.set(name, value);
+  // An answer given before the body was read (an error, mostly) would otherwise cost the client
+  // its keep-alive connection.
+  if (request.body !== null && !request.bodyUsed) await drainBody(request);
   logLine({
     level: response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info',
     correlationId: rc.correlationId,
@@ -102,6 +101,22 @@ export async function serve(
     durationMs: Date.now() - started,
     ...rc.log,
   });
+  return response;
+}
+
+/** Headers every answer carries (CONTRACT.md §2), and the API's own. */
+function commonHeaders(rc: RequestContext): Record<string, string> {
+  return {
+    'WP-CorrelationId': rc.correlationId,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...rc.api?.responseHeaders,
+  };
+}
+
+/** A Response a route built itself (the HTML pages), given the common headers. */
+function withCommonHeaders(response: Response, rc: RequestContext): Response {
+  for (const [name, value] of Object.entries(commonHeaders(rc))) response.headers.set(name, value);
   return response;
 }
 
@@ -116,12 +131,13 @@ export async function runEndpoint(
 ): Promise<EndpointResult> {
   rc.api = endpoint.api;
   rc.log.api = endpoint.api.name;
-  const merchant = await authenticate(rc.request, rc.settings, {
+  const signedIn = authenticate(rc.request, rc.settings, () => ({
     byAddress: rc.env.LOGIN_ATTEMPTS_BY_ADDRESS,
     byUsername: rc.env.LOGIN_FAILURES_BY_USERNAME,
     address: rc.request.headers.get('CF-Connecting-IP') ?? 'unknown',
     note: (what) => (rc.log.loginLimit = what),
-  });
+  }));
+  const merchant = signedIn instanceof Promise ? await signedIn : signedIn;
   rc.log.merchant = merchant.username;
   checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
@@ -142,9 +158,12 @@ function failureOf(e: unknown): Failure {
   return { kind: 'internal' };
 }
 
-function jsonResponse(result: EndpointResult, mediaType = 'application/json'): Response {
-  const headers = new Headers(result.headers);
+/** A JSON answer in the API's media type, every header set at construction. */
+function jsonResponse(result: EndpointResult, rc: RequestContext): Response {
+  const headers = { ...result.headers, ...commonHeaders(rc) };
   if (result.body === undefined) return new Response(null, { status: result.status, headers });
-  headers.set('Content-Type', mediaType);
-  return new Response(JSON.stringify(result.body), { status: result.status, headers });
+  return new Response(JSON.stringify(result.body), {
+    status: result.status,
+    headers: { ...headers, 'Content-Type': rc.api?.mediaType ?? 'application/json' },
+  });
 }

@@ -215,3 +215,33 @@ describe('X-Content-Type-Options: nosniff', () => {
     expect((await send()).headers.get('X-Content-Type-Options')).toBe('nosniff');
   });
 });
+
+describe('a body without a Content-Length (chunked)', () => {
+  it('is read as it arrives, within the same 64 KiB cap', async () => {
+    const chunked = (text: string): ReadableStream<Uint8Array> =>
+      new ReadableStream({
+        start(controller) {
+          const bytes = new TextEncoder().encode(text);
+          for (let at = 0; at < bytes.length; at += 1000) controller.enqueue(bytes.slice(at, at + 1000));
+          controller.close();
+        },
+      });
+    const send = (text: string): Promise<Response> =>
+      worker.fetch(
+        new Request<unknown, IncomingRequestCfProperties>('https://edge.test/api/cardBin/panLookup', {
+          method: 'POST',
+          headers: CARD_BIN_HEADERS,
+          body: chunked(text),
+        }),
+        env,
+        createExecutionContext(),
+      );
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    const ok = await send(JSON.stringify({ merchant: { entity: 'default' }, cardNumber: '4444333322221111' }));
+    expect(ok.status).toBe(200);
+    const big = await send(
+      JSON.stringify({ merchant: { entity: 'default' }, cardNumber: '4444333322221111', pad: 'x'.repeat(70_000) }),
+    );
+    expect(big.status).toBe(413);
+  });
+});

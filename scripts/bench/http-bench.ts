@@ -1,0 +1,252 @@
+import { startScriptWorker, type LocalWorker } from '../local-worker';
+import { load, type LoadRequest, type LoadResult } from './load';
+import { startVersions, type WorkerVersion } from './worker-versions';
+
+/**
+ * The request-path part of `npm run bench`: this tree's Worker against an earlier commit's and
+ * against a bare worker that answers a constant JSON, all in workerd (Miniflare) in one run.
+ *
+ * 1. Logins: workerd CPU per request for a request without credentials, a failed login, a cold
+ *    right login and a warm one; and a legitimate client's p50 while others flood wrong passwords.
+ * 2. The path around the lookup: panLookup (warm login) against the bare worker, requests per
+ *    second and workerd CPU per request, at 10 and 50 connections; connections the server reset
+ *    or closed.
+ *
+ * CPU is the workerd process's user + system time over the run (/proc), divided by requests.
+ */
+
+export interface HttpBenchOptions {
+  root: string;
+  baselineRef: string;
+  runs: number;
+  log: (m: string) => void;
+}
+
+const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;
+const WRONG = (i: number): string => `Basic ${Buffer.from(`test-merchant:wrong-${i}`).toString('base64')}`;
+const BIN = { 'Content-Type': 'application/json', 'WP-Api-Version': '1' };
+const BODY = JSON.stringify({ merchant: { entity: 'default' }, cardNumber: '4571368400000008' });
+const LOOKUP = '/api/cardBin/panLookup';
+
+/** The bare baseline: a Worker that answers a constant JSON, as small as a Worker gets. */
+const BARE_WORKER = `export default { async fetch(request) {
+  await request.arrayBuffer(); // as any handler of a POST must, or the connection closes
+  return new Response('{"type":"pan","brand":["visa"],"bin":"457136","binLength":6}', { headers: { 'Content-Type': 'application/json' } });
+} };`;
+
+const lookup = (headers: Record<string, string>): LoadRequest => ({
+  method: 'POST',
+  path: LOOKUP,
+  headers: { ...BIN, ...headers },
+  body: BODY,
+});
+
+/** Login scenarios: a fresh client address per request unless the scenario is about one address. */
+const LOGINS: { name: string; requests: number; next: (i: number) => LoadRequest }[] = [
+  {
+    name: 'no credentials (401)',
+    requests: 600,
+    next: (i) => lookup({ 'CF-Connecting-IP': `10.1.${i >> 8}.${i & 255}` }),
+  },
+  {
+    name: 'failed login (401)',
+    requests: 300,
+    next: (i) => lookup({ Authorization: WRONG(i), 'CF-Connecting-IP': `10.2.${i >> 8}.${i & 255}` }),
+  },
+  {
+    name: 'cold right login',
+    requests: 300,
+    // A new header spelling (the old cache key: spaces after "Basic", which HTTP keeps) and a new
+    // secret text (the new key): no cache applies to either Worker.
+    next: (i) =>
+      lookup({
+        Authorization: AUTH.replace('Basic ', `Basic${' '.repeat(1 + (i % 512))}`),
+        'x-bench-cold': '1',
+        'CF-Connecting-IP': `10.3.${i >> 8}.${i & 255}`,
+      }),
+  },
+  {
+    name: 'warm right login',
+    requests: 600,
+    next: () => lookup({ Authorization: AUTH, 'CF-Connecting-IP': '10.4.0.1' }),
+  },
+];
+
+export async function runHttpBench(o: HttpBenchOptions): Promise<string> {
+  const versions = await startVersions(o.root, o.baselineRef, o.log);
+  const bare = await startScriptWorker(BARE_WORKER);
+  try {
+    const order: WorkerVersion[] = [versions.baseline, versions.current];
+    const sections = [await loginTable(o, order), await floodTable(o, order), await pathTable(o, order, bare)];
+    return sections.join('\n\n');
+  } finally {
+    await Promise.all([versions.stop(), bare.stop()]);
+  }
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fmt = (n: number, digits = 2): string =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '–';
+const spread = (values: number[], digits = 2): string => {
+  const s = [...values].sort((a, b) => a - b);
+  return `${fmt(s[0]!, digits)} / **${fmt(median(s), digits)}** / ${fmt(s[s.length - 1]!, digits)}`;
+};
+
+async function repeat(o: HttpBenchOptions, what: string, run: () => Promise<LoadResult>): Promise<LoadResult[]> {
+  const out: LoadResult[] = [];
+  for (let i = 0; i < o.runs; i++) {
+    o.log(`${what}, run ${i + 1}/${o.runs}`);
+    out.push(await run());
+  }
+  return out;
+}
+
+async function loginTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<string> {
+  const lines = [
+    `Logins: workerd CPU per request (ms; min / **median** / max of ${o.runs} runs, 2 connections), and ÷ the same Worker's request without credentials`,
+    '',
+    `| scenario | ${order.map((v) => `${v.label} CPU ms | ÷ no credentials`).join(' | ')} |`,
+    `|---|${order.map(() => '---|---').join('|')}|`,
+  ];
+  const results = new Map<string, LoadResult[]>();
+  for (const login of LOGINS) {
+    for (const v of order) {
+      const run = () =>
+        load(v.worker.url, { connections: 2, requests: login.requests, next: login.next, serverPid: v.worker.pid });
+      await run(); // warm-up (and the warm login's cache)
+      results.set(`${login.name}\u0000${v.label}`, await repeat(o, `${login.name}, ${v.label}`, run));
+    }
+  }
+  for (const login of LOGINS) {
+    const cells = order.map((v) => {
+      const cpu = (results.get(`${login.name}\u0000${v.label}`) ?? []).map((r) => r.cpuMsPerRequest);
+      const none = median((results.get(`${LOGINS[0]!.name}\u0000${v.label}`) ?? []).map((r) => r.cpuMsPerRequest));
+      return `${spread(cpu, 3)} | ${fmt(median(cpu) / none)}`;
+    });
+    lines.push(`| ${login.name} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+async function floodTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<string> {
+  const lines = [
+    'A legitimate client (1 connection, warm login) while others send wrong passwords (4 connections): its latency, ms',
+    '',
+    '| Worker | idle p50 | flood from one address p50 | ÷ idle | flood from rotating addresses p50 | ÷ idle | flood answers |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const v of order) {
+    const legit = (): Promise<LoadResult> =>
+      load(v.worker.url, {
+        connections: 1,
+        requests: 300,
+        next: () => lookup({ Authorization: AUTH, 'CF-Connecting-IP': '10.9.0.1' }),
+      });
+    await legit();
+    const idle = await repeat(o, `idle, ${v.label}`, legit);
+    const flooded = async (rotate: boolean): Promise<{ p50: number[]; statuses: Record<number, number> }> => {
+      const p50: number[] = [];
+      const statuses: Record<number, number> = {};
+      for (let run = 0; run < o.runs; run++) {
+        o.log(`flood (${rotate ? 'rotating' : 'one'} address), run ${run + 1}/${o.runs}, ${v.label}`);
+        let stop = false;
+        const flood = (async () => {
+          let i = 0;
+          while (!stop) {
+            const r = await load(v.worker.url, {
+              connections: 4,
+              requests: 40,
+              next: () =>
+                lookup({
+                  Authorization: WRONG(i++),
+                  'CF-Connecting-IP': rotate ? `10.8.${(i >> 8) & 255}.${i & 255}` : '10.7.0.1',
+                }),
+            });
+            for (const [status, n] of Object.entries(r.statuses))
+              statuses[Number(status)] = (statuses[Number(status)] ?? 0) + n;
+          }
+        })();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        p50.push((await legit()).p50);
+        stop = true;
+        await flood;
+      }
+      return { p50, statuses };
+    };
+    const one = await flooded(false);
+    const rotating = await flooded(true);
+    const base = median(idle.map((r) => r.p50));
+    const answers = (s: Record<number, number>): string =>
+      Object.entries(s)
+        .map(([status, n]) => `${n}× ${status}`)
+        .join(', ');
+    lines.push(
+      `| ${v.label} | ${spread(idle.map((r) => r.p50))} | ${spread(one.p50)} | ${fmt(median(one.p50) / base)} | ${spread(rotating.p50)} | ${fmt(median(rotating.p50) / base)} | one: ${answers(one.statuses)}; rotating: ${answers(rotating.statuses)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function pathTable(o: HttpBenchOptions, order: WorkerVersion[], bare: LocalWorker): Promise<string> {
+  const lines = [
+    `panLookup with a warm login against a bare Worker answering a constant JSON (min / **median** / max of ${o.runs} runs, 3,000 requests each)`,
+    '',
+    '| connections | Worker | requests/s | workerd CPU ms/request | p50 ms | p99 ms | req/s ÷ bare | CPU ÷ bare | resets | reconnects |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const targets: { label: string; worker: LocalWorker; next: () => LoadRequest }[] = [
+    { label: 'bare', worker: bare, next: () => lookup({}) },
+    ...order.map((v) => ({
+      label: v.label,
+      worker: v.worker,
+      next: () => lookup({ Authorization: AUTH, 'CF-Connecting-IP': '10.5.0.1' }),
+    })),
+  ];
+  for (const connections of [10, 50]) {
+    const results = new Map<string, LoadResult[]>();
+    for (const t of targets) await load(t.worker.url, { connections, requests: 500, next: t.next });
+    for (let run = 0; run < o.runs; run++) {
+      // Each round visits the Workers in another order, so that no one always runs first.
+      const round = run % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of round) {
+        o.log(`panLookup, ${connections} connections, run ${run + 1}/${o.runs}, ${t.label}`);
+        const r = await load(t.worker.url, { connections, requests: 3000, next: t.next, serverPid: t.worker.pid });
+        results.set(t.label, [...(results.get(t.label) ?? []), r]);
+      }
+    }
+    const bareRps = median((results.get('bare') ?? []).map((r) => r.requestsPerSecond));
+    const bareCpu = median((results.get('bare') ?? []).map((r) => r.cpuMsPerRequest));
+    for (const t of targets) {
+      const rs = results.get(t.label) ?? [];
+      const sum = (f: (r: LoadResult) => number): number => rs.reduce((n, r) => n + f(r), 0);
+      lines.push(
+        `| ${connections} | ${t.label} | ${spread(
+          rs.map((r) => r.requestsPerSecond),
+          0,
+        )} | ${spread(
+          rs.map((r) => r.cpuMsPerRequest),
+          3,
+        )} | ` +
+          `${fmt(median(rs.map((r) => r.p50)))} | ${fmt(median(rs.map((r) => r.p99)))} | ` +
+          `${fmt(median(rs.map((r) => r.requestsPerSecond)) / bareRps)} | ${fmt(median(rs.map((r) => r.cpuMsPerRequest)) / bareCpu)} | ${sum((r) => r.resets)} | ${sum((r) => r.reconnects)} |`,
+      );
+    }
+  }
+  // An error answer to a POST whose body the Worker did not read: does the connection survive?
+  lines.push(
+    '',
+    'Keep-alive after error answers to a POST (401 without credentials, 1,000 requests on 10 connections): connections the server reset / closed',
+  );
+  lines.push('', '| Worker | resets | reconnects |', '|---|---|---|');
+  for (const v of order) {
+    const r = await load(v.worker.url, {
+      connections: 10,
+      requests: 1000,
+      next: () => lookup({ 'CF-Connecting-IP': '10.6.0.1' }),
+    });
+    lines.push(`| ${v.label} | ${r.resets} | ${r.reconnects} |`);
+  }
+  return lines.join('\n');
+}
