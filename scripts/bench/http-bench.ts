@@ -134,8 +134,8 @@ async function floodTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<
   const lines = [
     'A legitimate client (1 connection, warm login) while others send wrong passwords (4 connections): its latency, ms',
     '',
-    '| Worker | idle p50 | flood from one address p50 | ÷ idle | flood from rotating addresses p50 | ÷ idle | flood answers |',
-    '|---|---|---|---|---|---|---|',
+    '| Worker | idle p50 | flood from one address p50 | ÷ idle | flood from rotating addresses p50 | ÷ idle | floor: the same flood without credentials p50 | ÷ idle | flood answers |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const v of order) {
     const legit = (): Promise<LoadResult> =>
@@ -146,11 +146,12 @@ async function floodTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<
       });
     await legit();
     const idle = await repeat(o, `idle, ${v.label}`, legit);
-    const flooded = async (rotate: boolean): Promise<{ p50: number[]; statuses: Record<number, number> }> => {
+    type Flood = 'one' | 'rotating' | 'none';
+    const flooded = async (kind: Flood): Promise<{ p50: number[]; statuses: Record<number, number> }> => {
       const p50: number[] = [];
       const statuses: Record<number, number> = {};
       for (let run = 0; run < o.runs; run++) {
-        o.log(`flood (${rotate ? 'rotating' : 'one'} address), run ${run + 1}/${o.runs}, ${v.label}`);
+        o.log(`flood (${kind}), run ${run + 1}/${o.runs}, ${v.label}`);
         let stop = false;
         const flood = (async () => {
           let i = 0;
@@ -175,15 +176,18 @@ async function floodTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<
       }
       return { p50, statuses };
     };
-    const one = await flooded(false);
-    const rotating = await flooded(true);
+    const one = await flooded('one');
+    const rotating = await flooded('rotating');
+    // The floor: the same load of the cheapest requests there are (no credentials, 401).
+    const floor = await flooded('none');
     const base = median(idle.map((r) => r.p50));
     const answers = (s: Record<number, number>): string =>
       Object.entries(s)
         .map(([status, n]) => `${n}× ${status}`)
         .join(', ');
     lines.push(
-      `| ${v.label} | ${spread(idle.map((r) => r.p50))} | ${spread(one.p50)} | ${fmt(median(one.p50) / base)} | ${spread(rotating.p50)} | ${fmt(median(rotating.p50) / base)} | one: ${answers(one.statuses)}; rotating: ${answers(rotating.statuses)} |`,
+      `| ${v.label} | ${spread(idle.map((r) => r.p50))} | ${spread(one.p50)} | ${fmt(median(one.p50) / base)} | ${spread(rotating.p50)} | ${fmt(median(rotating.p50) / base)} | ` +
+        `${spread(floor.p50)} | ${fmt(median(floor.p50) / base)} | one: ${answers(one.statuses)}; rotating: ${answers(rotating.statuses)} |`,
     );
   }
   return lines.join('\n');
