@@ -160,10 +160,12 @@ async function floodTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<
               connections: 4,
               requests: 40,
               next: () =>
-                lookup({
-                  Authorization: WRONG(i++),
-                  'CF-Connecting-IP': rotate ? `10.8.${(i >> 8) & 255}.${i & 255}` : '10.7.0.1',
-                }),
+                kind === 'none'
+                  ? lookup({ 'CF-Connecting-IP': `10.10.${(i >> 8) & 255}.${i++ & 255}` })
+                  : lookup({
+                      Authorization: WRONG(i++),
+                      'CF-Connecting-IP': kind === 'rotating' ? `10.8.${(i >> 8) & 255}.${i & 255}` : '10.7.0.1',
+                    }),
             });
             for (const [status, n] of Object.entries(r.statuses))
               statuses[Number(status)] = (statuses[Number(status)] ?? 0) + n;
