@@ -1,11 +1,13 @@
 /**
- * `npm run bench`: two reports, each a markdown table ready for the README.
+ * `npm run bench`: three reports, each a markdown table ready for the README.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.
  * 2. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
  *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
  *    and the storage calls of each step.
+ * 3. Requests: workerd CPU per login scenario, a legitimate client's latency under a flood of
+ *    wrong passwords, and panLookup against a bare Worker, this tree against `--requests-baseline`.
  *
  *   npm run bench -- [--only bin|requests|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
