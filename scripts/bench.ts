@@ -26,6 +26,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { importerNamed } from './bin-data/importers/index';
+import { layerPath, readSourcesConfig } from './bin-data/layers';
 import type { Importer } from './bin-data/source-row';
 import { sink } from './bench/measure';
 import { runDataset, type Dataset, type DatasetResult } from './bench/run-dataset';
@@ -65,19 +66,19 @@ function importerFor(name: string | undefined): Importer | undefined {
 }
 
 async function datasets(sources: string[], formats: string[], rows: number): Promise<Dataset[]> {
-  const config = JSON.parse(await readFile(join(ROOT, 'data', 'bin-source.json'), 'utf8')) as {
-    source: string;
-    format?: string;
-  };
+  // The embedded default's main source: its first layer that is not the overrides.
+  const dataDir = join(ROOT, 'data');
+  const layers = (await readSourcesConfig(dataDir)).layers;
+  const main = layers.find((l) => l.format !== 'overrides') ?? layers[0]!;
   return [
     {
       name: `synthetic ${rows.toLocaleString('en-US')} rows, seed ${SYNTHETIC_SEED}`,
       read: () => Promise.resolve(generateSyntheticCsv(rows, SYNTHETIC_SEED)),
     },
     {
-      name: `${config.source} (embedded default)`,
-      read: () => readFile(join(ROOT, config.source), 'utf8'),
-      importer: importerFor(config.format),
+      name: `data/${main.source} (embedded default)`,
+      read: () => readFile(layerPath(dataDir, main), 'utf8'),
+      importer: importerFor(main.format),
     },
     ...sources.map((source, i) => ({
       name: basename(source),

@@ -3,8 +3,9 @@
  * src/bin/artifact-format.ts.
  *
  * Overlaps are resolved once, here, so that the reader stays a plain binary search: at every
- * key the narrowest covering row wins (an 8-digit row beats its 6-digit BIN, a 6-digit BIN
- * beats a wide range); between rows of equal width the earlier source line wins.
+ * key the covering row that {@link rowPrecedence} ranks first answers (an override, then the
+ * most specific row, then the earliest layer, then the narrowest range and the earliest line).
+ * Among scheme ranges the narrowest wins.
  */
 import {
   BUCKET_BITS,
@@ -22,6 +23,7 @@ import {
   rangeIndexViews,
 } from '../../src/bin/artifact-format';
 import type { BinRecord } from '../../src/bin/model';
+import { rowPrecedence } from './precedence';
 import type { SchemeRange, SourceRow } from './source-row';
 
 /** A flattened, non-overlapping range of keys and the record id answering it. */
@@ -41,6 +43,15 @@ export interface CompileResult {
   dataIndexBytes: number;
   /** Bytes of the record table plus the string table. */
   recordTableBytes: number;
+  /** For each input row (same order), whether it answers at least one key of the index. */
+  rowUsed: boolean[];
+}
+
+export interface CompileOptions {
+  /** Stamped into the header; defaults to now. */
+  builtAt?: Date;
+  /** The data version string (sources and their hashes) the Worker names in its answers. */
+  provenance?: string;
 }
 
 /** Canonical key of a record, used to deduplicate the record table. */
@@ -80,30 +91,26 @@ export function schemeKeyRange(range: SchemeRange): { start: number; end: number
 }
 
 /**
- * Builds the artifact. `rows` must already be accepted and merged (no two rows with the same
- * start and end); `builtAt` is stamped into the header.
+ * Builds the artifact. `rows` must already be accepted and merged (no two rows of one layer with
+ * the same start and end).
  */
 export function compileIndex(
   rows: readonly SourceRow[],
   schemeRanges: readonly SchemeRange[],
-  builtAt = new Date(),
+  options: CompileOptions = {},
 ): CompileResult {
   const records = new RecordTable();
-  const dataSegments = flatten(
-    rows.map((r) => ({
-      start: r.start,
-      end: r.end,
-      order: r.line,
-      recordId: records.idOf(r.record),
-    })),
+  const rowIndex = new Map<SourceRow, number>(rows.map((r, i) => [r, i]));
+  const rowUsed = rows.map(() => false);
+  const dataSegments = flatten(rows, rowPrecedence).map(({ start, end, winner }) => {
+    rowUsed[rowIndex.get(winner)!] = true;
+    return { start, end, recordId: records.idOf(winner.record) };
+  });
+  const schemes = schemeRanges.map((s, i) => ({ ...schemeKeyRange(s), order: i, brands: s.brands }));
+  const schemeSegments = flatten(schemes, (a, b) => a.end - a.start - (b.end - b.start) || a.order - b.order).map(
+    ({ start, end, winner }) => ({ start, end, recordId: records.idOf(schemeRecord(winner.brands)) }),
   );
-  const schemeSegments = flatten(
-    schemeRanges.map((s, i) => ({
-      ...schemeKeyRange(s),
-      order: i,
-      recordId: records.idOf(schemeRecord(s.brands)),
-    })),
-  );
+  const provenanceId = options.provenance === undefined ? -1 : records.strings.idOf(options.provenance);
   const data = splitAtBuckets(mergeAdjacent(dataSegments));
   const scheme = splitAtBuckets(mergeAdjacent(schemeSegments));
   if (records.count > MAX_RECORDS)
@@ -134,7 +141,8 @@ export function compileIndex(
   header[HEADER.dataIndexOffset] = dataIndexOffset;
   header[HEADER.schemeIndexOffset] = schemeIndexOffset;
   header[HEADER.recordIdBytes] = idBytes;
-  header[HEADER.builtAtSeconds] = Math.floor(builtAt.getTime() / 1000);
+  header[HEADER.builtAtSeconds] = Math.floor((options.builtAt ?? new Date()).getTime() / 1000);
+  header[HEADER.provenancePlusOne] = provenanceId + 1;
   header[HEADER.sourceRowCount] = rows.length;
 
   new Uint32Array(buffer, stringsOffset, strings.count + 1).set(strings.offsets);
@@ -151,34 +159,31 @@ export function compileIndex(
     stringCount: strings.count,
     dataIndexBytes: rangeIndexBytes(data.length, idBytes),
     recordTableBytes: stringsBytes + recordsBytes,
+    rowUsed,
   };
 }
 
-interface Interval {
-  start: number;
-  end: number;
-  /** Tie-breaker between equally narrow overlapping intervals: lower wins. */
-  order: number;
-  recordId: number;
-}
-
 /**
- * Sweeps the intervals into non-overlapping segments where the narrowest covering interval
- * wins. A min-heap on (width, order) holds the intervals open at the sweep position; expired
- * ones are dropped lazily when they reach the top.
+ * Sweeps overlapping intervals into non-overlapping segments, each answered by the covering
+ * interval that `precedes` ranks first (negative: the first argument wins). A min-heap on that
+ * order holds the intervals open at the sweep position; expired ones are dropped lazily when
+ * they reach the top.
  */
-export function flatten(intervals: readonly Interval[]): Segment[] {
+export function flatten<T extends { start: number; end: number }>(
+  intervals: readonly T[],
+  precedes: (a: T, b: T) => number,
+): { start: number; end: number; winner: T }[] {
   const sorted = [...intervals].sort((a, b) => a.start - b.start);
   const points = [...new Set(sorted.flatMap((i) => [i.start, i.end + 1]))].sort((a, b) => a - b);
-  const heap = new MinHeap<Interval>((a, b) => a.end - a.start - (b.end - b.start) || a.order - b.order);
-  const segments: Segment[] = [];
+  const heap = new MinHeap<T>(precedes);
+  const segments: { start: number; end: number; winner: T }[] = [];
   let next = 0;
   for (let p = 0; p < points.length - 1; p++) {
     const at = points[p]!;
     while (next < sorted.length && sorted[next]!.start === at) heap.push(sorted[next++]!);
     while (heap.size > 0 && heap.peek()!.end < at) heap.pop();
     const top = heap.peek();
-    if (top) segments.push({ start: at, end: points[p + 1]! - 1, recordId: top.recordId });
+    if (top) segments.push({ start: at, end: points[p + 1]! - 1, winner: top });
   }
   return segments;
 }

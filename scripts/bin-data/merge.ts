@@ -12,7 +12,8 @@ export interface MergeResult {
 }
 
 /**
- * Folds rows that cover the same range (CONTRACT.md §7: "co-badged rows merge their brands").
+ * Folds rows that cover the same range within one layer (CONTRACT.md §7: "co-badged rows merge
+ * their brands"); rows of different layers never merge, precedence decides between them.
  * Rows that agree on everything but the brand become one co-badged row; a row that contradicts
  * an earlier row of the same range on anything else is rejected, so that every accepted row is
  * answered exactly as it says.
@@ -23,7 +24,7 @@ export function mergeSameRangeRows(rows: readonly SourceRow[]): MergeResult {
   let coBadged = 0;
   let duplicates = 0;
   for (const row of rows) {
-    const rangeKey = `${row.start}-${row.end}`;
+    const rangeKey = `${row.layer ?? 0}:${row.start}-${row.end}`;
     const first = byRange.get(rangeKey);
     if (!first) {
       byRange.set(rangeKey, { ...row, record: { ...row.record } });

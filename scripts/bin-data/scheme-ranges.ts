@@ -112,9 +112,9 @@ export const SCHEME_RANGES: readonly SchemeRange[] = [
   // is left out: it lies inside Discover's 65 [D1] and nothing else supports it.
   { from: '506099', to: '506198', brands: ['verve'] },
   { from: '507865', to: '507964', brands: ['verve'] },
-  // RuPay (NPCI publishes no list): 508500–508999 [JP]; 6061–6089, the span given for RuPay's 60
-  // series (JP's 606985–607984 and 608001–608500 lie inside it; the Maestro and Carnet BINs above
-  // are carved out); 652150–653149 [JP]; 8172–8201 [JP: 817200–820199], UnionPay below it.
+  // RuPay (NPCI publishes no list): 508500–508999 [JP]; 6061–6089 [didww's IIN table; JP's
+  // narrower 606985–607984 and 608001–608500 lie inside it; the Maestro and Carnet BINs above are
+  // carved out]; 652150–653149 [JP]; 8172–8201 [JP: 817200–820199; didww], UnionPay below it.
   { from: '5085', to: '5089', brands: ['rupay'] },
   { from: '6061', to: '6089', brands: ['rupay'] },
   { from: '652150', to: '653149', brands: ['rupay'] },

@@ -41,6 +41,10 @@ export interface SourceRow {
   /** Last 8-digit key covered, inclusive (a 6-digit BIN 123456 ends at 12345699). */
   end: number;
   record: BinRecord;
+  /** Position of the row's source in data/bin-source.json's layers (0 = first); 0 for one source. */
+  layer?: number;
+  /** Whether the row comes from an overrides layer, which beats every source at its keys. */
+  override?: boolean;
 }
 
 /** A row the build refused, with the reason, reported with its line number. */
@@ -63,7 +67,7 @@ export interface LabelReport {
  * a rejection reason string for a row whose BIN cells are broken.
  */
 export interface Importer {
-  /** Name used with `--format` (binlist, venelinkochev, iannuttall, openbiin, canonical). */
+  /** Name used with `--format` (binlist, venelinkochev, iannuttall, openbiin, canonical, overrides). */
   name: string;
   /** Header names that must all be present (compared case-insensitively) for this format. */
   requiredColumns: readonly string[];

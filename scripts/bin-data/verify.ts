@@ -1,6 +1,7 @@
 import type { BinIndex } from '../../src/bin/bin-index';
 import type { BinRecord } from '../../src/bin/model';
 import { recordKey } from './compile';
+import { rowPrecedence } from './precedence';
 import type { SourceRow } from './source-row';
 
 export interface VerifyFailure {
@@ -13,38 +14,48 @@ export interface VerifyFailure {
 export interface VerifyResult {
   checkedRows: number;
   checkedKeys: number;
-  /** Rows that a narrower row overrides at every checked key. */
+  /** Rows that a row of their own layer (a narrower one) beats at every checked key. */
   shadowedRows: number;
+  /** Per layer (index = layer number): rows checked, and rows another layer beats at every checked key. */
+  layers: { checkedRows: number; overriddenRows: number }[];
   failures: VerifyFailure[];
 }
 
 /**
- * Checks the compiled index against the rows it was built from, with a deliberately naive,
- * independent resolver (rows sorted by start, scanned backwards) rather than the compiler's
- * sweep: at the first, middle and last key of every row, the index must answer the narrowest
- * covering row's record, field for field. A row that loses at every checked key to a narrower
- * row is counted as shadowed: it is still in the data, but its own answer is never given there.
+ * Checks the compiled index against the rows it was built from, every layer's, with a
+ * deliberately naive, independent resolver (rows sorted by start, scanned backwards) rather than
+ * the compiler's sweep: at the first, middle and last key of every row, the index must answer the
+ * record of the covering row that precedence ranks first, field for field. A row that loses at
+ * every checked key is counted as shadowed (by its own layer) or overridden (by another layer):
+ * it is still in the data, but its own answer is never given there.
  */
 export function verifyIndex(index: BinIndex, rows: readonly SourceRow[], maxFailures = 20): VerifyResult {
   const resolver = new ReferenceResolver(rows);
   const failures: VerifyFailure[] = [];
   let checkedKeys = 0;
   let shadowedRows = 0;
+  const layers: VerifyResult['layers'] = [];
   for (const row of rows) {
+    const layer = (layers[row.layer ?? 0] ??= { checkedRows: 0, overriddenRows: 0 });
+    layer.checkedRows++;
     let wins = 0;
+    let beatenByOtherLayer = false;
     for (const key of new Set([row.start, Math.floor((row.start + row.end) / 2), row.end])) {
       checkedKeys++;
       const expected = resolver.resolve(key)!;
       if (expected === row) wins++;
+      else if ((expected.layer ?? 0) !== (row.layer ?? 0)) beatenByOtherLayer = true;
       const id = index.findDataRecordId(key);
       const actual = id < 0 ? undefined : index.record(id);
       if (!actual || recordKey(actual) !== recordKey(expected.record)) {
         if (failures.length < maxFailures) failures.push({ line: row.line, key, expected: expected.record, actual });
       }
     }
-    if (wins === 0) shadowedRows++;
+    if (wins === 0 && beatenByOtherLayer) layer.overriddenRows++;
+    else if (wins === 0) shadowedRows++;
   }
-  return { checkedRows: rows.length, checkedKeys, shadowedRows, failures };
+  for (let i = 0; i < layers.length; i++) layers[i] ??= { checkedRows: 0, overriddenRows: 0 };
+  return { checkedRows: rows.length, checkedKeys, shadowedRows, layers, failures };
 }
 
 class ReferenceResolver {
@@ -53,12 +64,12 @@ class ReferenceResolver {
   private readonly maxEnd: number[];
 
   constructor(rows: readonly SourceRow[]) {
-    this.rows = [...rows].sort((a, b) => a.start - b.start || a.line - b.line);
+    this.rows = [...rows].sort((a, b) => a.start - b.start);
     let max = -1;
     this.maxEnd = this.rows.map((r) => (max = Math.max(max, r.end)));
   }
 
-  /** Narrowest row covering the key; the earliest line among equally narrow ones. */
+  /** The covering row that precedence ranks first. */
   resolve(key: number): SourceRow | undefined {
     let lo = 0;
     let hi = this.rows.length - 1;
@@ -71,11 +82,7 @@ class ReferenceResolver {
     for (let i = hi; i >= 0 && this.maxEnd[i]! >= key; i--) {
       const r = this.rows[i]!;
       if (r.end < key) continue;
-      const better =
-        !best ||
-        r.end - r.start < best.end - best.start ||
-        (r.end - r.start === best.end - best.start && r.line < best.line);
-      if (better) best = r;
+      if (!best || rowPrecedence(r, best) < 0) best = r;
     }
     return best;
   }

@@ -63,6 +63,8 @@ export const HEADER = {
   recordIdBytes: 11,
   builtAtSeconds: 12,
   sourceRowCount: 13,
+  /** String id + 1 of the data version (layers, their SHA-256 prefixes, build time); 0 = none. */
+  provenancePlusOne: 14,
   words: 16,
 } as const;
 

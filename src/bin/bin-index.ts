@@ -16,6 +16,13 @@ import type { BinRecord } from './model';
 /** One range index section (data rows or scheme IIN ranges) as views over the artifact. */
 type RangeIndex = RangeIndexViews;
 
+/** A run of 8-digit keys answered by one record. */
+export interface KeySegment {
+  start: number;
+  end: number;
+  recordId: number;
+}
+
 /** What {@link BinIndex.find} answers: the matching record and which section it came from. */
 export interface BinMatch {
   record: BinRecord;
@@ -40,6 +47,11 @@ export class BinIndex {
   readonly recordCount: number;
   readonly builtAt: Date;
   readonly sourceRowCount: number;
+  /**
+   * The data version the build stamped in (its layers, their SHA-256 prefixes, the build time),
+   * named in every lookup answer; undefined for an artifact built without one.
+   */
+  readonly dataVersion: string | undefined;
   private readonly stringOffsets: Uint32Array;
   private readonly stringBytes: Uint8Array;
   private readonly records: Uint32Array;
@@ -70,6 +82,8 @@ export class BinIndex {
     this.data = rangeIndexAt(buffer, h('dataIndexOffset'), h('dataRangeCount'), idBytes);
     this.scheme = rangeIndexAt(buffer, h('schemeIndexOffset'), h('schemeRangeCount'), idBytes);
     this.strings = new Array<string | undefined>(stringCount);
+    const provenance = h('provenancePlusOne');
+    this.dataVersion = provenance === 0 ? undefined : this.stringAt(provenance - 1);
   }
 
   /** Wraps a compiled artifact; throws if it is not one. */
@@ -107,6 +121,37 @@ export class BinIndex {
   /** Record id of the scheme range covering an 8-digit key, or -1. */
   findSchemeRecordId(key: number): number {
     return findRecordId(this.scheme, key);
+  }
+
+  /**
+   * The stored segments of one section that overlap the 8-digit keys `from`–`to` (inclusive), in
+   * key order, clipped to that span: what answers each part of a BIN prefix, or of the whole
+   * index when diffing two builds. Keys no segment covers are simply not listed.
+   */
+  *segments(section: 'data' | 'scheme', from = 0, to = 99_999_999): Generator<KeySegment> {
+    const index = section === 'data' ? this.data : this.scheme;
+    const high = index.recordIdsHigh;
+    for (let bucket = from >>> BUCKET_BITS; bucket <= to >>> BUCKET_BITS && bucket < BUCKET_COUNT; bucket++) {
+      const base = bucket * 2 ** BUCKET_BITS;
+      const last = index.buckets[bucket + 1]!;
+      let i = index.buckets[bucket]!;
+      if (base < from) {
+        // First range of the bucket that ends at or after `from`.
+        let hi = last - 1;
+        const low = from - base;
+        while (i <= hi) {
+          const mid = (i + hi) >>> 1;
+          if (index.ends[mid]! < low) i = mid + 1;
+          else hi = mid - 1;
+        }
+      }
+      for (; i < last; i++) {
+        const start = base + index.starts[i]!;
+        if (start > to) return;
+        const recordId = high === undefined ? index.recordIds[i]! : index.recordIds[i]! | (high[i]! << 16);
+        yield { start: Math.max(start, from), end: Math.min(base + index.ends[i]!, to), recordId };
+      }
+    }
   }
 
   /** The record with this id, decoded afresh (the caller may keep or change it). */

@@ -1,30 +1,42 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HEADER } from '../../src/bin/artifact-format';
 import { BinIndex } from '../../src/bin/bin-index';
+import { fileURLToPath } from 'node:url';
 import { BrokenSourceError, buildIndex } from '../../scripts/bin-data/build';
+import { readSourcesConfig } from '../../scripts/bin-data/layers';
+import { buildConfigured } from '../../scripts/bin-data/refresh';
 
 const root = new URL('../../', import.meta.url);
-const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
-const config = JSON.parse(read('data/bin-source.json')) as { source: string };
+const dataDir = fileURLToPath(new URL('data/', root));
+const embedded = BinIndex.fromArrayBuffer(readFileSync(new URL('data/bin-index.bin', root)).buffer.slice(0));
+// Rebuilt with the embedded artifact's own build time, the shipped layers must give it byte for byte.
+const built = await buildConfigured(dataDir, await readSourcesConfig(dataDir), { builtAt: embedded.builtAt });
+const result = built.result;
 
-describe('buildIndex on the shipped data (round trip)', () => {
-  const result = buildIndex(read(config.source), { builtAt: new Date(0) });
-
-  it('accepts every row of the embedded binlist source and answers each as written', () => {
-    expect(result.format).toBe('binlist');
-    expect(result.rejected).toEqual([]);
-    expect(result.rows).toHaveLength(5805);
-    expect(result.verify.checkedRows).toBe(5805);
+describe('the shipped layers (round trip)', () => {
+  it('accepts every row of the overrides and of the embedded binlist source and answers each as precedence says', () => {
+    expect(result.layers.map((l) => [l.name, l.format, l.rowsRead, l.accepted, l.rejected.length])).toEqual([
+      ['overrides', 'overrides', 2, 2, 0],
+      ['binlist', 'binlist', 5805, 5805, 0],
+    ]);
+    expect(result.verify.checkedRows).toBe(5807);
     expect(result.verify.failures).toEqual([]);
   });
 
-  it('is the artifact the Worker embeds (data/bin-index.bin), but for the build time', () => {
-    const embedded = new Uint32Array(readFileSync(new URL('data/bin-index.bin', root)).buffer.slice(0));
-    const fresh = new Uint32Array(result.artifact);
-    expect(embedded.length).toBe(fresh.length);
-    embedded[HEADER.builtAtSeconds] = 0;
-    expect(Buffer.from(embedded.buffer).equals(Buffer.from(fresh.buffer))).toBe(true);
+  it('lets the overrides beat binlist where they correct it', () => {
+    expect(result.layers[0]).toMatchObject({ used: 2, overridden: 0 });
+    expect(result.layers[1]).toMatchObject({ overridden: 2 });
+    const greenland = BinIndex.fromArrayBuffer(result.artifact).find('4571647100000000')!.record;
+    expect(greenland).toMatchObject({ countryCode: 'GL', currency: 'DKK', issuerName: 'Grønlandsbanken A/S' });
+  });
+
+  it('is the artifact the Worker embeds (data/bin-index.bin), data version included', () => {
+    const fresh = new Uint8Array(result.artifact);
+    expect(Buffer.from(readFileSync(new URL('data/bin-index.bin', root))).equals(Buffer.from(fresh))).toBe(true);
+    expect(embedded.dataVersion).toBe(built.dataVersion);
+    expect(embedded.dataVersion).toMatch(
+      /^overrides@[0-9a-f]{12},binlist@[0-9a-f]{12};built=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+    );
   });
 
   it('answers a lookup for every accepted row from the compiled artifact', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { detectImporter, IMPORTERS, mapRecord } from '../../scripts/bin-data/importers/index';
+import { detectImporter, importerNamed, IMPORTERS, mapRecord } from '../../scripts/bin-data/importers/index';
 import { OPENBIIN_IMPORTER } from '../../scripts/bin-data/importers/openbiin';
 import { readRawRows } from '../../scripts/bin-data/read-csv';
 import type { RawRow } from '../../scripts/bin-data/source-row';
@@ -29,8 +29,8 @@ describe('detectImporter', () => {
     expect(detectImporter(['bin', 'brand', 'type', 'category', 'issuer', 'alpha_2'])?.name).toBe('iannuttall');
   });
 
-  it('tries the canonical format first', () => {
-    expect(IMPORTERS[0]?.name).toBe('canonical');
+  it('tries our own formats first: overrides (canonical plus reason), then canonical', () => {
+    expect(IMPORTERS.slice(0, 2).map((i) => i.name)).toEqual(['overrides', 'canonical']);
   });
 
   it('returns undefined for an unknown header', () => {
@@ -49,7 +49,7 @@ describe('readRawRows', () => {
   });
 
   it('throws when a file lacks the columns of the format it was told', () => {
-    expect(() => readRawRows(fixture('openbiin.csv'), IMPORTERS[1])).toThrow(/lacks the binlist columns/);
+    expect(() => readRawRows(fixture('openbiin.csv'), importerNamed('binlist'))).toThrow(/lacks the binlist columns/);
   });
 
   it('throws on an empty file', () => {

@@ -3,13 +3,16 @@ import { BINLIST_IMPORTER } from './binlist';
 import { CANONICAL_IMPORTER } from './canonical';
 import { IANNUTTALL_IMPORTER } from './iannuttall';
 import { OPENBIIN_IMPORTER } from './openbiin';
+import { OVERRIDES_IMPORTER } from './overrides';
 import { VENELINKOCHEV_IMPORTER } from './venelinkochev';
 
 /**
- * Every source format, in detection order: our canonical format first, then the formats with the
- * most distinctive headers (venelinkochev and iannuttall differ only by their country columns).
+ * Every source format, in detection order: our own formats first (overrides is canonical plus a
+ * `reason` column, so it is tried before canonical), then the formats with the most distinctive
+ * headers (venelinkochev and iannuttall differ only by their country columns).
  */
 export const IMPORTERS: readonly Importer[] = [
+  OVERRIDES_IMPORTER,
   CANONICAL_IMPORTER,
   BINLIST_IMPORTER,
   OPENBIIN_IMPORTER,
