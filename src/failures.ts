@@ -17,8 +17,15 @@ export type Failure =
   | { kind: 'authorizationMissing' }
   | { kind: 'authorizationMalformed' }
   | { kind: 'accessDenied' }
-  /** Too many failed logins from this address or for this username: wait `retryAfter` seconds. */
-  | { kind: 'tooManyRequests'; retryAfter: number }
+  /** A publishable key sent to an endpoint other than the lookup by BIN prefix. */
+  | { kind: 'publishableKeyNotAllowed' }
+  /** A publishable key used from an origin it does not list, or a preflight from such an origin. */
+  | { kind: 'originNotAllowed' }
+  /**
+   * Too many failed logins from this address or for this username, or too many lookups with one
+   * publishable key from one address: wait `retryAfter` seconds.
+   */
+  | { kind: 'tooManyRequests'; retryAfter: number; what?: 'lookups' }
   | { kind: 'headerMissing'; header: string }
   /** 406 for Accept, 415 for Content-Type, 400 for the others. */
   | { kind: 'headerInvalid'; header: string; status: 400 | 406 | 415; expected: string }

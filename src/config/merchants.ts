@@ -17,6 +17,30 @@ export interface EntityConfig {
 export interface MerchantConfig {
   username: string;
   entities: ReadonlyMap<string, EntityConfig>;
+  /**
+   * Keys a merchant may put in a web page: each allows only the lookup by BIN prefix, and only
+   * from the listed origins (README "Lookup by BIN prefix"). Not secrets.
+   */
+  publishableKeys: readonly PublishableKey[];
+}
+
+export interface PublishableKey {
+  key: string;
+  /** Origins (`scheme://host[:port]`) whose pages may use the key. */
+  origins: ReadonlySet<string>;
+}
+
+/** A publishable key: `pk_`, then 16–64 letters, digits or `_`. */
+export const PUBLISHABLE_KEY = /^pk_[A-Za-z0-9_]{16,64}$/;
+
+/** A web origin as browsers send it: scheme, host, optional port, nothing else. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
 }
 
 const ENTITY = v.strictObject({
@@ -33,9 +57,25 @@ const CONFIG = v.object({
       v.strictObject({
         username: v.pipe(v.string(), v.minLength(1), v.regex(/^[^:]+$/, 'a username cannot contain ":"')),
         entities: v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9 ]{1,64}$/)), ENTITY),
+        publishableKeys: v.optional(
+          v.array(
+            v.strictObject({
+              key: v.pipe(v.string(), v.regex(PUBLISHABLE_KEY, 'a publishable key is pk_ and 16–64 of [A-Za-z0-9_]')),
+              origins: v.pipe(
+                v.array(v.pipe(v.string(), v.check(isOrigin, 'an origin is scheme://host[:port], nothing more'))),
+                v.minLength(1, 'a publishable key needs at least one origin'),
+              ),
+            }),
+          ),
+          [],
+        ),
       }),
     ),
     v.check((ms) => new Set(ms.map((m) => m.username)).size === ms.length, 'usernames must be unique'),
+    v.check((ms) => {
+      const keys = ms.flatMap((m) => m.publishableKeys.map((k) => k.key));
+      return new Set(keys).size === keys.length;
+    }, 'publishable keys must be unique'),
   ),
 });
 
@@ -55,6 +95,7 @@ export function parseMerchantConfig(input: unknown): ReadonlyMap<string, Merchan
       {
         username: m.username,
         entities: new Map(Object.entries(m.entities)),
+        publishableKeys: m.publishableKeys.map((k) => ({ key: k.key, origins: new Set(k.origins) })),
       },
     ]),
   );
@@ -72,6 +113,16 @@ function deepest(issue: v.BaseIssue<unknown>, prefix: string): string[] {
 
 /** The merchant configuration shipped in data/merchants.json, validated when the Worker loads. */
 export const MERCHANTS = parseMerchantConfig(merchantsJson);
+
+/** Every publishable key, with its merchant. */
+export const PUBLISHABLE_KEYS: ReadonlyMap<string, { merchant: MerchantConfig; key: PublishableKey }> = new Map(
+  [...MERCHANTS.values()].flatMap((merchant) => merchant.publishableKeys.map((key) => [key.key, { merchant, key }])),
+);
+
+/** Every origin some publishable key allows: the origins CORS answers. */
+export const PUBLISHABLE_ORIGINS: ReadonlySet<string> = new Set(
+  [...PUBLISHABLE_KEYS.values()].flatMap(({ key }) => [...key.origins]),
+);
 
 /** Whether the entity may use a card with these brands (any one of them allowed is enough). */
 export function brandAllowed(entity: EntityConfig, brands: readonly Brand[]): boolean {

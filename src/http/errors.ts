@@ -78,11 +78,23 @@ export function mapFailure(f: Failure): MappedError {
       );
     case 'accessDenied':
       return doc(401, 'accessDenied', 'The credentials were not accepted.', {}, AUTHENTICATE);
+    case 'publishableKeyNotAllowed':
+      return doc(
+        401,
+        'accessDenied',
+        'A publishable key may call only POST /api/cardBin/binLookup; send HTTP Basic credentials.',
+        {},
+        AUTHENTICATE,
+      );
+    case 'originNotAllowed':
+      return doc(403, 'originIsNotAllowed', 'This origin is not listed for the publishable key.');
     case 'tooManyRequests':
       return doc(
         429,
         'tooManyRequests',
-        'Too many failed logins; try again later.',
+        f.what === 'lookups'
+          ? 'Too many lookups with this key; try again later.'
+          : 'Too many failed logins; try again later.',
         {},
         { 'Retry-After': String(f.retryAfter) },
       );

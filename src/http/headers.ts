@@ -1,3 +1,4 @@
+import { BIN_INDEX } from '../bin/default-index';
 import { fail } from './errors';
 
 /** The header rules of one API (CONTRACT.md §2 step 3). */
@@ -24,8 +25,12 @@ export const CARD_BIN_API: ApiProfile = {
   acceptWildcards: true,
   contentType: 'application/json',
   exactHeaders: { 'WP-Api-Version': '1' },
-  // Worldpay's answers name the version that answered.
-  responseHeaders: { 'WP-Api-Version': '1' },
+  // Worldpay's answers name the version that answered; ours also name the BIN data that did
+  // (its layers, their SHA-256 prefixes, the build time: README "BIN data").
+  responseHeaders: {
+    'WP-Api-Version': '1',
+    ...(BIN_INDEX.dataVersion !== undefined ? { 'Bin-Data-Version': BIN_INDEX.dataVersion } : {}),
+  },
 };
 
 export const THREE_DS_API: ApiProfile = {

@@ -4,9 +4,10 @@ import { StorageError } from '../storage/kv';
 import { TokenKeyMissing } from '../tokens/token-crypto';
 import { authenticate } from './auth';
 import { drainBody, readJsonObject } from './body';
-import { ApiError, mapFailure, type Failure } from './errors';
+import { ApiError, fail, mapFailure, type Failure } from './errors';
 import { checkHeaders, type ApiProfile } from './headers';
 import { describeError, logLine } from './log';
+import { publishableKeyOf, signInPublishable } from './publishable';
 
 /** Per-request state shared by the pipeline, the endpoint and the log line. */
 export interface RequestContext {
@@ -22,6 +23,8 @@ export interface RequestContext {
   readonly settings: Settings;
   /** The matched API, once routing found one: decides the media type of errors. */
   api?: ApiProfile;
+  /** Headers every answer of this request carries, errors included (CORS on the prefix lookup). */
+  extraHeaders?: Record<string, string>;
   /** Safe fields for the log line (never a full card number, never credentials). */
   readonly log: Record<string, string | number | boolean | undefined>;
 }
@@ -45,6 +48,8 @@ export interface EndpointResult {
 export interface Endpoint {
   api: ApiProfile;
   hasBody: boolean;
+  /** Whether a publishable key (`Authorization: Bearer pk_…`) may call it, from a listed origin. */
+  publishable?: boolean;
   handle(call: EndpointCall): Promise<EndpointResult>;
 }
 
@@ -111,6 +116,7 @@ function commonHeaders(rc: RequestContext): Record<string, string> {
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     ...rc.api?.responseHeaders,
+    ...rc.extraHeaders,
   };
 }
 
@@ -131,13 +137,29 @@ export async function runEndpoint(
 ): Promise<EndpointResult> {
   rc.api = endpoint.api;
   rc.log.api = endpoint.api.name;
-  const signedIn = authenticate(rc.request, rc.settings, () => ({
-    byAddress: rc.env.LOGIN_ATTEMPTS_BY_ADDRESS,
-    byUsername: rc.env.LOGIN_FAILURES_BY_USERNAME,
-    address: rc.request.headers.get('CF-Connecting-IP') ?? 'unknown',
-    note: (what) => (rc.log.loginLimit = what),
-  }));
-  const merchant = signedIn instanceof Promise ? await signedIn : signedIn;
+  const address = rc.request.headers.get('CF-Connecting-IP') ?? 'unknown';
+  const publishableKey = publishableKeyOf(rc.request.headers.get('Authorization'));
+  let merchant: MerchantConfig;
+  if (publishableKey !== undefined) {
+    if (!endpoint.publishable) fail({ kind: 'publishableKeyNotAllowed' });
+    rc.log.publishableKey = publishableKey;
+    merchant = await signInPublishable(
+      publishableKey,
+      rc.request.headers.get('Origin'),
+      rc.env.PREFIX_LOOKUPS_BY_KEY,
+      address,
+      (what) => (rc.log.lookupLimit = what),
+    );
+  } else {
+    const signedIn = authenticate(rc.request, rc.settings, () => ({
+      byAddress: rc.env.LOGIN_ATTEMPTS_BY_ADDRESS,
+      byUsername: rc.env.LOGIN_FAILURES_BY_USERNAME,
+      address,
+      note: (what) => (rc.log.loginLimit = what),
+    }));
+    // The warm path returns the merchant itself: no promise to wait for.
+    merchant = signedIn instanceof Promise ? await signedIn : signedIn;
+  }
   rc.log.merchant = merchant.username;
   checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};

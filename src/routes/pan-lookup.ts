@@ -13,7 +13,7 @@ import { cardContext, entityOf } from './context';
 
 /** `POST /api/cardBin/panLookup` (CONTRACT.md §3). */
 
-const ENTITY_ID = v.pipe(
+export const ENTITY_ID = v.pipe(
   v.string(),
   v.minLength(1, 'The entity must not be empty.'),
   v.maxLength(64, 'The entity must be at most 64 characters.'),
