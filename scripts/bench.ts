@@ -1,17 +1,22 @@
 /**
- * `npm run bench`: three reports, each a markdown table ready for the README.
+ * `npm run bench`: four reports, each a markdown table ready for the README.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.
  * 2. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
  *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
  *    and the storage calls of each step.
+ * 4. Scale: a synthetic 375,000-row venelinkochev-format file built on top of the shipped layers,
+ *    in a fresh process per run (rows/s, peak memory, gzip size, the 30 s target); with
+ *    --population, the coverage of that population's BINs by the embedded index and by the
+ *    layering with the population as its last layer.
  * 3. Requests: workerd CPU per login scenario, a legitimate client's latency under a flood of
  *    wrong passwords, and panLookup against a bare Worker, this tree against `--requests-baseline`.
  *
- *   npm run bench -- [--only bin|requests|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
- *                    [--flows 200] [--concurrency 10]
+ *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
+ *                    [--population FILE [--population-format NAME]]
  *   npx tsx scripts/bench.ts --source ../shared/eval/openbiin/openbiin.csv --format openbiin
  *
  * Datasets: always the synthetic set (scripts/generate-synthetic.ts, seed 1) and the embedded
@@ -29,6 +34,7 @@ import { importerNamed } from './bin-data/importers/index';
 import { layerPath, readSourcesConfig } from './bin-data/layers';
 import type { Importer } from './bin-data/source-row';
 import { sink } from './bench/measure';
+import { runCoverage, runScaleBench } from './bench/scale';
 import { runDataset, type Dataset, type DatasetResult } from './bench/run-dataset';
 import { renderAgreement, renderTable, renderTargets } from './bench/table';
 import { runHttpBench } from './bench/http-bench';
@@ -101,9 +107,12 @@ async function main(): Promise<void> {
       'requests-baseline': { type: 'string', default: REQUESTS_BASELINE },
       flows: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '10' },
+      'scale-rows': { type: 'string', default: '375000' },
+      population: { type: 'string' },
+      'population-format': { type: 'string' },
     },
   });
-  const parts = ['bin', 'threeds', 'requests'];
+  const parts = ['bin', 'scale', 'threeds', 'requests'];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -115,6 +124,21 @@ async function main(): Promise<void> {
 
   let failed = false;
   if (selected('bin')) failed = await binBench(values, lookups, rows, runCount, log);
+  if (selected('scale')) {
+    const report = await runScaleBench({
+      root: ROOT,
+      rows: positiveInt(values['scale-rows'], 'scale-rows'),
+      runs: runCount,
+      log,
+    });
+    console.log(`\n## BIN data at scale (Node ${process.version}, ${new Date().toISOString().slice(0, 10)})\n`);
+    console.log(report);
+    if (values.population !== undefined) {
+      console.log(
+        `\n${await runCoverage({ root: ROOT, population: values.population, format: values['population-format'], log })}`,
+      );
+    }
+  }
   if (selected('requests')) {
     const report = await runHttpBench({ root: ROOT, baselineRef: values['requests-baseline'], runs: runCount, log });
     console.log(

@@ -119,8 +119,9 @@ export function buildLayers(inputs: readonly LayerInput[], options: BuildOptions
         ),
       );
     }
-    rows.push(...merged.rows);
-    allRejected.push(...rejected);
+    // A loop, not push(...rows): a spread of 375k rows overflows the call stack.
+    for (const row of merged.rows) rows.push(row);
+    for (const r of rejected) allRejected.push(r);
     layers.push({
       name: input.name,
       format: read.importer.name,
