@@ -44,7 +44,7 @@ const CATEGORIES = ['CLASSIC', 'GOLD', 'PLATINUM', 'BUSINESS', 'CORPORATE', 'STA
  * bytes for the same arguments) rewritten one BIN per row with that list's labels.
  */
 export function generateVenelinkochevCsv(rows: number, seed: number): string {
-  const records = parse(generateSyntheticCsv(rows, seed), { columns: true }) as Record<string, string>[];
+  const records = parse<Record<string, string>>(generateSyntheticCsv(rows, seed), { columns: true });
   const lines = [VENELINKOCHEV_HEADER];
   const seen = new Set<string>();
   records.forEach((r, i) => {
@@ -170,7 +170,7 @@ export async function runCoverage(options: {
   const bins = [...new Set(readRawRows(text, importer).rows.map((r) => r.startDigits.slice(0, 6)))];
   options.log(`coverage: ${bins.length.toLocaleString('en-US')} distinct BINs in ${options.population}`);
   const embedded = BinIndex.fromArrayBuffer(
-    (await readFile(join(options.root, 'data', 'bin-index.bin'))).buffer.slice(0) as ArrayBuffer,
+    (await readFile(join(options.root, 'data', 'bin-index.bin'))).buffer.slice(0),
   );
   const dataDir = join(options.root, 'data');
   const config = await readSourcesConfig(dataDir);
