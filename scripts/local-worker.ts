@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -69,6 +69,8 @@ export interface LocalWorkerOptions {
   entry?: string;
   /** Drop the Worker's own output (its log lines), as a benchmark wants. */
   quiet?: boolean;
+  /** Vars over the defaults (`ENVIRONMENT: 'test'` and the local secrets), e.g. `{ ENVIRONMENT: 'live' }`. */
+  vars?: Record<string, string>;
 }
 
 export async function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWorker> {
@@ -90,20 +92,28 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
   }
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, 'wrangler.toml'));
   const secrets = parseEnv(readFileSync(join(root, '.dev.vars.example'), 'utf8')) as Record<string, string>;
-  return started({
-    ...workerOptions,
-    modules: modules.map((name) => ({
-      type: name.endsWith('.bin') ? ('Data' as const) : ('ESModule' as const),
-      path: join(outdir, name),
-      contents: readFileSync(join(outdir, name)),
-    })),
-    modulesRoot: outdir,
-    modulesRules: undefined,
-    bindings: { ...workerOptions.bindings, ...secrets, ENVIRONMENT: 'test' },
-    host: '127.0.0.1',
-    port: 0,
-    ...(options.quiet
-      ? { handleRuntimeStdio: (stdout: Readable, stderr: Readable) => void [stdout, stderr].forEach((s) => s.resume()) }
-      : {}),
-  } as ConstructorParameters<typeof Miniflare>[0]);
+  // The modules are read into memory below: the bundle folder can go once Miniflare has them.
+  try {
+    return await started({
+      ...workerOptions,
+      modules: modules.map((name) => ({
+        type: name.endsWith('.bin') ? ('Data' as const) : ('ESModule' as const),
+        path: join(outdir, name),
+        contents: readFileSync(join(outdir, name)),
+      })),
+      modulesRoot: outdir,
+      modulesRules: undefined,
+      bindings: { ...workerOptions.bindings, ...secrets, ENVIRONMENT: 'test', ...options.vars },
+      host: '127.0.0.1',
+      port: 0,
+      ...(options.quiet
+        ? {
+            handleRuntimeStdio: (stdout: Readable, stderr: Readable) =>
+              void [stdout, stderr].forEach((s) => s.resume()),
+          }
+        : {}),
+    } as ConstructorParameters<typeof Miniflare>[0]);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 }

@@ -1,38 +1,23 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMerchant, type Merchant } from './merchant-server';
 import { startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
+import { launchChromium } from './chromium';
 
 /**
- * The 3DS browser pages in real headless Chromium (Debian's, never a downloaded one): a test
+ * The 3DS browser pages in real headless Chromium (test/browser/chromium.ts): a test
  * merchant's checkout embeds the DDC iframe, calls authenticate from its server, frames the
  * challenge, and receives the challenge's POST to its returnUrl, where it calls verification.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let worker: LocalWorker;
 let merchant: Merchant;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   worker = await startLocalWorker({ root: process.cwd() });
   merchant = await startMerchant(worker.url);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
