@@ -25,7 +25,7 @@ export type Failure =
    * Too many failed logins from this address or for this username, or too many lookups with one
    * publishable key from one address: wait `retryAfter` seconds.
    */
-  | { kind: 'tooManyRequests'; retryAfter: number; what?: 'lookups' }
+  | { kind: 'tooManyRequests'; retryAfter: number; what?: 'lookups' | 'simulated' }
   | { kind: 'headerMissing'; header: string }
   /** 406 for Accept, 415 for Content-Type, 400 for the others. */
   | { kind: 'headerInvalid'; header: string; status: 400 | 406 | 415; expected: string }
@@ -46,6 +46,8 @@ export type Failure =
   /** POST /tokens of a number no card scheme claims (Worldpay's 422). */
   | { kind: 'unrecognizedCardBrand' }
   | { kind: 'challengeNotFound' }
+  /** A sandbox control called in `live`. */
+  | { kind: 'sandboxNotEnabled' }
   | { kind: 'storageUnavailable' }
   | { kind: 'misconfigured'; what: string }
   | { kind: 'internal' };

@@ -7,6 +7,7 @@ import { panLookup } from './routes/pan-lookup';
 import { authenticate } from './routes/threeds/authenticate';
 import { deviceDataInitialize } from './routes/threeds/device-data-initialize';
 import { challengeRoute, challengeSubmitRoute, ddcRoute } from './routes/threeds/pages';
+import { completeChallenge } from './routes/threeds/sandbox';
 import { verification } from './routes/threeds/verification';
 import { createTokenEndpoint, deleteTokenEndpoint, getTokenEndpoint } from './routes/tokens';
 import { THREEDS_PATH } from './threeds/steps/deps';
@@ -43,6 +44,7 @@ const ROUTES: readonly {
   { method: 'POST', path: `${THREEDS_PATH}/authenticate`, endpoint: authenticate },
   { method: 'POST', path: `${THREEDS_PATH}/authentication`, endpoint: authenticate },
   { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verification },
+  { method: 'POST', path: `${THREEDS_PATH}/sandbox/completeChallenge`, endpoint: completeChallenge },
   { method: 'POST', path: '/tokens', endpoint: createTokenEndpoint },
   { method: 'GET', path: '/tokens/:tokenId', endpoint: getTokenEndpoint },
   { method: 'DELETE', path: '/tokens/:tokenId', endpoint: deleteTokenEndpoint },

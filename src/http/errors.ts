@@ -140,6 +140,8 @@ export function mapFailure(f: Failure): MappedError {
       return doc(422, 'unrecognizedCardBrand', 'The card brand is not recognized.');
     case 'tokenNotFound':
       return doc(404, 'tokenNotFound', 'No such token exists for this merchant.');
+    case 'sandboxNotEnabled':
+      return doc(403, 'sandboxIsNotEnabled', 'Sandbox controls work in the test environment only.');
     case 'challengeNotFound':
       return doc(404, 'challengeNotFound', 'No such challenge exists for this transaction.');
     case 'storageUnavailable':

@@ -8,6 +8,7 @@ import { ApiError, fail, mapFailure, type Failure } from './errors';
 import { checkHeaders, type ApiProfile } from './headers';
 import { describeError, logLine } from './log';
 import { publishableKeyOf, signInPublishable } from './publishable';
+import { simulate, SIMULATE_HEADER } from './sandbox';
 
 /** Per-request state shared by the pipeline, the endpoint and the log line. */
 export interface RequestContext {
@@ -162,6 +163,8 @@ export async function runEndpoint(
   }
   rc.log.merchant = merchant.username;
   checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
+  const simulation = rc.request.headers.get(SIMULATE_HEADER);
+  if (simulation !== null) await simulate(simulation, rc.settings.environment, (what) => (rc.log.simulated = what));
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
   return endpoint.handle({ merchant, body, params, rc });
 }

@@ -26,7 +26,7 @@ const BIN_PREFIX = v.pipe(
   v.maxLength(8, 'The BIN must have at most 8 digits: send the leading digits only, never a card number.'),
 );
 
-const BIN_LOOKUP = jsonObject({
+export const BIN_LOOKUP = jsonObject({
   merchant: jsonObject({ entity: ENTITY_ID }),
   bin: BIN_PREFIX,
 });

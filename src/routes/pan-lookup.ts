@@ -20,7 +20,7 @@ export const ENTITY_ID = v.pipe(
   v.regex(/^[A-Za-z0-9]*$/, 'The entity may contain only letters and digits.'),
 );
 
-const PAN_LOOKUP = jsonObject({
+export const PAN_LOOKUP = jsonObject({
   merchant: jsonObject({ entity: ENTITY_ID }),
   cardNumber: v.optional(cardNumberSchema(12)),
   token: v.optional(v.pipe(v.string(), v.minLength(1, 'The token must not be empty.'))),

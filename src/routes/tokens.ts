@@ -26,7 +26,7 @@ const BILLING_ADDRESS = jsonObject({
   ),
 });
 
-const CREATE_TOKEN = jsonObject({
+export const CREATE_TOKEN = jsonObject({
   paymentInstrument: jsonObject({
     type: v.literal('card/front'),
     cardHolderName: v.optional(CARD_HOLDER_NAME),

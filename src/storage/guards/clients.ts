@@ -24,6 +24,7 @@ export type ThreeDsGuardApi = Api<
   | 'showChallenge'
   | 'submitChallenge'
   | 'concludeChallenge'
+  | 'completeChallenge'
 >;
 
 export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'retire'>;

@@ -47,6 +47,16 @@ export type SubmitOutcome =
 
 export type ConcludeOutcome = { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
 
+/** How the sandbox control ends a challenge (README "Sandbox controls"). */
+export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
+
+const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
+  passed: ['passed', 'code'],
+  failed: ['failed', 'attempts'],
+  cancelled: ['failed', 'cancelled'],
+  timedOut: ['failed', 'expired'],
+};
+
 /** How long after its end the object's state is wiped (KV records live as long). */
 const WIPE_DELAY_MS = 60_000;
 
@@ -204,6 +214,19 @@ export class ThreeDsGuard extends DurableObject<Env> {
     if (!row) return { kind: 'unknown' };
     if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
     return { kind: 'ended', result: this.end(reference, 'failed', 'notCompleted', now) };
+  }
+
+  /**
+   * The sandbox control (test only): ends an open challenge as the caller says, as if the
+   * cardholder had; a challenge already ended keeps its one result, which is answered instead.
+   */
+  completeChallenge(reference: string, result: SandboxResult, now: number): ConcludeOutcome {
+    this.expire(now);
+    const row = this.challenge(reference, now);
+    if (!row) return { kind: 'unknown' };
+    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
+    const [outcome, reason] = SANDBOX_ENDINGS[result];
+    return { kind: 'ended', result: this.end(reference, outcome, reason, now) };
   }
 
   override alarm(): void {

@@ -1,0 +1,155 @@
+import * as v from 'valibot';
+import { ANONYMOUS_PREPAID, BRANDS, CATEGORIES, FUNDING_TYPES, MULTIPLE_ACCOUNT_ACCESS, NUMBER_TYPES } from '../../src/bin/model';
+
+/**
+ * The Worker's answers as valibot schemas, for the OpenAPI document only (the Worker builds its
+ * answers in src/bin/card-bin-data.ts, src/threeds/outcomes.ts, src/tokens/token-resource.ts and
+ * src/http/errors.ts). The integration tests check every answer against the document built from
+ * these, so a drift between the two fails a test.
+ */
+
+const link = v.object({ href: v.pipe(v.string(), v.url()) });
+const links = (...names: string[]) => v.object(Object.fromEntries(names.map((n) => [n, v.optional(link)])));
+
+export const FIELD_ERROR = v.object({
+  errorName: v.string(),
+  message: v.string(),
+  jsonPath: v.pipe(v.string(), v.startsWith('$')),
+});
+
+export const ERROR_DOCUMENT = v.pipe(
+  v.object({
+    errorName: v.string(),
+    message: v.string(),
+    validationErrors: v.optional(v.array(FIELD_ERROR)),
+    headerName: v.optional(v.string()),
+    allowedMethods: v.optional(v.array(v.string())),
+  }),
+  v.description(
+    'Every error of every endpoint. `errorName` is stable and meant for code; `message` is for people. ' +
+      '`validationErrors` lists every field error of a 400 bodyDoesNotMatchSchema or urlContainsInvalidValue, in field order.',
+  ),
+);
+
+export const CARD_BIN_DATA = v.object({
+  type: v.picklist(NUMBER_TYPES),
+  brand: v.optional(v.array(v.picklist(BRANDS))),
+  bin: v.pipe(v.string(), v.regex(/^\d{1,8}$/)),
+  binLength: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(8)),
+  fundingType: v.optional(v.picklist(FUNDING_TYPES)),
+  issuerName: v.optional(v.string()),
+  countryCode: v.optional(v.pipe(v.string(), v.regex(/^([A-Z]{2}|unknown)$/))),
+  currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))),
+  dccAllowed: v.boolean(),
+  anonymousPrepaid: v.optional(v.picklist(ANONYMOUS_PREPAID)),
+  category: v.optional(v.picklist(CATEGORIES)),
+  multipleAccountAccess: v.optional(v.picklist(MULTIPLE_ACCOUNT_ACCESS)),
+});
+
+export const PREFIX_BIN_DATA = v.pipe(
+  v.partial(CARD_BIN_DATA, [
+    'type',
+    'brand',
+    'fundingType',
+    'issuerName',
+    'countryCode',
+    'currency',
+    'dccAllowed',
+    'anonymousPrepaid',
+    'category',
+    'multipleAccountAccess',
+  ]),
+  v.description(
+    "panLookup's shape with only the fields every card under the prefix shares: a field the rows under the prefix disagree on is left out, `brand` lists the brands all of them share.",
+  ),
+);
+
+const VERSION = v.pipe(v.string(), v.regex(/^\d+\.\d+\.\d+$/));
+const AUTHENTICATION = v.object({
+  version: VERSION,
+  eci: v.optional(v.pipe(v.string(), v.regex(/^\d{2}$/))),
+  authenticationValue: v.optional(v.string()),
+  transactionId: v.optional(v.pipe(v.string(), v.uuid())),
+});
+
+export const DEVICE_DATA_INITIALIZE_ANSWER = v.object({
+  outcome: v.literal('initialized'),
+  transactionReference: v.string(),
+  deviceDataCollection: v.object({
+    jwt: v.string(),
+    url: v.pipe(v.string(), v.url()),
+    bin: v.optional(v.pipe(v.string(), v.regex(/^\d{6,8}$/))),
+  }),
+  _links: links('3ds:authenticate'),
+});
+
+/** Every outcome of authenticate and verification; `challenged` only from authenticate. */
+export const THREEDS_ANSWER = v.object({
+  outcome: v.picklist([
+    'authenticated',
+    'authenticationFailed',
+    'unavailable',
+    'bypassed',
+    'notEnrolled',
+    'signatureFailed',
+    'challenged',
+  ]),
+  transactionReference: v.string(),
+  acsTransactionId: v.optional(v.pipe(v.string(), v.uuid())),
+  status: v.optional(v.picklist(['Y', 'A', 'N', 'U'])),
+  enrolled: v.optional(v.picklist(['Y', 'N', 'U', 'B'])),
+  authentication: v.optional(AUTHENTICATION),
+  challenge: v.optional(
+    v.object({
+      reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)),
+      url: v.pipe(v.string(), v.url()),
+      jwt: v.string(),
+      payload: v.string(),
+    }),
+  ),
+  _links: v.optional(links('3ds:authenticate', '3ds:verify')),
+});
+
+const MASKED_CARD = v.object({
+  type: v.literal('card/masked'),
+  cardNumber: v.pipe(v.string(), v.regex(/^\d{6}\*+\d{4}$/)),
+  cardExpiryDate: v.object({ month: v.number(), year: v.number() }),
+  cardHolderName: v.optional(v.string()),
+  bin: v.optional(v.string()),
+  brand: v.optional(v.picklist(BRANDS)),
+  fundingType: v.optional(v.picklist(['credit', 'debit', 'prepaid'])),
+  countryCode: v.optional(v.string()),
+  billingAddress: v.optional(
+    v.object({
+      address1: v.string(),
+      address2: v.optional(v.string()),
+      address3: v.optional(v.string()),
+      postalCode: v.string(),
+      city: v.string(),
+      state: v.optional(v.string()),
+      countryCode: v.string(),
+    }),
+  ),
+});
+
+export const TOKEN_RESOURCE = v.object({
+  tokenPaymentInstrument: v.object({ type: v.literal('card/tokenized'), href: v.pipe(v.string(), v.url()) }),
+  tokenId: v.pipe(v.string(), v.regex(/^[0-9A-HJ-NP-Z]{15,21}$/)),
+  description: v.string(),
+  tokenExpiryDateTime: v.string(),
+  namespace: v.optional(v.string()),
+  paymentInstrument: MASKED_CARD,
+  schemeTransactionReference: v.optional(v.string()),
+  _links: links('tokens:token'),
+});
+
+export const TOKEN_CONFLICT = v.object({
+  ...TOKEN_RESOURCE.entries,
+  conflicts: v.pipe(
+    v.object({
+      paymentInstrument: v.optional(v.record(v.string(), v.unknown())),
+      schemeTransactionReference: v.optional(v.string()),
+    }),
+    v.description('What this request sent that differs from the existing token.'),
+  ),
+});

@@ -1,0 +1,53 @@
+import { failed, ok, type Result } from '../../failures';
+import type { SandboxResult } from '../../storage/guards/threeds-guard';
+import type { ChallengeResult } from '../challenge';
+import { THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
+
+export interface CompleteChallengeRequest {
+  transactionReference: string;
+  challenge: { reference: string };
+  result: SandboxResult;
+}
+
+/** A challenge's one result as the sandbox names it. */
+export function sandboxResultOf(result: ChallengeResult): SandboxResult | 'notCompleted' {
+  if (result.outcome === 'passed') return 'passed';
+  switch (result.reason) {
+    case 'cancelled':
+      return 'cancelled';
+    case 'expired':
+      return 'timedOut';
+    case 'notCompleted':
+      return 'notCompleted';
+    default:
+      return 'failed';
+  }
+}
+
+/**
+ * The sandbox control that completes a pending challenge without a browser (`test` only): the
+ * challenge the transaction's session names ends as the caller says, in its guard, exactly as
+ * the cardholder's form would end it, so that verification then answers as it would after the
+ * page. The first ending wins: a later call, whatever it asks, is told the challenge's one result.
+ */
+export async function completeChallenge(
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: CompleteChallengeRequest,
+): Promise<Result<Record<string, unknown>>> {
+  if (deps.environment !== 'test') return failed({ kind: 'sandboxNotEnabled' });
+  const session = await deps.sessions.get(caller.scope, deps.now);
+  const challenge = session?.challenge;
+  if (!session || !challenge || challenge.reference !== request.challenge.reference)
+    return failed({ kind: 'challengeNotFound' });
+  const ended = await deps
+    .guardFor(caller.scope)
+    .guard.completeChallenge(challenge.reference, request.result, deps.now);
+  if (ended.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
+  return ok({
+    outcome: 'challengeCompleted',
+    transactionReference: request.transactionReference,
+    challenge: { reference: challenge.reference, result: sandboxResultOf(ended.result) },
+    _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
+  });
+}
