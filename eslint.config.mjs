@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.wrangler/', 'dist/', 'data/', 'worker-configuration.d.ts'] },
+  { ignores: ['node_modules/', '.wrangler/', 'dist/', 'data/', 'public/', 'worker-configuration.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

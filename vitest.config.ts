@@ -5,6 +5,20 @@ import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 import { loadWorldpayDocs, worldpayDocsDir } from './test/compat/worldpay-docs.ts';
 
+/** This service's OpenAPI document, which `npm test` builds first (`npm run build:openapi`). */
+function openApiDocument(): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(new URL('./public/openapi.json', import.meta.url), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+  } catch (e) {
+    throw new Error(`public/openapi.json is missing or broken: run npm run build:openapi (${(e as Error).message})`, {
+      cause: e,
+    });
+  }
+}
+
 /** Tests use the documented local secrets, never a developer's own .dev.vars. */
 const devVars = parseEnv(readFileSync(new URL('./.dev.vars.example', import.meta.url), 'utf8'));
 
@@ -28,7 +42,11 @@ export default defineConfig({
           name: 'worker',
           include: ['test/worker/**/*.test.ts'],
           // Worldpay's published documents, read where they are kept (../shared), never copied.
-          provide: { worldpay: loadWorldpayDocs(worldpayDocsDir(fileURLToPath(new URL('.', import.meta.url)))) },
+          provide: {
+            worldpay: loadWorldpayDocs(worldpayDocsDir(fileURLToPath(new URL('.', import.meta.url)))),
+            // Our own OpenAPI document, built from the schemas: every answer is checked against it.
+            openapi: openApiDocument(),
+          },
         },
       },
       {

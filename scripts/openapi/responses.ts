@@ -1,5 +1,12 @@
 import * as v from 'valibot';
-import { ANONYMOUS_PREPAID, BRANDS, CATEGORIES, FUNDING_TYPES, MULTIPLE_ACCOUNT_ACCESS, NUMBER_TYPES } from '../../src/bin/model';
+import {
+  ANONYMOUS_PREPAID,
+  BRANDS,
+  CATEGORIES,
+  FUNDING_TYPES,
+  MULTIPLE_ACCOUNT_ACCESS,
+  NUMBER_TYPES,
+} from '../../src/bin/model';
 
 /**
  * The Worker's answers as valibot schemas, for the OpenAPI document only (the Worker builds its
@@ -152,4 +159,17 @@ export const TOKEN_CONFLICT = v.object({
     }),
     v.description('What this request sent that differs from the existing token.'),
   ),
+});
+
+export const SANDBOX_CHALLENGE_ANSWER = v.object({
+  outcome: v.literal('challengeCompleted'),
+  transactionReference: v.string(),
+  challenge: v.object({
+    reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)),
+    result: v.pipe(
+      v.picklist(['passed', 'failed', 'cancelled', 'timedOut', 'notCompleted']),
+      v.description("The challenge's one result: what this call asked, or how the challenge had already ended."),
+    ),
+  }),
+  _links: links('3ds:verify'),
 });

@@ -1,5 +1,6 @@
 import { BIN_INDEX } from '../bin/default-index';
 import { fail } from './errors';
+import { CARD_BIN_MEDIA_TYPE, THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from './media-types';
 
 /** The header rules of one API (CONTRACT.md §2 step 3). */
 export interface ApiProfile {
@@ -20,10 +21,10 @@ export interface ApiProfile {
 
 export const CARD_BIN_API: ApiProfile = {
   name: 'cardBin',
-  mediaType: 'application/json',
+  mediaType: CARD_BIN_MEDIA_TYPE,
   acceptRequired: false,
   acceptWildcards: true,
-  contentType: 'application/json',
+  contentType: CARD_BIN_MEDIA_TYPE,
   exactHeaders: { 'WP-Api-Version': '1' },
   // Worldpay's answers name the version that answered; ours also name the BIN data that did
   // (its layers, their SHA-256 prefixes, the build time: README "BIN data").
@@ -35,19 +36,19 @@ export const CARD_BIN_API: ApiProfile = {
 
 export const THREE_DS_API: ApiProfile = {
   name: 'threeDS',
-  mediaType: 'application/vnd.worldpay.verifications.customers-v1.hal+json',
+  mediaType: THREE_DS_MEDIA_TYPE,
   acceptRequired: true,
   acceptWildcards: false,
-  contentType: 'application/vnd.worldpay.verifications.customers-v1.hal+json',
+  contentType: THREE_DS_MEDIA_TYPE,
   exactHeaders: {},
 };
 
 export const TOKENS_API: ApiProfile = {
   name: 'tokens',
-  mediaType: 'application/vnd.worldpay.tokens-v1.hal+json',
+  mediaType: TOKENS_MEDIA_TYPE,
   acceptRequired: true,
   acceptWildcards: false,
-  contentType: 'application/vnd.worldpay.tokens-v1.hal+json',
+  contentType: TOKENS_MEDIA_TYPE,
   exactHeaders: {},
 };
 

@@ -1,4 +1,3 @@
-import * as v from 'valibot';
 import { BIN_INDEX } from '../bin/default-index';
 import { lookupPrefix } from '../bin/prefix-lookup';
 import { brandAllowed } from '../config/merchants';
@@ -6,9 +5,8 @@ import { fail } from '../http/errors';
 import { CARD_BIN_API } from '../http/headers';
 import type { Endpoint } from '../http/pipeline';
 import { validateBody } from '../http/validation';
-import { jsonObject } from '../schemas/rules';
+import { BIN_LOOKUP } from '../schemas/card-bin';
 import { entityOf } from './context';
-import { ENTITY_ID } from './pan-lookup';
 
 /**
  * `POST /api/cardBin/binLookup`, an extension of Worldpay's Card BIN API for the checkout page:
@@ -17,19 +15,6 @@ import { ENTITY_ID } from './pan-lookup';
  * so any entity may call it (no PCI compliance needed), and a publishable key may, from a page
  * of a listed origin (src/http/publishable.ts).
  */
-
-const BIN_PREFIX = v.pipe(
-  v.string(),
-  v.minLength(1, 'The BIN must not be empty.'),
-  v.regex(/^\d*$/, 'The BIN must contain digits only.'),
-  v.minLength(6, 'The BIN must have at least 6 digits.'),
-  v.maxLength(8, 'The BIN must have at most 8 digits: send the leading digits only, never a card number.'),
-);
-
-export const BIN_LOOKUP = jsonObject({
-  merchant: jsonObject({ entity: ENTITY_ID }),
-  bin: BIN_PREFIX,
-});
 
 export const binLookup: Endpoint = {
   api: CARD_BIN_API,

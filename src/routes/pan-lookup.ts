@@ -1,4 +1,3 @@
-import * as v from 'valibot';
 import { toCardBinData } from '../bin/card-bin-data';
 import { resolveCard } from '../cards/resolve-card';
 import type { FieldError } from '../failures';
@@ -6,25 +5,11 @@ import { unwrap } from '../http/errors';
 import { CARD_BIN_API } from '../http/headers';
 import type { Endpoint } from '../http/pipeline';
 import { validateBody } from '../http/validation';
-import { cardNumberSchema } from '../schemas/fields';
-import { jsonObject } from '../schemas/rules';
+import { PAN_LOOKUP } from '../schemas/card-bin';
 import { foreignHrefError, tokenIdFromHref } from '../tokens/token-card';
 import { cardContext, entityOf } from './context';
 
 /** `POST /api/cardBin/panLookup` (CONTRACT.md §3). */
-
-export const ENTITY_ID = v.pipe(
-  v.string(),
-  v.minLength(1, 'The entity must not be empty.'),
-  v.maxLength(64, 'The entity must be at most 64 characters.'),
-  v.regex(/^[A-Za-z0-9]*$/, 'The entity may contain only letters and digits.'),
-);
-
-export const PAN_LOOKUP = jsonObject({
-  merchant: jsonObject({ entity: ENTITY_ID }),
-  cardNumber: v.optional(cardNumberSchema(12)),
-  token: v.optional(v.pipe(v.string(), v.minLength(1, 'The token must not be empty.'))),
-});
 
 /** Exactly one of cardNumber and token (CONTRACT.md §3). */
 function oneCardIdentifier(input: unknown): FieldError[] {

@@ -41,6 +41,11 @@ export function asJsonObject<const S extends v.GenericSchema>(schema: S) {
   );
 }
 
+/** The error name a check reports (its namedCheck name, else bodyDoesNotMatchSchema's default). */
+export function checkErrorName(requirement: unknown): string | undefined {
+  return CHECK_ERROR_NAMES.get(requirement);
+}
+
 /** A valibot check whose failure is reported under a SPEC.md §7.4 error name. */
 export function namedCheck<T>(errorName: string, test: (input: T) => boolean, message: string) {
   CHECK_ERROR_NAMES.set(test, errorName);

@@ -249,3 +249,14 @@ export const VERIFICATION = jsonObject({
   }),
 });
 export type VerificationRequest = v.InferOutput<typeof VERIFICATION>;
+
+/** The sandbox control that completes a pending challenge (`test` only; src/threeds/steps/sandbox.ts). */
+export const COMPLETE_CHALLENGE = jsonObject({
+  transactionReference: TRANSACTION_REFERENCE,
+  merchant: MERCHANT,
+  challenge: VERIFICATION.pipe[1].entries.challenge,
+  result: v.picklist(
+    ['passed', 'failed', 'cancelled', 'timedOut'],
+    'The result is passed, failed, cancelled or timedOut.',
+  ),
+});

@@ -27,5 +27,7 @@ export interface WorldpayDocs {
 declare module 'vitest' {
   export interface ProvidedContext {
     worldpay: WorldpayDocs;
+    /** This service's own OpenAPI document (scripts/openapi/document.ts), built in the vitest config. */
+    openapi: Record<string, unknown>;
   }
 }

@@ -1,5 +1,6 @@
 import { exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
+import { expectDocumentedAnswer } from './openapi-compat';
 import { expectWorldpayShape } from './worldpay-compat';
 
 export const TEST_AUTH = basic('test-merchant', 'test-password');
@@ -47,6 +48,8 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   const response = await (options.via ?? WORKER)(request);
   // Every answer must be one a Worldpay client can read (Worldpay's published documents).
   await expectWorldpayShape(request.method, request.url, response);
+  // ... and one our own OpenAPI document describes.
+  await expectDocumentedAnswer(request.method, request.url, response);
   return response;
 }
 

@@ -1,0 +1,509 @@
+/**
+ * The OpenAPI 3.1 document of the Worker, generated from the valibot schemas it validates with
+ * (src/schemas/card-bin.ts, src/threeds/schemas.ts, src/tokens/schemas.ts) and the answer schemas
+ * of scripts/openapi/responses.ts, converted by @valibot/to-json-schema. A schema that does not
+ * convert fails the build (errorMode 'throw'); checks JSON Schema cannot express (Luhn, real
+ * dates, URL rules) go into `description` with the error name they report.
+ */
+import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { CARD_BIN_MEDIA_TYPE, THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../../src/http/media-types';
+import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin';
+import { checkErrorName } from '../../src/schemas/rules';
+import { SCENARIOS } from '../../src/threeds/scenarios';
+import { AUTHENTICATE, COMPLETE_CHALLENGE, DEVICE_DATA_INITIALIZE, VERIFICATION } from '../../src/threeds/schemas';
+import { CREATE_TOKEN } from '../../src/tokens/schemas';
+import {
+  CARD_BIN_DATA,
+  DEVICE_DATA_INITIALIZE_ANSWER,
+  ERROR_DOCUMENT,
+  PREFIX_BIN_DATA,
+  SANDBOX_CHALLENGE_ANSWER,
+  THREEDS_ANSWER,
+  TOKEN_CONFLICT,
+  TOKEN_RESOURCE,
+} from './responses';
+
+type Json = Record<string, unknown>;
+
+/** Request and answer schemas, named as components. */
+export const SCHEMAS: Record<string, v.GenericSchema> = {
+  PanLookupRequest: PAN_LOOKUP,
+  BinLookupRequest: BIN_LOOKUP,
+  CardBinData: CARD_BIN_DATA,
+  PrefixBinData: PREFIX_BIN_DATA,
+  DeviceDataInitializeRequest: DEVICE_DATA_INITIALIZE,
+  DeviceDataInitializeAnswer: DEVICE_DATA_INITIALIZE_ANSWER,
+  AuthenticateRequest: AUTHENTICATE,
+  VerificationRequest: VERIFICATION,
+  ThreeDsAnswer: THREEDS_ANSWER,
+  CompleteChallengeRequest: COMPLETE_CHALLENGE,
+  CompleteChallengeAnswer: SANDBOX_CHALLENGE_ANSWER,
+  CreateTokenRequest: CREATE_TOKEN,
+  TokenResource: TOKEN_RESOURCE,
+  TokenConflict: TOKEN_CONFLICT,
+  ErrorDocument: ERROR_DOCUMENT,
+};
+
+function describeCheck(jsonSchema: Json, message: unknown, requirement: unknown): Json {
+  const name = checkErrorName(requirement) ?? 'bodyDoesNotMatchSchema';
+  const rule = `Also checked, beyond this schema: a value that fails answers ${name}${typeof message === 'string' ? ` ("${message}")` : ''}.`;
+  const description = typeof jsonSchema.description === 'string' ? `${jsonSchema.description} ${rule}` : rule;
+  return { ...jsonSchema, description };
+}
+
+export const CONVERSION: ConversionConfig = {
+  target: 'draft-2020-12',
+  // jsonObject() is pipe(custom object guard, object): the output type is the object.
+  typeMode: 'output',
+  errorMode: 'throw',
+  overrideSchema: ({ valibotSchema, jsonSchema }) =>
+    valibotSchema.type === 'custom' ? { ...jsonSchema, type: 'object' } : undefined,
+  overrideAction: ({ valibotAction, jsonSchema }) =>
+    valibotAction.type === 'check'
+      ? describeCheck(
+          jsonSchema as Json,
+          (valibotAction as unknown as { message?: unknown }).message,
+          (valibotAction as unknown as { requirement?: unknown }).requirement,
+        )
+      : undefined,
+  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+};
+
+/** The components.schemas of the document; throws when one does not convert. */
+export function convertSchemas(schemas: Record<string, v.GenericSchema> = SCHEMAS): Record<string, Json> {
+  return toJsonSchemaDefs(schemas, CONVERSION) as Record<string, Json>;
+}
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const header = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers every answer carries. */
+const COMMON_HEADERS = {
+  'WP-CorrelationId': header('WP-CorrelationId'),
+  'Cache-Control': header('Cache-Control'),
+  'X-Content-Type-Options': header('X-Content-Type-Options'),
+};
+
+interface Api {
+  mediaType: string;
+  tag: string;
+  responseHeaders: Json;
+}
+
+const CARD_BIN: Api = {
+  mediaType: CARD_BIN_MEDIA_TYPE,
+  tag: 'Card BIN',
+  responseHeaders: { 'WP-Api-Version': header('WP-Api-Version'), 'Bin-Data-Version': header('Bin-Data-Version') },
+};
+const THREE_DS: Api = { mediaType: THREE_DS_MEDIA_TYPE, tag: '3-D Secure', responseHeaders: {} };
+const TOKENS: Api = { mediaType: TOKENS_MEDIA_TYPE, tag: 'Tokens', responseHeaders: {} };
+
+/** The errors every JSON operation may answer, with what each status means. */
+const ERROR_STATUSES: Record<string, string> = {
+  '400':
+    'headerIsMissing, headerHasInvalidValue (WP-Api-Version, WP-Sandbox-Simulate), bodyIsEmpty, bodyIsNotJson, bodyDoesNotMatchSchema, urlContainsInvalidValue, entityIsNotConfigured, merchantIsNotConfigured, paymentInstrumentIsNotSupported, currencyIsNotSupported, underlyingPaymentInstrumentHasExpired',
+  '401': 'headerIsMissing / headerHasInvalidValue (Authorization), accessDenied',
+  '406': 'headerHasInvalidValue: Accept does not allow the media type',
+  '413': 'bodyIsTooLarge: over 64 KiB',
+  '415': 'headerHasInvalidValue: Content-Type is not the media type',
+  '429': 'tooManyRequests: failed logins, publishable-key lookups, or WP-Sandbox-Simulate',
+  '500': 'internalErrorOccurred',
+  '503': 'serviceUnavailable: storage or configuration',
+};
+
+function errorResponse(api: Api, status: string, description: string): Json {
+  const extra: Json = {};
+  if (status === '401') extra['WWW-Authenticate'] = header('WWW-Authenticate');
+  if (status === '429' || status === '503') extra['Retry-After'] = header('Retry-After');
+  return {
+    description,
+    headers: { ...COMMON_HEADERS, ...api.responseHeaders, ...extra },
+    content: { [api.mediaType]: { schema: ref('ErrorDocument') } },
+  };
+}
+
+function operation(
+  api: Api,
+  o: {
+    id: string;
+    summary: string;
+    description?: string;
+    request?: string;
+    success: Record<string, { description: string; schema?: string; headers?: Json }>;
+    errors?: Record<string, string>;
+    security?: Json[];
+    parameters?: Json[];
+    tags?: string[];
+    deprecated?: boolean;
+  },
+): Json {
+  const errors = { ...ERROR_STATUSES, ...o.errors };
+  const responses: Json = {};
+  for (const [status, s] of Object.entries(o.success)) {
+    responses[status] = {
+      description: s.description,
+      headers: { ...COMMON_HEADERS, ...api.responseHeaders, ...s.headers },
+      ...(s.schema ? { content: { [api.mediaType]: { schema: ref(s.schema) } } } : {}),
+    };
+  }
+  for (const [status, description] of Object.entries(errors)) {
+    if (!(status in responses)) responses[status] = errorResponse(api, status, description);
+  }
+  return {
+    operationId: o.id,
+    tags: o.tags ?? [api.tag],
+    summary: o.summary,
+    ...(o.deprecated ? { deprecated: true } : {}),
+    ...(o.description ? { description: o.description } : {}),
+    ...(o.security ? { security: o.security } : {}),
+    parameters: [
+      ...(api === CARD_BIN ? [{ $ref: '#/components/parameters/WP-Api-Version' }] : []),
+      { $ref: '#/components/parameters/WP-CorrelationId' },
+      { $ref: '#/components/parameters/WP-Sandbox-Simulate' },
+      ...(o.parameters ?? []),
+    ],
+    ...(o.request ? { requestBody: { required: true, content: { [api.mediaType]: { schema: ref(o.request) } } } } : {}),
+    responses,
+  };
+}
+
+/** An HTML page of the test ACS: a form post in, a page out. */
+function page(id: string, summary: string, fields: Record<string, string>, required: string[]): Json {
+  const html = { 'text/html': { schema: { type: 'string' } } };
+  return {
+    post: {
+      operationId: id,
+      tags: ['3-D Secure pages'],
+      summary,
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: {
+              type: 'object',
+              properties: Object.fromEntries(
+                Object.entries(fields).map(([k, d]) => [k, { type: 'string', description: d }]),
+              ),
+              required,
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'The page.', headers: COMMON_HEADERS, content: html },
+        '400': {
+          description: 'The form is not one this service issued, or it expired.',
+          headers: COMMON_HEADERS,
+          content: html,
+        },
+        '409': {
+          description: 'The challenge was already shown or is already complete.',
+          headers: COMMON_HEADERS,
+          content: html,
+        },
+        '413': { description: 'The form is over 64 KiB.', headers: COMMON_HEADERS, content: html },
+        '415': { description: 'Not a form post.', headers: COMMON_HEADERS, content: html },
+        '500': { description: 'Something unexpected.', headers: COMMON_HEADERS, content: html },
+        '503': {
+          description: 'Storage is unavailable: retry.',
+          headers: { ...COMMON_HEADERS, 'Retry-After': header('Retry-After') },
+          content: html,
+        },
+      },
+    },
+  };
+}
+
+const MAGIC_VALUES = SCENARIOS.map((s) => `\`${s.name}\``).join(', ');
+
+export function buildOpenApiDocument(version: string): Json {
+  const threeDs = (
+    id: string,
+    summary: string,
+    request: string,
+    success: string,
+    description: string,
+    deprecated = false,
+  ): Json => ({
+    post: operation(THREE_DS, {
+      id,
+      deprecated,
+      summary,
+      description,
+      request,
+      success: {
+        '200': {
+          description: "The step's answer; an identical retry gets the same answer byte for byte.",
+          schema: success,
+        },
+      },
+      errors: { '404': 'challengeNotFound (verification), tokenNotFound (a token href)' },
+    }),
+  });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'card-edge',
+      version,
+      summary: 'Card BIN lookup, 3-D Secure and tokens on Cloudflare Workers, wire-compatible with Worldpay Access v1.',
+      description:
+        'Every JSON endpoint takes HTTP Basic credentials and answers errors as one `ErrorDocument`. ' +
+        'In the `test` environment the 3DS cardholder name picks an outcome (' +
+        MAGIC_VALUES +
+        '), the challenge page shows its code (1234), and the sandbox controls work: ' +
+        '`WP-Sandbox-Simulate` on any endpoint and `/sandbox/completeChallenge`. ' +
+        "Operations marked as extensions are this service's, not Worldpay's.",
+      license: { name: 'Proprietary' },
+    },
+    servers: [{ url: 'http://localhost:8787', description: 'npm start (wrangler dev)' }],
+    security: [{ basicAuth: [] }],
+    tags: [
+      { name: 'Card BIN', description: 'Brand, BIN, funding, issuer and country of a card (Worldpay Card BIN v1).' },
+      { name: '3-D Secure', description: 'Customer verification (Worldpay 3DS v1).' },
+      { name: '3-D Secure pages', description: 'The issuer-side pages this service serves as a test ACS.' },
+      { name: 'Tokens', description: 'Tokens for card numbers (Worldpay Tokens v1).' },
+      { name: 'Sandbox', description: 'Test-environment controls (extensions), refused in live.' },
+    ],
+    paths: {
+      '/api/cardBin/panLookup': {
+        post: operation(CARD_BIN, {
+          id: 'panLookup',
+          summary: 'Look up a card number or token',
+          description:
+            'Send exactly one of `cardNumber` and `token` (both: fieldIsNotAllowed at $.token; neither: fieldIsMissing at $.cardNumber).',
+          request: 'PanLookupRequest',
+          success: { '200': { description: 'The BIN data of the card.', schema: 'CardBinData' } },
+          errors: { '404': 'binNotFound, tokenNotFound' },
+        }),
+      },
+      '/api/cardBin/binLookup': {
+        post: operation(CARD_BIN, {
+          id: 'binLookup',
+          summary: 'Look up a BIN prefix (extension)',
+          description:
+            'For the checkout page while the cardholder types: 6 to 8 leading digits, no card number. Open to entities that are not PCI compliant, ' +
+            'and to publishable keys (Bearer pk_…) from their listed origins, with CORS.',
+          request: 'BinLookupRequest',
+          security: [{ basicAuth: [] }, { publishableKey: [] }],
+          parameters: [{ $ref: '#/components/parameters/Origin' }],
+          success: {
+            '200': {
+              description: 'What every card under the prefix shares.',
+              schema: 'PrefixBinData',
+              headers: CORS_HEADERS,
+            },
+          },
+          errors: {
+            '403': 'originIsNotAllowed: a publishable key from an origin it does not list',
+            '404': 'binNotFound',
+          },
+        }),
+        options: {
+          operationId: 'binLookupPreflight',
+          tags: ['Card BIN'],
+          summary: 'CORS preflight of binLookup',
+          security: [],
+          parameters: [{ $ref: '#/components/parameters/Origin' }],
+          responses: {
+            '204': {
+              description: 'The origin is listed for a publishable key.',
+              headers: {
+                ...COMMON_HEADERS,
+                ...CORS_HEADERS,
+                'Access-Control-Allow-Methods': { schema: { const: 'POST' }, required: true },
+                'Access-Control-Allow-Headers': { schema: { type: 'string' }, required: true },
+                'Access-Control-Max-Age': { schema: { type: 'string' }, required: true },
+              },
+            },
+            '403': errorResponse(CARD_BIN, '403', 'originIsNotAllowed'),
+          },
+        },
+      },
+      '/verifications/customers/3ds/deviceDataInitialize': threeDs(
+        'deviceDataInitialize',
+        'Start device data collection',
+        'DeviceDataInitializeRequest',
+        'DeviceDataInitializeAnswer',
+        "The answer's URL and JWT are posted by the checkout to the DDC page in a hidden iframe.",
+      ),
+      '/verifications/customers/3ds/authenticate': threeDs(
+        'authenticate',
+        'Authenticate the cardholder',
+        'AuthenticateRequest',
+        'ThreeDsAnswer',
+        'Frictionless outcomes, or `challenged` with the challenge to frame.',
+      ),
+      '/verifications/customers/3ds/deviceDataInitialization': threeDs(
+        'deviceDataInitializationAlias',
+        'Start device data collection (alias)',
+        'DeviceDataInitializeRequest',
+        'DeviceDataInitializeAnswer',
+        'The same operation as /deviceDataInitialize, under the name some Worldpay clients use.',
+        true,
+      ),
+      '/verifications/customers/3ds/authentication': threeDs(
+        'authenticationAlias',
+        'Authenticate the cardholder (alias)',
+        'AuthenticateRequest',
+        'ThreeDsAnswer',
+        'The same operation as /authenticate, under the name some Worldpay clients use.',
+        true,
+      ),
+      '/verifications/customers/3ds/verification': threeDs(
+        'verification',
+        'Verify a challenged authentication',
+        'VerificationRequest',
+        'ThreeDsAnswer',
+        "The challenge's one result; a challenge still open ends here as not completed.",
+      ),
+      '/verifications/customers/3ds/sandbox/completeChallenge': {
+        post: operation(THREE_DS, {
+          id: 'completeChallenge',
+          tags: ['Sandbox'],
+          summary: 'Complete a pending challenge without a browser (test only, extension)',
+          description:
+            "Ends the challenge as passed, failed, cancelled or timedOut, as the cardholder's form would; the first ending wins. Then call verification.",
+          request: 'CompleteChallengeRequest',
+          success: { '200': { description: "The challenge's one result.", schema: 'CompleteChallengeAnswer' } },
+          errors: { '403': 'sandboxIsNotEnabled: live', '404': 'challengeNotFound' },
+        }),
+      },
+      '/tokens': {
+        post: operation(TOKENS, {
+          id: 'createToken',
+          summary: 'Create a token for a card',
+          request: 'CreateTokenRequest',
+          success: {
+            '201': { description: 'Created.', schema: 'TokenResource', headers: { Location: header('Location') } },
+            '200': {
+              description: 'The card already has a token with these details.',
+              schema: 'TokenResource',
+              headers: { Location: header('Location') },
+            },
+            '409': {
+              description: 'The card already has a token with other details: `conflicts` says which.',
+              schema: 'TokenConflict',
+              headers: { Location: header('Location') },
+            },
+          },
+          errors: { '422': 'unrecognizedCardBrand' },
+        }),
+      },
+      '/tokens/{tokenId}': {
+        parameters: [
+          {
+            name: 'tokenId',
+            in: 'path',
+            required: true,
+            schema: { type: 'string', pattern: '^[0-9A-HJ-NP-Z]{15,21}$' },
+          },
+        ],
+        get: operation(TOKENS, {
+          id: 'getToken',
+          summary: 'Read a token',
+          success: { '200': { description: 'The token.', schema: 'TokenResource' } },
+          errors: { '404': 'resourceNotFound' },
+        }),
+        delete: operation(TOKENS, {
+          id: 'deleteToken',
+          summary: 'Delete a token',
+          success: { '204': { description: 'Deleted.' } },
+          errors: { '404': 'resourceNotFound' },
+        }),
+      },
+      '/3ds/ddc': page(
+        'ddcPage',
+        'Device data collection page (in a hidden iframe)',
+        { Bin: 'The card BIN.', JWT: 'deviceDataCollection.jwt' },
+        ['JWT'],
+      ),
+      '/3ds/challenge': page(
+        'challengePage',
+        'Challenge page (in an iframe)',
+        { JWT: 'challenge.jwt', MD: 'Merchant data, posted back to the returnUrl.' },
+        ['JWT'],
+      ),
+      '/3ds/challenge/submit': page(
+        'challengeSubmit',
+        "The challenge form's post",
+        { state: 'The form state.', code: 'The one-time code.', action: '`submit` or `cancel`.' },
+        ['state'],
+      ),
+    },
+    components: {
+      securitySchemes: {
+        basicAuth: { type: 'http', scheme: 'basic', description: "The merchant's username and issued password." },
+        publishableKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'pk_…',
+          description: 'A publishable key (not a secret): binLookup only, from the origins listed for it.',
+        },
+      },
+      parameters: {
+        'WP-Api-Version': { name: 'WP-Api-Version', in: 'header', required: true, schema: { const: '1' } },
+        'WP-CorrelationId': {
+          name: 'WP-CorrelationId',
+          in: 'header',
+          required: false,
+          description: 'A UUID to echo; otherwise one is made.',
+          schema: { type: 'string', format: 'uuid' },
+        },
+        'WP-Sandbox-Simulate': {
+          name: 'WP-Sandbox-Simulate',
+          in: 'header',
+          required: false,
+          description:
+            'Test environment only (400 in live): `503`, `500` or `429`, and/or `delay=<ms>` (up to 10000), comma-separated.',
+          schema: { type: 'string', examples: ['503', 'delay=2000', 'delay=500,429'] },
+        },
+        Origin: {
+          name: 'Origin',
+          in: 'header',
+          required: false,
+          description: 'Sent by browsers.',
+          schema: { type: 'string' },
+        },
+      },
+      headers: {
+        'WP-CorrelationId': {
+          required: true,
+          description: "The request's correlation id (the inbound one when it was a UUID).",
+          schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' },
+        },
+        'Cache-Control': { required: true, schema: { const: 'no-store' } },
+        'X-Content-Type-Options': { required: true, schema: { const: 'nosniff' } },
+        'WP-Api-Version': { required: true, schema: { const: '1' } },
+        'Bin-Data-Version': {
+          required: true,
+          description:
+            "The BIN data that answered: its layers with the first 12 hex digits of each source's SHA-256, then the build time (extension).",
+          schema: {
+            type: 'string',
+            pattern:
+              '^[a-z0-9-]+@[0-9a-f]{12}(,[a-z0-9-]+@[0-9a-f]{12})*;built=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$',
+          },
+        },
+        'Retry-After': { required: true, description: 'Seconds.', schema: { type: 'string', pattern: '^\\d+$' } },
+        'WWW-Authenticate': { required: true, schema: { type: 'string', pattern: '^Basic realm=' } },
+        Location: { required: true, schema: { type: 'string', format: 'uri' } },
+        'Access-Control-Allow-Origin': {
+          required: false,
+          description: "The page's origin, when a publishable key lists it.",
+          schema: { type: 'string' },
+        },
+        'Access-Control-Expose-Headers': { required: false, schema: { type: 'string' } },
+        Vary: { required: true, schema: { const: 'Origin' } },
+      },
+      schemas: convertSchemas(),
+    },
+  };
+}
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': header('Access-Control-Allow-Origin'),
+  'Access-Control-Expose-Headers': header('Access-Control-Expose-Headers'),
+  Vary: header('Vary'),
+};

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, convertSchemas, SCHEMAS } from '../../scripts/openapi/document';
+import { jsonObject, namedCheck } from '../../src/schemas/rules';
+
+/**
+ * The OpenAPI document (scripts/openapi/document.ts): every schema converts, the document is
+ * valid OpenAPI 3.1, and the file the Worker serves is this build's. That every answer of the
+ * integration tests matches it is checked in the worker project (test/worker/openapi-compat.ts).
+ */
+
+type Json = Record<string, any>;
+const document = buildOpenApiDocument('0.0.0-test');
+
+describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 (the official schema, every $ref resolved)', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('has every operation of the Worker', () => {
+    const operations = Object.entries(document.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item as Json)
+        .filter((k) => k !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        'POST /api/cardBin/panLookup',
+        'POST /api/cardBin/binLookup',
+        'OPTIONS /api/cardBin/binLookup',
+        'POST /verifications/customers/3ds/deviceDataInitialize',
+        'POST /verifications/customers/3ds/deviceDataInitialization',
+        'POST /verifications/customers/3ds/authenticate',
+        'POST /verifications/customers/3ds/authentication',
+        'POST /verifications/customers/3ds/verification',
+        'POST /verifications/customers/3ds/sandbox/completeChallenge',
+        'POST /tokens',
+        'GET /tokens/{tokenId}',
+        'DELETE /tokens/{tokenId}',
+        'POST /3ds/ddc',
+        'POST /3ds/challenge',
+        'POST /3ds/challenge/submit',
+      ].sort(),
+    );
+  });
+
+  it('converts every request and answer schema, the object guard as an object', () => {
+    const schemas = (document.components as Json).schemas as Json;
+    expect(Object.keys(schemas).sort()).toEqual(Object.keys(SCHEMAS).sort());
+    expect(schemas.PanLookupRequest).toMatchObject({
+      type: 'object',
+      required: ['merchant'],
+      properties: { cardNumber: { type: 'string', minLength: 12, maxLength: 19, pattern: '^\\d*$' } },
+    });
+    expect(schemas.AuthenticateRequest.properties.challenge.properties.windowSize).toMatchObject({
+      enum: ['250x400', '390x400', '500x600', '600x400', 'fullPage'],
+      default: '390x400',
+    });
+  });
+
+  it('says in description what JSON Schema cannot: the Luhn check and its error name', () => {
+    const card = ((document.components as Json).schemas as Json).PanLookupRequest.properties.cardNumber as Json;
+    expect(card.description).toContain('panFailedLuhnCheck');
+  });
+
+  it('fails the build when a schema does not convert', () => {
+    const unconvertible = jsonObject({ amount: v.pipe(v.string(), v.transform(Number)) });
+    expect(() => convertSchemas({ ...SCHEMAS, Broken: unconvertible })).toThrow(/transform/);
+    // A check converts, with its rule in the description.
+    const checked = jsonObject({
+      x: v.pipe(
+        v.string(),
+        namedCheck('fieldHasInvalidValue', (s: string) => s === 'x', 'Only x.'),
+      ),
+    });
+    expect(convertSchemas({ Checked: checked }).Checked).toMatchObject({
+      properties: { x: { type: 'string', description: expect.stringContaining('fieldHasInvalidValue') } },
+    });
+  });
+
+  it('is the document the Worker serves (public/openapi.json, built before the tests)', () => {
+    const served = JSON.parse(readFileSync(new URL('../../public/openapi.json', import.meta.url), 'utf8')) as Json;
+    expect({ ...served, info: { ...(served.info as Json), version: '0.0.0-test' } }).toEqual(document);
+  });
+});
