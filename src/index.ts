@@ -1,4 +1,5 @@
 import { IttyRouter, type IRequest } from 'itty-router';
+import { demoAuthenticate, demoConfig, demoFile, demoInit, demoPage, demoReturn } from './demo/demo';
 import { fail } from './http/errors';
 import { runEndpoint, serve, type Endpoint, type EndpointResult, type RequestContext } from './http/pipeline';
 import { corsHeaders, preflight } from './http/publishable';
@@ -51,6 +52,13 @@ const ROUTES: readonly {
   { method: 'POST', path: '/3ds/ddc', page: ddcRoute },
   { method: 'POST', path: '/3ds/challenge', page: challengeRoute },
   { method: 'POST', path: '/3ds/challenge/submit', page: challengeSubmitRoute },
+  // The demo checkout, `test` only (src/demo/demo.ts).
+  { method: 'GET', path: '/demo', page: demoPage },
+  { method: 'GET', path: '/demo/config', page: demoConfig },
+  { method: 'POST', path: '/demo/merchant/init', page: demoInit },
+  { method: 'POST', path: '/demo/merchant/authenticate', page: demoAuthenticate },
+  { method: 'POST', path: '/demo/merchant/return', page: demoReturn },
+  { method: 'GET', path: '/demo/*', page: demoFile },
 ];
 
 type Handler = (request: IRequest, rc: RequestContext) => Promise<EndpointResult | Response>;

@@ -26,15 +26,22 @@ export interface MerchantConfig {
 
 export interface PublishableKey {
   key: string;
-  /** Origins (`scheme://host[:port]`) whose pages may use the key. */
+  /**
+   * Origins (`scheme://host[:port]`) whose pages may use the key; `http://localhost:*` and
+   * `http://127.0.0.1:*` stand for any port of a developer's own machine.
+   */
   origins: ReadonlySet<string>;
 }
+
+/** Local origins with any port: the one wildcard an origin list may hold. */
+const LOCAL_ANY_PORT = /^http:\/\/(localhost|127\.0\.0\.1):\*$/;
 
 /** A publishable key: `pk_`, then 16–64 letters, digits or `_`. */
 export const PUBLISHABLE_KEY = /^pk_[A-Za-z0-9_]{16,64}$/;
 
-/** A web origin as browsers send it: scheme, host, optional port, nothing else. */
+/** A web origin as browsers send it: scheme, host, optional port, nothing else (or a local any-port origin). */
 function isOrigin(value: string): boolean {
+  if (LOCAL_ANY_PORT.test(value)) return true;
   try {
     const url = new URL(value);
     return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
@@ -119,10 +126,18 @@ export const PUBLISHABLE_KEYS: ReadonlyMap<string, { merchant: MerchantConfig; k
   [...MERCHANTS.values()].flatMap((merchant) => merchant.publishableKeys.map((key) => [key.key, { merchant, key }])),
 );
 
-/** Every origin some publishable key allows: the origins CORS answers. */
-export const PUBLISHABLE_ORIGINS: ReadonlySet<string> = new Set(
-  [...PUBLISHABLE_KEYS.values()].flatMap(({ key }) => [...key.origins]),
-);
+/** Whether a key allows a page of this origin. */
+export function keyAllowsOrigin(key: PublishableKey, origin: string): boolean {
+  if (key.origins.has(origin)) return true;
+  const local = /^(http:\/\/(?:localhost|127\.0\.0\.1)):\d{1,5}$/.exec(origin);
+  return local !== null && key.origins.has(`${local[1]}:*`);
+}
+
+/** Whether some publishable key allows this origin: the origins CORS answers. */
+export function isPublishableOrigin(origin: string): boolean {
+  for (const { key } of PUBLISHABLE_KEYS.values()) if (keyAllowsOrigin(key, origin)) return true;
+  return false;
+}
 
 /** Whether the entity may use a card with these brands (any one of them allowed is enough). */
 export function brandAllowed(entity: EntityConfig, brands: readonly Brand[]): boolean {

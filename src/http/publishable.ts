@@ -1,4 +1,4 @@
-import { PUBLISHABLE_KEYS, PUBLISHABLE_ORIGINS, type MerchantConfig } from '../config/merchants';
+import { isPublishableOrigin, keyAllowsOrigin, PUBLISHABLE_KEYS, type MerchantConfig } from '../config/merchants';
 import { fail } from './errors';
 import type { EndpointResult } from './pipeline';
 
@@ -37,7 +37,7 @@ export async function signInPublishable(
 ): Promise<MerchantConfig> {
   const found = PUBLISHABLE_KEYS.get(key);
   if (!found) fail({ kind: 'accessDenied' });
-  if (origin === null || !found.key.origins.has(origin)) fail({ kind: 'originNotAllowed' });
+  if (origin === null || !keyAllowsOrigin(found.key, origin)) fail({ kind: 'originNotAllowed' });
   if (limiter) {
     let success = true;
     try {
@@ -62,13 +62,13 @@ const EXPOSE_HEADERS = 'WP-CorrelationId, WP-Api-Version, Bin-Data-Version, Retr
  * `Vary: Origin` always.
  */
 export function corsHeaders(origin: string | null): Record<string, string> {
-  if (origin === null || !PUBLISHABLE_ORIGINS.has(origin)) return { Vary: 'Origin' };
+  if (origin === null || !isPublishableOrigin(origin)) return { Vary: 'Origin' };
   return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSE_HEADERS, Vary: 'Origin' };
 }
 
 /** The answer to a CORS preflight: 204 for a listed origin, 403 originIsNotAllowed otherwise. */
 export function preflight(origin: string | null): EndpointResult {
-  if (origin === null || !PUBLISHABLE_ORIGINS.has(origin)) fail({ kind: 'originNotAllowed' });
+  if (origin === null || !isPublishableOrigin(origin)) fail({ kind: 'originNotAllowed' });
   return {
     status: 204,
     headers: {

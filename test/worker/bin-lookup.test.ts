@@ -251,6 +251,17 @@ describe('publishable keys and CORS', () => {
     }
   });
 
+  it('take "http://localhost:*" as any port of the local machine, nothing more', async () => {
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:41234']) {
+      const response = await fromPage({ ...DEFAULT, bin: '341142' }, { Origin: origin });
+      expect(response.status, origin).toBe(200);
+      expect(response.headers.get('Access-Control-Allow-Origin')).toBe(origin);
+    }
+    for (const origin of ['https://localhost:8787', 'http://localhost.evil.example:8787', 'http://localhost']) {
+      expect((await fromPage({ ...DEFAULT, bin: '341142' }, { Origin: origin })).status, origin).toBe(403);
+    }
+  });
+
   it('refuse an unknown key with 401 accessDenied', async () => {
     const response = await fromPage(
       { ...DEFAULT, bin: '341142' },

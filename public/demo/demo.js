@@ -1,0 +1,186 @@
+// The demo checkout's page script: no framework, no outside request (CSP default-src 'self').
+(async () => {
+  const $ = (id) => document.getElementById(id);
+  const config = await (await fetch('/demo/config')).json();
+  const status = (text) => ($('status').textContent = text);
+
+  for (const s of config.scenarios) {
+    const then = s.verification ? ` → ${s.verification}` : '';
+    $('name').add(new Option(`${s.cardHolderName} (${s.authenticate}${then})`, s.cardHolderName));
+  }
+  $('name').add(new Option('any other name (risk rules decide)', 'Jane Doe'));
+  $('name').value = '3ds2-challenge-identified';
+  for (const size of config.windowSizes) $('window').add(new Option(size, size));
+  $('window').value = '390x400';
+
+  const digits = () => $('card').value.replace(/\D/g, '');
+
+  // The BIN answer as the cardholder types: lookup by prefix, from the page, with the publishable key.
+  let asked = '';
+  let timer;
+  async function showBin() {
+    const prefix = digits().slice(0, 8);
+    if (prefix.length < 6) {
+      asked = '';
+      $('bin').textContent = 'Type at least 6 digits.';
+      $('bin').className = 'bin';
+      return;
+    }
+    if (prefix === asked) return;
+    asked = prefix;
+    const response = await fetch('/api/cardBin/binLookup', {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${config.publishableKey}`,
+        'Content-Type': 'application/json',
+        'WP-Api-Version': '1',
+      },
+      body: JSON.stringify({ merchant: { entity: config.entity }, bin: prefix }),
+    });
+    const answer = await response.json();
+    if (asked !== prefix) return;
+    const box = $('bin');
+    box.dataset.answer = JSON.stringify(answer);
+    if (!response.ok) {
+      box.className = 'bin unknown';
+      box.textContent = `${answer.errorName}: ${answer.message}`;
+      return;
+    }
+    box.className = 'bin';
+    const parts = [
+      (answer.brand ?? ['brand unknown']).join(' + '),
+      answer.fundingType && answer.fundingType !== 'unknown' ? answer.fundingType : null,
+      answer.issuerName ?? null,
+      answer.countryCode && answer.countryCode !== 'unknown' ? answer.countryCode : null,
+      answer.currency ?? null,
+      `BIN ${answer.bin}`,
+    ].filter(Boolean);
+    box.textContent = parts.join(' · ');
+  }
+  $('card').addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(showBin, 120);
+  });
+  for (const sample of document.querySelectorAll('[data-card]')) {
+    sample.addEventListener('click', () => {
+      $('card').value = sample.dataset.card.replace(/(\d{4})(?=\d)/g, '$1 ');
+      showBin();
+    });
+  }
+
+  async function merchant(path, body) {
+    const response = await fetch(`/demo/merchant/${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw Object.assign(new Error(answer.message), { answer });
+    return answer;
+  }
+
+  /** Posts fields into a new iframe; hidden when no size is given. */
+  function postIntoFrame(name, url, fields, size) {
+    const frame = document.createElement('iframe');
+    frame.name = name;
+    frame.id = `${name}-frame`;
+    if (size) {
+      frame.width = size.width;
+      frame.height = size.height;
+      $('challenge-box').replaceChildren(frame);
+    } else {
+      frame.className = 'ddc';
+      document.body.appendChild(frame);
+    }
+    const form = document.createElement('form');
+    form.method = 'POST';
+    form.action = url;
+    form.target = name;
+    for (const [k, v] of Object.entries(fields)) {
+      const input = document.createElement('input');
+      input.type = 'hidden';
+      input.name = k;
+      input.value = v;
+      form.appendChild(input);
+    }
+    document.body.appendChild(form);
+    form.submit();
+    form.remove();
+    return frame;
+  }
+
+  /** The next message from a frame of this page that passes `test`. */
+  function message(test, timeoutMs) {
+    return new Promise((resolve, reject) => {
+      const timeout = setTimeout(() => reject(new Error('no answer from the frame')), timeoutMs);
+      window.addEventListener('message', function listen(event) {
+        if (event.origin !== location.origin) return;
+        let data = event.data;
+        if (typeof data === 'string') {
+          try {
+            data = JSON.parse(data);
+          } catch {
+            return;
+          }
+        }
+        if (!test(data)) return;
+        clearTimeout(timeout);
+        window.removeEventListener('message', listen);
+        resolve(data);
+      });
+    });
+  }
+
+  function show(answer) {
+    $('result-box').hidden = false;
+    $('outcome').textContent = answer.outcome ?? answer.errorName;
+    $('result').textContent = JSON.stringify(answer, null, 2);
+    status('done');
+  }
+
+  const SIZES = { '250x400': [250, 400], '390x400': [390, 400], '500x600': [500, 600], '600x400': [600, 400] };
+
+  $('checkout').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    $('pay').disabled = true;
+    $('result-box').hidden = true;
+    $('challenge-box').replaceChildren();
+    const card = { cardNumber: digits(), month: Number($('month').value), year: Number($('year').value) };
+    try {
+      status('collecting device data');
+      const init = await merchant('init', card);
+      const collected = message((d) => d.MessageType === 'profile.completed', 10_000);
+      postIntoFrame('ddc', init.deviceDataCollection.url, {
+        Bin: init.deviceDataCollection.bin ?? '',
+        JWT: init.deviceDataCollection.jwt,
+      });
+      const ddc = await collected;
+      status('authenticating');
+      const windowSize = $('window').value;
+      const auth = await merchant('authenticate', {
+        ...card,
+        transactionReference: init.transactionReference,
+        collectionReference: ddc.SessionId ?? '',
+        cardHolderName: $('name').value,
+        windowSize,
+      });
+      if (auth.outcome !== 'challenged') return show(auth);
+      status('challenged');
+      const [width, height] = SIZES[windowSize] ?? ['100%', 600];
+      const verified = message((d) => d.demoVerification !== undefined, 600_000);
+      postIntoFrame(
+        'challenge',
+        auth.challenge.url,
+        { JWT: auth.challenge.jwt, MD: init.transactionReference },
+        { width, height },
+      );
+      const { demoVerification } = await verified;
+      $('challenge-box').replaceChildren();
+      show(demoVerification);
+    } catch (e) {
+      show(e.answer ?? { errorName: 'error', message: String(e.message) });
+    } finally {
+      $('pay').disabled = false;
+    }
+  });
+})();

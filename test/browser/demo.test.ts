@@ -1,0 +1,128 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
+import { launchChromium } from './chromium';
+
+/**
+ * The demo checkout at /demo in Chromium, driven as a shopper would: the BIN answer while typing
+ * (binLookup with the publishable key, from the page), then a frictionless and a challenged 3DS
+ * flow end to end. The challenged run takes the screenshot the README shows: written to
+ * public/demo/checkout.png when UPDATE_SCREENSHOTS=1, else to the temporary directory.
+ */
+
+let worker: LocalWorker;
+let live: LocalWorker;
+let browser: Browser;
+const outside: string[] = [];
+
+beforeAll(async () => {
+  [worker, live] = await Promise.all([
+    startLocalWorker({ root: process.cwd(), quiet: true }),
+    startLocalWorker({ root: process.cwd(), quiet: true, vars: { ENVIRONMENT: 'live' } }),
+  ]);
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop();
+  await live?.stop();
+});
+
+async function openDemo(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+  page.on('request', (r) => {
+    if (new URL(r.url()).origin !== worker.url.origin) outside.push(r.url());
+  });
+  const response = await page.goto(new URL('/demo', worker.url).href);
+  expect(response!.status()).toBe(200);
+  expect(response!.headers()['content-security-policy']).toMatch(/^default-src 'self'/);
+  await page.locator('#name option').first().waitFor({ state: 'attached' });
+  return page;
+}
+
+async function typeCard(page: Page, number: string): Promise<string> {
+  await page.fill('#card', '');
+  await page.locator('#card').pressSequentially(number, { delay: 15 });
+  // The answer for this card's own prefix (an earlier, shorter prefix's answer may come first).
+  await page.waitForFunction((n) => {
+    const answer = document.getElementById('bin')!.dataset.answer;
+    return (
+      answer !== undefined &&
+      n.startsWith((JSON.parse(answer) as { bin?: string }).bin ?? '-') &&
+      document.getElementById('bin')!.textContent.includes('BIN')
+    );
+  }, number);
+  return (await page.textContent('#bin'))!;
+}
+
+async function outcome(page: Page): Promise<string> {
+  await page.waitForFunction(() => !document.getElementById('result-box')!.hidden, undefined, { timeout: 20_000 });
+  return (await page.textContent('#outcome'))!;
+}
+
+describe('the demo checkout', () => {
+  it('shows the BIN answer as the cardholder types, from the lookup by prefix', async () => {
+    const page = await openDemo();
+    const shown = await typeCard(page, '4571736000000000');
+    expect(shown).toContain('visa + dankort');
+    expect(shown).toContain('Jyske Bank');
+    expect(shown).toContain('DK');
+    const amex = await typeCard(page, '341142000000008');
+    expect(amex).toContain('amex');
+    expect(amex).toContain('AMERICAN EXPRESS');
+    await page.close();
+  });
+
+  it('runs a frictionless 3DS flow to authenticated', async () => {
+    const page = await openDemo();
+    await typeCard(page, '4571736000000000');
+    await page.selectOption('#name', '3ds2-frictionless-identified');
+    await page.click('#pay');
+    expect(await outcome(page)).toBe('authenticated');
+    const result = JSON.parse((await page.textContent('#result'))!);
+    expect(result).toMatchObject({ status: 'Y', enrolled: 'Y', authentication: { eci: '05' } });
+    expect(await page.locator('#challenge-frame').count()).toBe(0);
+    await page.close();
+  });
+
+  it('runs a challenged flow in a frame of the chosen size, then verifies', async () => {
+    const page = await openDemo();
+    await typeCard(page, '4571736000000000');
+    await page.selectOption('#name', '3ds2-challenge-identified');
+    await page.selectOption('#window', '500x600');
+    await page.click('#pay');
+    const frame = page.frameLocator('#challenge-frame');
+    await frame.locator('#code').waitFor();
+    const box = (await page.locator('#challenge-frame').boundingBox())!;
+    expect([Math.round(box.width), Math.round(box.height)]).toEqual([502, 602]);
+    const dir =
+      process.env.UPDATE_SCREENSHOTS === '1'
+        ? join(process.cwd(), 'public', 'demo')
+        : join(tmpdir(), 'card-edge-screenshots');
+    mkdirSync(dir, { recursive: true });
+    await frame.locator('#code').fill('1234');
+    await page.screenshot({ path: join(dir, 'checkout.png'), fullPage: true });
+    await frame.locator('button[value=submit]').click();
+    expect(await outcome(page)).toBe('authenticated');
+    expect(JSON.parse((await page.textContent('#result'))!)).toMatchObject({
+      outcome: 'authenticated',
+      authentication: { eci: '05' },
+    });
+    await page.close();
+  });
+
+  it('loads nothing from another origin', () => {
+    expect(outside).toEqual([]);
+  });
+
+  it('does not exist in live', async () => {
+    for (const path of ['/demo', '/demo/demo.js', '/demo/config']) {
+      const response = await fetch(new URL(path, live.url));
+      expect(response.status, path).toBe(404);
+    }
+  });
+});
