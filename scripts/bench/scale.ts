@@ -71,18 +71,23 @@ export interface ScaleRun {
   ranges: number;
 }
 
-/** What the child process prints: one layered build, timed, and the process's peak memory. */
-export async function childBuild(dataDir: string, file: string): Promise<ScaleRun> {
-  const config = await readSourcesConfig(dataDir);
-  const began = performance.now();
+/** The layers of data/bin-source.json, read, ready for buildLayers. */
+async function shippedLayers(dataDir: string): Promise<LayerInput[]> {
   const inputs: LayerInput[] = [];
-  for (const layer of config.layers) {
+  for (const layer of (await readSourcesConfig(dataDir)).layers) {
     inputs.push({
       name: layer.name,
       text: await readFile(layerPath(dataDir, layer), 'utf8'),
       importer: layer.format ? importerNamed(layer.format) : undefined,
     });
   }
+  return inputs;
+}
+
+/** What the child process prints: one layered build, timed, and the process's peak memory. */
+export async function childBuild(dataDir: string, file: string): Promise<ScaleRun> {
+  const began = performance.now();
+  const inputs = await shippedLayers(dataDir);
   inputs.push({ name: 'venelinkochev', text: await readFile(file, 'utf8'), importer: importerNamed('venelinkochev') });
   const result = buildLayers(inputs);
   const seconds = (performance.now() - began) / 1000;
@@ -174,14 +179,7 @@ export async function runCoverage(options: {
   );
   const dataDir = join(options.root, 'data');
   const config = await readSourcesConfig(dataDir);
-  const inputs: LayerInput[] = [];
-  for (const layer of config.layers) {
-    inputs.push({
-      name: layer.name,
-      text: await readFile(layerPath(dataDir, layer), 'utf8'),
-      importer: layer.format ? importerNamed(layer.format) : undefined,
-    });
-  }
+  const inputs = await shippedLayers(dataDir);
   options.log('coverage: building the shipped layers plus the population as a last layer');
   const layered = BinIndex.fromArrayBuffer(buildLayers([...inputs, { name: 'population', text, importer }]).artifact);
   const pct = (n: number): string => `${((100 * n) / bins.length).toFixed(1)}%`;
