@@ -167,6 +167,30 @@ describe('verification when any one storage call fails', () => {
   );
 });
 
+describe('sandbox completeChallenge when any one storage call fails', () => {
+  it.each(faults(2))(
+    '%s: 503 with Retry-After, and the retry ends the challenge as asked, once',
+    async (_name, fault) => {
+      quiet();
+      const reference = newReference();
+      const auth = await (
+        await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+      ).json<Json>();
+      const body = { ...verifyBody(reference, auth.challenge.reference), result: 'cancelled' };
+      await expectJson503(
+        await threeDs('sandbox/completeChallenge', body, {}, (r) => new StorageHarness().failOn(fault).fetch(r)),
+      );
+      const retry = await (await threeDs('sandbox/completeChallenge', body)).json<Json>();
+      expect(retry.challenge.result).toBe('cancelled');
+      expect(await (await threeDs('sandbox/completeChallenge', body)).json()).toEqual(retry);
+      const verified = await (
+        await threeDs('verification', verifyBody(reference, auth.challenge.reference))
+      ).json<Json>();
+      expect(verified.outcome).toBe('authenticationFailed');
+    },
+  );
+});
+
 describe('write leases belong to their holder', () => {
   it("keeps the writer's lease when an identical request fails meanwhile: the burst still writes KV once", async () => {
     quiet();
