@@ -5,5 +5,7 @@ declare namespace Cloudflare {
   interface Env {
     /** Base URL for links; the request origin when unset. */
     PUBLIC_BASE_URL?: string;
+    /** Deadline of every KV and Durable Object call, in ms (default 5000). */
+    STORAGE_TIMEOUT_MS?: string;
   }
 }

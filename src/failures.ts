@@ -1,10 +1,13 @@
 /**
- * Every way a request can fail, as one tagged union shared by every layer: domain steps return
- * these (see {@link Result}), the HTTP layer maps them to the wire in one exhaustive switch
- * (`src/http/errors.ts`), so adding a kind without mapping it fails to compile.
+ * Every way a request can fail, as one tagged union shared by every layer (docs/errors.md).
+ * Domain steps return these (see {@link Result}); the layers below throw them inside a
+ * {@link FailureError} (storage that fails, a missing secret); the HTTP layer turns each into the
+ * wire form in one exhaustive switch (`src/http/error-document.ts`), so that adding a kind without
+ * mapping it fails to compile. {@link failureOf} is the one classifier of exceptions, for the JSON
+ * APIs and the HTML pages alike.
  */
 
-/** One item of `validationErrors` (SPEC.md §7.4). */
+/** One item of `validationErrors` (docs/errors.md "Field errors"). */
 export interface FieldError {
   errorName: string;
   message: string;
@@ -48,7 +51,9 @@ export type Failure =
   | { kind: 'challengeNotFound' }
   /** A sandbox control called in `live`. */
   | { kind: 'sandboxNotEnabled' }
+  /** KV or a Durable Object failed, timed out or hung: 503 with Retry-After. */
   | { kind: 'storageUnavailable' }
+  /** A setting or secret is missing or malformed (`what` is logged, never sent): 503. */
   | { kind: 'misconfigured'; what: string }
   | { kind: 'internal' };
 
@@ -66,4 +71,46 @@ export function failed<T = never>(failure: Failure): Result<T> {
 /** One field error as a failure: bodyDoesNotMatchSchema with that single item. */
 export function fieldFailure<T = never>(errorName: string, message: string, jsonPath: string): Result<T> {
   return failed({ kind: 'bodyDoesNotMatchSchema', errors: [{ errorName, message, jsonPath }] });
+}
+
+/**
+ * An exception that carries its failure. `fail` throws it to end a request; the platform
+ * failures of the layers below extend it (`StorageError`, `SettingsError`, `TokenKeyMissing`),
+ * so that the HTTP layer classifies every exception without knowing those classes. Its message
+ * is for the log only, never sent.
+ */
+export class FailureError extends Error {
+  constructor(
+    readonly failure: Failure,
+    message: string = failure.kind,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'FailureError';
+  }
+}
+
+/** Ends the request with the given failure. */
+export function fail(failure: Failure): never {
+  throw new FailureError(failure);
+}
+
+/** The value of a domain result, or ends the request with its failure. */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) fail(result.failure);
+  return result.value;
+}
+
+/**
+ * The one classifier of exceptions, for the JSON APIs and the HTML pages alike: a
+ * {@link FailureError} is its failure; anything else is a bug, answered 500 internalErrorOccurred.
+ *
+ * @example
+ * ```ts
+ * failureOf(new StorageError('KV get token failed')); // { kind: 'storageUnavailable' }
+ * failureOf(new TypeError('x is undefined')); // { kind: 'internal' }
+ * ```
+ */
+export function failureOf(e: unknown): Failure {
+  return e instanceof FailureError ? e.failure : { kind: 'internal' };
 }

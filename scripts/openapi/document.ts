@@ -8,11 +8,16 @@
 import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { CARD_BIN_MEDIA_TYPE, THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../../src/http/media-types';
-import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin';
-import { checkErrorName } from '../../src/schemas/rules';
+import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin-requests';
+import { checkErrorName } from '../../src/schemas/field-errors';
 import { SCENARIOS } from '../../src/threeds/scenarios';
-import { AUTHENTICATE, COMPLETE_CHALLENGE, DEVICE_DATA_INITIALIZE, VERIFICATION } from '../../src/threeds/schemas';
-import { CREATE_TOKEN } from '../../src/tokens/schemas';
+import {
+  AUTHENTICATE,
+  COMPLETE_CHALLENGE,
+  DEVICE_DATA_INITIALIZE,
+  VERIFICATION,
+} from '../../src/schemas/threeds-requests';
+import { CREATE_TOKEN } from '../../src/schemas/token-requests';
 import {
   CARD_BIN_DATA,
   DEVICE_DATA_INITIALIZE_ANSWER,

@@ -1,18 +1,26 @@
-import type { BinMatch } from '../bin/bin-index';
-import { BIN_INDEX } from '../bin/default-index';
+import type { BinIndex, BinMatch } from '../bin/bin-index';
 import type { Brand } from '../bin/model';
-import { brandAllowed, type EntityConfig } from '../config/merchants';
 import { failed, ok, type Result } from '../failures';
+import { brandRule, cardNumberRule } from '../merchants/entity-rules';
+import type { EntityConfig } from '../merchants/merchant-config';
 import type { TokenStore } from '../storage/token-store';
-import { cardHasExpired, findToken, foreignHrefError, openCard, tokenIdFromHref } from '../tokens/token-card';
-import type { TokenKeys } from '../tokens/token-crypto';
+import type { TokenKeys } from './card-crypto';
 import { maskPan } from './mask';
+import {
+  cardHasExpired,
+  findToken,
+  foreignHrefError,
+  openCard,
+  tokenIdFromHref,
+  type BillingAddress,
+} from './token-card';
 
 /**
  * Card resolution, once for the BIN lookup, tokens and 3DS: a card number or a token href in,
- * the card out (number, BIN match, brands, masked number), with the rules every caller shares:
- * a token must be ours, the merchant's, live, and its card unexpired; a card number needs a
- * PCI-compliant entity where the caller says so; the entity's brand rule applies.
+ * the card out (number, BIN match, brands, masked number), with the rules every caller shares
+ * (docs/pipeline.md step 6): a token must be ours, the merchant's, live, and its card unexpired;
+ * a card number needs a PCI-compliant entity where the caller says so; the entity's brand rule
+ * applies.
  */
 
 export type CardInput =
@@ -21,11 +29,12 @@ export type CardInput =
       cardNumber: string;
       cardExpiryDate?: { month: number; year: number };
       cardHolderName?: string;
+      billingAddress?: BillingAddress;
     }
   | { type: 'card/tokenized'; href: string };
 
 export interface ResolvedCard {
-  /** The full number: for the BIN index and sealing only, never for logs or answers. */
+  /** The full number: for the BIN index, sealing and the 3DS Server only, never for logs or answers. */
   cardNumber: string;
   /** First 6 and last 4 digits: what logs may carry. */
   masked: string;
@@ -35,17 +44,24 @@ export interface ResolvedCard {
   brands: readonly Brand[];
   cardHolderName?: string;
   cardExpiryDate?: { month: number; year: number };
+  billingAddress?: BillingAddress;
   /** Set when the card came from a token. */
   tokenId?: string;
 }
 
-export interface CardContext {
-  username: string;
-  entity: EntityConfig;
+/** What card resolution needs: the BIN index, the token store and keys, the clock. */
+export interface CardDeps {
+  binIndex: BinIndex;
   baseUrl: string;
   now: number;
   tokens: TokenStore;
   tokenKeys: () => Promise<TokenKeys>;
+}
+
+/** Who asks: the merchant and its entity. */
+export interface CardOwner {
+  username: string;
+  entity: EntityConfig;
 }
 
 export interface CardRules {
@@ -58,47 +74,48 @@ export interface CardRules {
 }
 
 /**
- * Resolves the card and applies the entity's rules, in CONTRACT.md §2 order (feature, then brand).
+ * Resolves the card and applies the entity's rules, in the order of docs/pipeline.md step 6
+ * (feature, then brand).
  *
  * @example
  * ```ts
- * const card = await resolveCard(ctx, { type: 'card/front', cardNumber }, { hrefPath: '$.token' });
+ * const card = await resolveCard(deps, owner, { type: 'card/front', cardNumber }, { hrefPath: '$.token' });
  * if (card.ok) card.value.brands; // ['visa']
  * ```
  */
-export async function resolveCard(ctx: CardContext, input: CardInput, rules: CardRules): Promise<Result<ResolvedCard>> {
-  let card: {
-    cardNumber: string;
-    cardHolderName?: string;
-    cardExpiryDate?: { month: number; year: number };
-    tokenId?: string;
-  };
+export async function resolveCard(
+  deps: CardDeps,
+  owner: CardOwner,
+  input: CardInput,
+  rules: CardRules,
+): Promise<Result<ResolvedCard>> {
+  let card: Omit<ResolvedCard, 'masked' | 'bin' | 'match' | 'brands'>;
   if (input.type === 'card/tokenized') {
-    const tokenId = tokenIdFromHref(input.href, ctx.baseUrl);
+    const tokenId = tokenIdFromHref(input.href, deps.baseUrl);
     if (tokenId === undefined)
-      return failed({ kind: 'bodyDoesNotMatchSchema', errors: [foreignHrefError(ctx.baseUrl, rules.hrefPath)] });
-    const record = await findToken(ctx.tokens, ctx.username, tokenId, ctx.now);
+      return failed({ kind: 'bodyDoesNotMatchSchema', errors: [foreignHrefError(deps.baseUrl, rules.hrefPath)] });
+    const record = await findToken(deps.tokens, owner.username, tokenId, deps.now);
     if (!record) return failed({ kind: 'tokenNotFound' });
-    if (cardHasExpired(record.cardExpiryDate, ctx.now)) return failed({ kind: 'underlyingPaymentInstrumentExpired' });
-    card = { ...(await openCard(await ctx.tokenKeys(), record)), tokenId };
+    if (cardHasExpired(record.cardExpiryDate, deps.now)) return failed({ kind: 'underlyingPaymentInstrumentExpired' });
+    card = { ...(await openCard(await deps.tokenKeys(), record)), tokenId };
   } else {
-    if (rules.pciFeature !== undefined && !ctx.entity.pciCompliant) {
-      return failed({ kind: 'merchantNotConfigured', feature: rules.pciFeature });
+    if (rules.pciFeature !== undefined) {
+      const pci = cardNumberRule(owner.entity, rules.pciFeature);
+      if (!pci.ok) return pci;
     }
-    card = input;
+    const { type: _type, ...front } = input;
+    card = front;
   }
-  const match = BIN_INDEX.find(card.cardNumber);
+  const match = deps.binIndex.find(card.cardNumber);
   if (rules.requireMatch && !match) return failed({ kind: 'binNotFound' });
   const brands = match?.record.brands ?? [];
-  if (!brandAllowed(ctx.entity, brands)) return failed({ kind: 'paymentInstrumentNotSupported' });
+  const brand = brandRule(owner.entity, brands);
+  if (!brand.ok) return brand;
   return ok({
-    cardNumber: card.cardNumber,
+    ...card,
     masked: maskPan(card.cardNumber),
     bin: card.cardNumber.slice(0, 6),
     match,
     brands,
-    ...(card.cardHolderName !== undefined ? { cardHolderName: card.cardHolderName } : {}),
-    ...(card.cardExpiryDate !== undefined ? { cardExpiryDate: card.cardExpiryDate } : {}),
-    ...(card.tokenId !== undefined ? { tokenId: card.tokenId } : {}),
   });
 }

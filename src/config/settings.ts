@@ -1,8 +1,10 @@
 import { fromBase64, utf8 } from '../bytes';
 import { decodeEntry, type CredentialEntry } from '../credentials/credentials';
+import { FailureError } from '../failures';
+import { DEFAULT_STORAGE_TIMEOUT_MS } from '../storage/storage-error';
 
 /**
- * The Worker's environment (vars and secrets, CONTRACT.md §1), parsed once per `env` object into
+ * The Worker's environment (vars and secrets, docs/configuration.md), parsed once per `env` object into
  * typed settings. Every problem is found at once and named: a request on a misconfigured Worker
  * answers 503 `serviceUnavailable` and logs what is wrong, instead of failing later in one
  * endpoint with a default that differs from another's.
@@ -32,12 +34,14 @@ export interface Settings {
   passwordHashesSource: string;
   /** Keys the issued credentials' HMAC (MERCHANT_CREDENTIAL_KEY, at least 32 bytes). */
   credentialKey: Uint8Array<ArrayBuffer>;
+  /** The deadline of every KV and Durable Object call (STORAGE_TIMEOUT_MS, 100–5000 ms). */
+  storageTimeoutMs: number;
 }
 
-/** The environment cannot serve requests; `problems` says why (logged, never sent). */
-export class SettingsError extends Error {
+/** The environment cannot serve requests; `problems` says why (logged, never sent): a 503. */
+export class SettingsError extends FailureError {
   constructor(readonly problems: readonly string[]) {
-    super(problems.join('; '));
+    super({ kind: 'misconfigured', what: problems.join('; ') });
     this.name = 'SettingsError';
   }
 }
@@ -79,6 +83,7 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const tokenEncryption = encryptionKeys(env.TOKEN_ENCRYPTION_KEYS, problems);
   const passwordHashes = storedHashes(env.MERCHANT_PASSWORD_HASHES, problems);
   const credentialKey = secretBytes('MERCHANT_CREDENTIAL_KEY', env.MERCHANT_CREDENTIAL_KEY, problems);
+  const storageTimeoutMs = storageTimeout(env.STORAGE_TIMEOUT_MS, problems);
   if (problems.length > 0) return new SettingsError(problems);
   return {
     environment: environment as Environment,
@@ -89,7 +94,22 @@ export function parseSettings(env: Env): Settings | SettingsError {
     passwordHashes,
     passwordHashesSource: env.MERCHANT_PASSWORD_HASHES,
     credentialKey,
+    storageTimeoutMs,
   };
+}
+
+/**
+ * The storage deadline. It stays within 5 s: a write lease (src/storage/guards/claims.ts) lasts
+ * long enough for a KV write and its confirmation, each within this deadline.
+ */
+function storageTimeout(value: string | undefined, problems: string[]): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_STORAGE_TIMEOUT_MS;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 5_000) {
+    problems.push('STORAGE_TIMEOUT_MS must be an integer from 100 to 5000');
+    return DEFAULT_STORAGE_TIMEOUT_MS;
+  }
+  return ms;
 }
 
 function baseUrl(value: string | undefined, problems: string[]): string | undefined {

@@ -1,7 +1,17 @@
-import { fail } from './errors';
+import { fail } from '../failures';
 
-/** Largest accepted request body (CONTRACT.md §2 step 4). */
+/** Largest accepted request body (docs/pipeline.md step 4). */
 export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * How much of a body the Worker reads and throws away when it answers without needing it (an
+ * error before the body, a body over MAX_BODY_BYTES). A server that answers a request without
+ * reading its body breaks the client's connection, and under `wrangler dev` the next request as
+ * well; reading the rest keeps both. Past this much the body is cancelled instead: the platform
+ * then closes the connection (Cloudflare accepts bodies of 100 MB and more, which are not worth
+ * reading to refuse).
+ */
+export const MAX_DISCARDED_BYTES = 10 * 1024 * 1024;
 
 /**
  * Reads the body as a JSON object, refusing more than MAX_BODY_BYTES without buffering it all:
@@ -25,14 +35,18 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
 const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
- * The body as UTF-8 text, at most MAX_BODY_BYTES (else bodyIsTooLarge); undefined when it is not
- * valid UTF-8. A body with a declared Content-Length within the cap is read in one call (the
- * runtime enforces the length); one without (chunked) is counted as it arrives.
+ * The body as UTF-8 text, at most MAX_BODY_BYTES (else bodyIsTooLarge, once the rest is
+ * discarded); undefined when it is not valid UTF-8. A body with a declared Content-Length within
+ * the cap is read in one call (the runtime enforces the length); one without (chunked) is
+ * counted as it arrives.
  */
 export async function readBodyText(request: Request): Promise<string | undefined> {
   const length = request.headers.get('Content-Length');
   const declared = length === null ? undefined : Number(length);
-  if (declared !== undefined && declared > MAX_BODY_BYTES) fail({ kind: 'bodyTooLarge', limitBytes: MAX_BODY_BYTES });
+  if (declared !== undefined && declared > MAX_BODY_BYTES) {
+    await drainBody(request);
+    fail({ kind: 'bodyTooLarge', limitBytes: MAX_BODY_BYTES });
+  }
   let bytes: Uint8Array;
   if (declared !== undefined && Number.isInteger(declared)) {
     try {
@@ -52,16 +66,26 @@ export async function readBodyText(request: Request): Promise<string | undefined
 }
 
 /**
- * Reads what is left of a body the answer did not need (up to the cap), so that the client's
- * keep-alive connection stays usable: a server that answers a POST without reading its body has
- * to close the connection. A larger or broken body is cancelled instead.
+ * Reads what is left of a body the answer did not need and throws it away (up to
+ * MAX_DISCARDED_BYTES, then cancels it), so that the client's connection stays usable.
  */
 export async function drainBody(request: Request): Promise<void> {
   if (request.body === null || request.bodyUsed) return;
-  const length = Number(request.headers.get('Content-Length') ?? 'NaN');
+  await discard(request.body.getReader() as ReadableStreamDefaultReader<Uint8Array>, 0);
+}
+
+async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, readSoFar: number): Promise<void> {
+  let total = readSoFar;
   try {
-    if (Number.isInteger(length) && length <= MAX_BODY_BYTES) await request.arrayBuffer();
-    else await request.body.cancel();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      total += value.byteLength;
+      if (total > MAX_DISCARDED_BYTES) {
+        await reader.cancel();
+        return;
+      }
+    }
   } catch {
     // A client that went away: nothing to keep alive.
   }
@@ -84,7 +108,7 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
-      await reader.cancel();
+      await discard(reader, total);
       fail({ kind: 'bodyTooLarge', limitBytes: limit });
     }
     chunks.push(value);

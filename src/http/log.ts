@@ -1,4 +1,5 @@
 import { maskPan } from '../cards/mask';
+import { FailureError } from '../failures';
 
 /**
  * Structured logging: one JSON object per line, read by Workers Logs. Nothing here may ever
@@ -35,4 +36,17 @@ export function describeError(e: unknown): string {
   return redactPans(
     e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : (JSON.stringify(e) ?? 'unknown'),
   );
+}
+
+/**
+ * What the log line says about an exception that ended a request: for storage failing, which call
+ * and the platform's reason; for a misconfiguration, every problem; for a bug, the exception. A
+ * failure the client caused needs nothing more than its error name.
+ */
+export function errorLogFields(e: unknown): Record<string, string> {
+  if (!(e instanceof FailureError)) return { exception: describeError(e) };
+  const { failure } = e;
+  if (failure.kind === 'misconfigured') return { misconfigured: failure.what };
+  if (failure.kind !== 'storageUnavailable') return {};
+  return { storage: redactPans(e.message), ...(e.cause !== undefined ? { cause: describeError(e.cause) } : {}) };
 }

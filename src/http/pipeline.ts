@@ -1,69 +1,34 @@
-import type { MerchantConfig } from '../config/merchants';
-import { settingsOf, SettingsError, type Settings } from '../config/settings';
-import { StorageError } from '../storage/kv';
-import { TokenKeyMissing } from '../tokens/token-crypto';
-import { authenticate } from './auth';
+import { settingsOf } from '../config/settings';
+import { fail, failureOf } from '../failures';
+import type { MerchantConfig } from '../merchants/merchant-config';
+import { checkHeaders } from './api-headers';
+import { signInWithBasicAuth, type LoginMemory } from './basic-auth';
 import { drainBody, readJsonObject } from './body';
-import { ApiError, fail, mapFailure, type Failure } from './errors';
-import { checkHeaders, type ApiProfile } from './headers';
-import { describeError, logLine } from './log';
-import { publishableKeyOf, signInPublishable } from './publishable';
-import { simulate, SIMULATE_HEADER } from './sandbox';
-
-/** Per-request state shared by the pipeline, the endpoint and the log line. */
-export interface RequestContext {
-  readonly request: Request;
-  readonly env: Env;
-  readonly ctx: ExecutionContext;
-  readonly url: URL;
-  readonly correlationId: string;
-  /**
-   * The environment parsed into typed settings (once per isolate); reading it on a misconfigured
-   * Worker throws a {@link SettingsError}, answered 503.
-   */
-  readonly settings: Settings;
-  /** The matched API, once routing found one: decides the media type of errors. */
-  api?: ApiProfile;
-  /** Headers every answer of this request carries, errors included (CORS on the prefix lookup). */
-  extraHeaders?: Record<string, string>;
-  /** Safe fields for the log line (never a full card number, never credentials). */
-  readonly log: Record<string, string | number | boolean | undefined>;
-}
-
-/** What an endpoint is handed once the shared pipeline has passed. */
-export interface EndpointCall {
-  readonly merchant: MerchantConfig;
-  /** The parsed JSON object body (empty object for GET and DELETE). */
-  readonly body: Record<string, unknown>;
-  readonly params: Readonly<Record<string, string>>;
-  readonly rc: RequestContext;
-}
-
-export interface EndpointResult {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-/** One endpoint: the API it belongs to, whether it takes a body, and its handler. */
-export interface Endpoint {
-  api: ApiProfile;
-  hasBody: boolean;
-  /** Whether a publishable key (`Authorization: Bearer pk_…`) may call it, from a listed origin. */
-  publishable?: boolean;
-  handle(call: EndpointCall): Promise<EndpointResult>;
-}
+import type { Endpoint, EndpointResult, RequestContext, Services } from './endpoint';
+import { mapFailure } from './error-document';
+import { errorLogFields, logLine } from './log';
+import { publishableKeyOf, signInPublishable } from './publishable-keys';
+import { simulate, SIMULATE_HEADER } from './simulate-header';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** What one Worker instance serves requests with (src/app/create-worker.ts builds it). */
+export interface WorkerState {
+  services: Services;
+  logins: LoginMemory;
+  self: RequestContext['self'];
+}
+
 /**
- * Wraps the whole request: correlation id, the one error mapper, common response headers and
- * one structured log line. `route` does the routing and the endpoint work.
+ * Wraps the whole request (docs/pipeline.md): correlation id, the one error mapper, common
+ * response headers, one structured log line, and the rest of an unread body read away (so that
+ * an early answer keeps the client's connection). `route` does the routing and the endpoint work.
  */
 export async function serve(
   request: Request,
   env: Env,
   ctx: ExecutionContext,
+  state: WorkerState,
   route: (rc: RequestContext) => Promise<Response | EndpointResult>,
 ): Promise<Response> {
   const started = Date.now();
@@ -78,6 +43,9 @@ export async function serve(
     get settings() {
       return settingsOf(env);
     },
+    services: state.services,
+    logins: state.logins,
+    self: state.self,
     log: {},
   };
   let response: Response;
@@ -85,18 +53,11 @@ export async function serve(
     const result = await route(rc);
     response = result instanceof Response ? withCommonHeaders(result, rc) : jsonResponse(result, rc);
   } catch (e) {
-    const failure = failureOf(e);
-    if (e instanceof StorageError) logStorageError(rc, e);
-    else if (!(e instanceof ApiError)) {
-      rc.log.exception = describeError(e);
-    }
-    if (failure.kind === 'misconfigured') rc.log.misconfigured = failure.what;
-    const mapped = mapFailure(failure);
+    Object.assign(rc.log, errorLogFields(e));
+    const mapped = mapFailure(failureOf(e));
     rc.log.errorName = mapped.body.errorName;
     response = jsonResponse({ status: mapped.status, body: mapped.body, headers: mapped.headers }, rc);
   }
-  // An answer given before the body was read (an error, mostly) would otherwise cost the client
-  // its keep-alive connection.
   if (request.body !== null && !request.bodyUsed) await drainBody(request);
   logLine({
     level: response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info',
@@ -110,13 +71,15 @@ export async function serve(
   return response;
 }
 
-/** Headers every answer carries (CONTRACT.md §2), and the API's own. */
+/** Headers every answer carries (docs/pipeline.md "Every answer"), and the API's own. */
 function commonHeaders(rc: RequestContext): Record<string, string> {
+  const dataVersion = rc.api?.namesBinDataVersion ? rc.services.binIndex.dataVersion : undefined;
   return {
     'WP-CorrelationId': rc.correlationId,
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     ...rc.api?.responseHeaders,
+    ...(dataVersion !== undefined ? { 'Bin-Data-Version': dataVersion } : {}),
     ...rc.extraHeaders,
   };
 }
@@ -128,8 +91,9 @@ function withCommonHeaders(response: Response, rc: RequestContext): Response {
 }
 
 /**
- * The shared pipeline of CONTRACT.md §2 steps 2–4 for one endpoint: Basic auth, the API's header
- * rules, the body; then the endpoint itself (steps 5–7).
+ * The shared pipeline of docs/pipeline.md steps 2–4 for one endpoint: authentication (Basic, or
+ * a publishable key where the endpoint allows one), the API's header rules, the sandbox header,
+ * the body; then the endpoint itself (steps 5–7).
  */
 export async function runEndpoint(
   endpoint: Endpoint,
@@ -145,6 +109,7 @@ export async function runEndpoint(
     if (!endpoint.publishable) fail({ kind: 'publishableKeyNotAllowed' });
     rc.log.publishableKey = publishableKey;
     merchant = await signInPublishable(
+      rc.services.merchants,
       publishableKey,
       rc.request.headers.get('Origin'),
       rc.env.PREFIX_LOOKUPS_BY_KEY,
@@ -152,7 +117,7 @@ export async function runEndpoint(
       (what) => (rc.log.lookupLimit = what),
     );
   } else {
-    const signedIn = authenticate(rc.request, rc.settings, () => ({
+    const signedIn = signInWithBasicAuth(rc.request, rc.settings, rc.services.merchants, rc.logins, () => ({
       byAddress: rc.env.LOGIN_ATTEMPTS_BY_ADDRESS,
       byUsername: rc.env.LOGIN_FAILURES_BY_USERNAME,
       address,
@@ -167,20 +132,6 @@ export async function runEndpoint(
   if (simulation !== null) await simulate(simulation, rc.settings.environment, (what) => (rc.log.simulated = what));
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
   return endpoint.handle({ merchant, body, params, rc });
-}
-
-/** What failed in storage, and the platform's reason (masked like any free text). */
-export function logStorageError(rc: RequestContext, e: StorageError): void {
-  rc.log.storage = e.message;
-  if (e.cause !== undefined) rc.log.cause = describeError(e.cause);
-}
-
-/** ApiError carries its failure; storage and configuration failures are 503s; anything else is internal. */
-function failureOf(e: unknown): Failure {
-  if (e instanceof ApiError) return e.failure;
-  if (e instanceof StorageError) return { kind: 'storageUnavailable' };
-  if (e instanceof SettingsError || e instanceof TokenKeyMissing) return { kind: 'misconfigured', what: e.message };
-  return { kind: 'internal' };
 }
 
 /** A JSON answer in the API's media type, every header set at construction. */

@@ -1,15 +1,15 @@
 import * as v from 'valibot';
-import type { FieldError } from '../failures';
-import { toFieldError } from '../schemas/rules';
-import { fail } from './errors';
+import { fail, type FieldError } from '../failures';
+import { toFieldError } from '../schemas/field-errors';
 
 /**
  * Validates a parsed JSON body. On failure, ends the request with bodyDoesNotMatchSchema carrying
- * every field error (one per field, in schema order) plus `extra` errors from cross-field rules.
+ * every field error (one per field, in schema order) plus `extra` errors from cross-field rules
+ * (docs/pipeline.md step 5).
  *
  * @example
  * ```ts
- * const body = validateBody(PAN_LOOKUP_SCHEMA, json);
+ * const body = validateBody(PAN_LOOKUP, json);
  * ```
  */
 export function validateBody<S extends v.GenericSchema>(

@@ -1,17 +1,15 @@
-import { toCardBinData } from '../bin/card-bin-data';
-import { resolveCard } from '../cards/resolve-card';
-import type { FieldError } from '../failures';
-import { unwrap } from '../http/errors';
-import { CARD_BIN_API } from '../http/headers';
-import type { Endpoint } from '../http/pipeline';
+import { tokenIdFromHref, foreignHrefError } from '../cards/token-card';
+import { lookupCard } from '../cards/card-bin-lookups';
+import { unwrap, type FieldError } from '../failures';
+import { CARD_BIN_API } from '../http/api-headers';
+import type { Endpoint } from '../http/endpoint';
 import { validateBody } from '../http/validation';
-import { PAN_LOOKUP } from '../schemas/card-bin';
-import { foreignHrefError, tokenIdFromHref } from '../tokens/token-card';
-import { cardContext, entityOf } from './context';
+import { PAN_LOOKUP } from '../schemas/card-bin-requests';
+import { cardDeps } from './deps-from-request';
 
-/** `POST /api/cardBin/panLookup` (CONTRACT.md §3). */
+/** `POST /api/cardBin/panLookup` (docs/card-bin.md "panLookup"). */
 
-/** Exactly one of cardNumber and token (CONTRACT.md §3). */
+/** Exactly one of cardNumber and token. */
 function oneCardIdentifier(input: unknown): FieldError[] {
   if (typeof input !== 'object' || input === null) return [];
   const has = (k: string): boolean => k in input;
@@ -34,31 +32,21 @@ function tokenIsOurs(input: unknown, baseUrl: string): FieldError[] {
   return foreign ? [foreignHrefError(baseUrl, '$.token')] : [];
 }
 
-export const panLookup: Endpoint = {
+export const panLookupEndpoint: Endpoint = {
   api: CARD_BIN_API,
   hasBody: true,
   async handle({ merchant, body, rc }) {
-    const cards = cardContext(rc, Date.now());
+    const deps = cardDeps(rc);
     const request = validateBody(PAN_LOOKUP, body, (input) => [
       ...oneCardIdentifier(input),
-      ...tokenIsOurs(input, cards.baseUrl),
+      ...tokenIsOurs(input, deps.baseUrl),
     ]);
-    const entity = entityOf(merchant, request.merchant.entity, rc);
-    // By token, any entity may look up: the merchant never handles the card number.
-    const input =
-      request.token !== undefined
-        ? { type: 'card/tokenized' as const, href: request.token }
-        : { type: 'card/front' as const, cardNumber: request.cardNumber! };
-    const card = unwrap(
-      await resolveCard({ ...cards, username: merchant.username, entity }, input, {
-        hrefPath: '$.token',
-        pciFeature: 'lookups by full card number',
-        requireMatch: true,
-      }),
-    );
+    rc.log.entity = request.merchant.entity;
+    const input = request.token !== undefined ? { token: request.token } : { cardNumber: request.cardNumber! };
+    const { answer, card } = unwrap(await lookupCard(deps, merchant, request.merchant.entity, input));
     rc.log.card = card.masked;
     if (card.tokenId) rc.log.token = card.tokenId;
     rc.log.binSource = card.match!.source;
-    return { status: 200, body: toCardBinData(card.cardNumber, card.match!) };
+    return { status: 200, body: answer };
   },
 };

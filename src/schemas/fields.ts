@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { isLuhnValid } from '../bin/luhn';
-import { integer, jsonObject, namedCheck } from './rules';
+import { integer, jsonObject, namedCheck } from './field-errors';
 
-/** Field schemas shared by the APIs, each failure under its SPEC.md §7.4 error name. */
+/** Field schemas shared by the APIs, each failure under its field error name (docs/errors.md "Field errors"). */
 
 /** A string of min–max characters (fieldIsEmpty for "" when min is 1). */
 export const str = (min: number, max: number, what: string) =>
@@ -75,3 +75,22 @@ export const ISO_DATE_TIME = v.pipe(
     'Use an ISO 8601 date and time with a zone, e.g. 2027-01-31T23:59:59Z.',
   ),
 );
+
+/**
+ * A billing address as Worldpay's documents have it: the same fields in the 3DS and token APIs,
+ * but the 3DS document allows a city of 15 characters and the token document one of 50.
+ */
+export function billingAddress(cityMaxLength: 15 | 50) {
+  return jsonObject({
+    address1: str(1, 80, 'The first address line'),
+    address2: v.optional(str(0, 80, 'The second address line')),
+    address3: v.optional(str(0, 80, 'The third address line')),
+    postalCode: str(1, 15, 'The postal code'),
+    city: str(1, cityMaxLength, 'The city'),
+    state: v.optional(str(1, 30, 'The state')),
+    countryCode: v.pipe(
+      str(2, 2, 'The country code'),
+      v.regex(/^[A-Z]{2}$/, 'Country codes are two capital letters (ISO 3166).'),
+    ),
+  });
+}

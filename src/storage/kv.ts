@@ -1,38 +1,57 @@
+import { withDeadline, StorageError } from './storage-error';
+
 /**
  * The only code that touches Workers KV (the Durable Objects in `guards/` are the only code that
- * touches their own storage). Every record carries a logical `expiresAt` (ms since
- * the epoch) checked on every read, because KV's own expiry is approximate and cannot be shorter
- * than 60 seconds; the KV TTL is set to at least that (KV rejects less, locally as well).
+ * touches their own storage). Every record carries a logical `expiresAt` (ms since the epoch)
+ * checked on every read, because KV's own expiry is approximate and cannot be shorter than 60
+ * seconds; the KV TTL is set to at least that (KV rejects less, locally as well).
  *
  * KV is eventually consistent and has no compare-and-set: a write is visible at once in the
  * location that made it and within about 60 seconds elsewhere, and a read of a missing key may
  * be cached as "missing" for up to 60 seconds. So no decision is made from a KV read here: a
- * Durable Object makes it, and the KV record is written under its lease (storage-schema.md).
+ * Durable Object makes it, and the KV record is written under its lease (docs/storage.md).
  */
 
-/** KV threw, timed out, or held something that is not ours: answered 503 with Retry-After. */
-export class StorageError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StorageError';
-  }
-}
-
 export const MIN_KV_TTL_SECONDS = 60;
-/** A KV call that takes longer than this is treated as a storage failure. */
-export const KV_TIMEOUT_MS = 5_000;
 
 export interface Stored {
   expiresAt: number;
 }
 
+/** One KV namespace with the deadline every call gets. */
+export interface KvAccess {
+  kv: KVNamespace;
+  timeoutMs: number;
+}
+
 /** Reads a JSON record; undefined when absent or logically expired. */
 export async function readRecord<T extends Stored>(
-  kv: KVNamespace,
+  { kv, timeoutMs }: KvAccess,
   key: string,
-  now = Date.now(),
+  now: number,
 ): Promise<T | undefined> {
-  const value = await withTimeout(kv.get<T>(key, 'json'), `get ${prefixOf(key)}`);
+  const value = await withDeadline(kv.get<T>(key, 'json'), timeoutMs, `KV get ${prefixOf(key)}`);
+  return liveRecord(value, key, now);
+}
+
+/**
+ * Reads several JSON records in one KV call (a bulk get); each is undefined when absent or
+ * logically expired.
+ */
+export async function readRecords<T extends Stored>(
+  { kv, timeoutMs }: KvAccess,
+  keys: readonly string[],
+  now: number,
+): Promise<(T | undefined)[]> {
+  const values = await withDeadline(
+    kv.get<T>([...keys], 'json'),
+    timeoutMs,
+    `KV get ${keys.map(prefixOf).join(' + ')}`,
+  );
+  return keys.map((key) => liveRecord(values.get(key) ?? null, key, now));
+}
+
+function liveRecord<T extends Stored>(value: T | null, key: string, now: number): T | undefined {
   if (value === null) return undefined;
   if (typeof value !== 'object' || typeof value.expiresAt !== 'number') {
     throw new StorageError(`record under ${prefixOf(key)} has no expiresAt`);
@@ -42,30 +61,15 @@ export async function readRecord<T extends Stored>(
 
 /** Writes a JSON record that KV keeps until its logical expiry (at least 60 s). */
 export async function writeRecord<T extends Stored>(
-  kv: KVNamespace,
+  { kv, timeoutMs }: KvAccess,
   key: string,
   value: T,
-  now = Date.now(),
+  now: number,
 ): Promise<void> {
   // A record that cannot expire (NaN, Infinity) is a bug upstream, never something to store.
   if (!Number.isFinite(value.expiresAt)) throw new Error(`record under ${prefixOf(key)} has no finite expiresAt`);
   const expirationTtl = Math.max(MIN_KV_TTL_SECONDS, Math.ceil((value.expiresAt - now) / 1000));
-  await withTimeout(kv.put(key, JSON.stringify(value), { expirationTtl }), `put ${prefixOf(key)}`);
-}
-
-async function withTimeout<T>(operation: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StorageError(`KV ${what} timed out after ${KV_TIMEOUT_MS} ms`)), KV_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([operation, timeout]);
-  } catch (e) {
-    if (e instanceof StorageError) throw e;
-    throw new StorageError(`KV ${what} failed`, { cause: e });
-  } finally {
-    if (timer !== null) clearTimeout(timer);
-  }
+  await withDeadline(kv.put(key, JSON.stringify(value), { expirationTtl }), timeoutMs, `KV put ${prefixOf(key)}`);
 }
 
 /** Key prefix only, for messages: keys may hold merchant references, never card numbers. */

@@ -1,8 +1,8 @@
 import type { Brand } from '../bin/model';
-import { readRecord, writeRecord, type Stored } from './kv';
+import { readRecord, writeRecord, type KvAccess, type Stored } from './kv';
 
 /**
- * The 3DS session record in KV (storage-schema.md lists every key, an example value and its TTL).
+ * The 3DS session record in KV (docs/storage.md lists every key, an example value and its TTL).
  *
  * authenticate writes it once, under the single-flight lease of the transaction's Durable Object
  * (`ThreeDsGuard`), so it is in KV before any answer to authenticate leaves; verification reads
@@ -14,7 +14,7 @@ import { readRecord, writeRecord, type Stored } from './kv';
 
 export const SESSION_PREFIX = '3ds:session:';
 
-/** Sessions live one hour (CONTRACT.md §5). */
+/** Sessions live one hour (docs/threeds.md "State"). */
 export const SESSION_TTL_MS = 60 * 60 * 1000;
 /** A challenge must be completed within 10 minutes of authenticate. */
 export const CHALLENGE_TTL_MS = 10 * 60 * 1000;
@@ -50,7 +50,7 @@ export interface SessionRecord extends Stored {
 
 /** The 3DS session records over one KV namespace. */
 export class SessionStore {
-  constructor(private readonly kv: KVNamespace) {}
+  constructor(private readonly kv: KvAccess) {}
 
   get = (s: SessionScope, now: number): Promise<SessionRecord | undefined> => readRecord(this.kv, sessionKey(s), now);
   put = (s: SessionScope, r: SessionRecord, now: number): Promise<void> => writeRecord(this.kv, sessionKey(s), r, now);

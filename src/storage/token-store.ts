@@ -1,21 +1,35 @@
 import type { Brand, FundingType } from '../bin/model';
-import type { SealedValue } from '../tokens/token-crypto';
-import { readRecord, writeRecord, type Stored } from './kv';
+import { readRecords, writeRecord, type KvAccess, type Stored } from './kv';
 
 /**
- * Tokens in KV (see storage-schema.md). A token record is written once by POST /tokens, under
- * the single-flight lease of the card's Durable Object (`TokenGuard`), which also decides which
- * token stands for a card. DELETE replaces the record by a tombstone, so that a retried DELETE
- * still ends in success. The card number and cardholder name inside a record are sealed
- * (AES-GCM); no key holds the number.
+ * Tokens in KV (docs/storage.md). A token record is written by POST /tokens under the
+ * single-flight lease of the card's Durable Object (`TokenGuard`), which also decides which token
+ * stands for a card. DELETE writes a tombstone under a key of its own, which no token write ever
+ * touches: KV has no compare-and-set, so a record write that lands late (after its request timed
+ * out, after a retry and a DELETE) can overwrite the record, but never the tombstone, and a token
+ * with a tombstone is gone whatever its record says. Both keys are read in one bulk get.
+ * The card number and cardholder name inside a record are sealed (AES-GCM); no key holds the
+ * number.
  */
 
 export const TOKEN_PREFIX = 'token:';
+export const TOMBSTONE_PREFIX = 'token-deleted:';
 
 export const tokenKey = (tokenId: string): string => `${TOKEN_PREFIX}${tokenId}`;
+export const tombstoneKey = (tokenId: string): string => `${TOMBSTONE_PREFIX}${tokenId}`;
 
 /** A deleted token is remembered this long, so a retried DELETE answers 204 rather than 404. */
 export const TOMBSTONE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** A value sealed with AES-256-GCM under a named key (src/cards/card-crypto.ts). */
+export interface SealedValue {
+  /** Key id. */
+  kid: string;
+  /** base64 of the 12-byte IV. */
+  iv: string;
+  /** base64 of ciphertext and tag. */
+  ct: string;
+}
 
 export interface TokenRecord extends Stored {
   tokenId: string;
@@ -53,10 +67,23 @@ export function isTombstone(r: TokenRecord | TokenTombstone): r is TokenTombston
 }
 
 export class TokenStore {
-  constructor(private readonly kv: KVNamespace) {}
+  constructor(private readonly kv: KvAccess) {}
 
-  get = (tokenId: string, now: number): Promise<TokenRecord | TokenTombstone | undefined> =>
-    readRecord(this.kv, tokenKey(tokenId), now);
-  put = (record: TokenRecord | TokenTombstone, now: number): Promise<void> =>
-    writeRecord(this.kv, tokenKey(record.tokenId), record, now);
+  /** The token's tombstone if it was deleted, else its record, else undefined. */
+  async get(tokenId: string, now: number): Promise<TokenRecord | TokenTombstone | undefined> {
+    const [tombstone, record] = await readRecords<TokenRecord | TokenTombstone>(
+      this.kv,
+      [tombstoneKey(tokenId), tokenKey(tokenId)],
+      now,
+    );
+    return tombstone ?? record;
+  }
+
+  put(record: TokenRecord, now: number): Promise<void> {
+    return writeRecord(this.kv, tokenKey(record.tokenId), record, now);
+  }
+
+  putTombstone(tombstone: TokenTombstone, now: number): Promise<void> {
+    return writeRecord(this.kv, tombstoneKey(tombstone.tokenId), tombstone, now);
+  }
 }

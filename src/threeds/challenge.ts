@@ -1,17 +1,15 @@
 import { base64OfText, textOfBase64 } from '../bytes';
-import { derivedUuid, hmacSha256 } from './derived';
+import type { CodeAttempt } from '../storage/guards/challenge-rules';
+import { derivedUuid, hmacSha256 } from './hmac-derived-values';
 
 /**
- * The test ACS challenge (CONTRACT.md §6.4): references, the CReq payload and the code rules.
- * The attempt count and the result live in the transaction's Durable Object, which applies
- * {@link challengeStep}; nothing here touches storage.
+ * The test ACS challenge (docs/threeds.md "Challenge"): references, the CReq payload and the
+ * code. The attempt count and the result live in the transaction's Durable Object, which applies
+ * the rules of src/storage/guards/challenge-rules.ts; nothing here touches storage.
  */
 
 /** The one-time code that passes in `test`, where the page shows it. */
 export const TEST_CHALLENGE_CODE = '1234';
-
-/** Wrong codes allowed before the challenge ends as failed. */
-export const MAX_CODE_ATTEMPTS = 3;
 
 /**
  * The code that passes a challenge. In `test`, the documented 1234. In `live` this test ACS has
@@ -31,7 +29,7 @@ export async function challengeCode(
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** 20 random alphanumerics (CONTRACT.md §6.2), without modulo bias: bytes of 248 and over are skipped. */
+/** 20 random alphanumerics (docs/threeds.md "authenticate"), without modulo bias: bytes of 248 and over are skipped. */
 export function newChallengeReference(): string {
   let out = '';
   while (out.length < 20) {
@@ -83,31 +81,6 @@ export function windowSizeOfPayload(payload: unknown): string {
   } catch {
     return '390x400';
   }
-}
-
-/** One post of the challenge form, as judged against the expected code. */
-export type CodeAttempt = 'cancel' | 'right' | 'wrong';
-
-/** How a challenge ended: the one result that the page shows and verification reports. */
-export interface ChallengeResult {
-  outcome: 'passed' | 'failed';
-  reason: 'code' | 'cancelled' | 'attempts' | 'expired' | 'notCompleted';
-  completedAt: number;
-}
-
-/** What one post of the challenge form leads to. */
-export type ChallengeStep =
-  { kind: 'passed' } | { kind: 'failed'; reason: 'cancelled' | 'attempts' } | { kind: 'retry'; attempts: number };
-
-/**
- * Pure rule of one post, given the wrong codes so far: Cancel fails, the right code passes, the
- * third wrong code fails.
- */
-export function challengeStep(attempt: CodeAttempt, wrongSoFar: number): ChallengeStep {
-  if (attempt === 'cancel') return { kind: 'failed', reason: 'cancelled' };
-  if (attempt === 'right') return { kind: 'passed' };
-  const next = wrongSoFar + 1;
-  return next >= MAX_CODE_ATTEMPTS ? { kind: 'failed', reason: 'attempts' } : { kind: 'retry', attempts: next };
 }
 
 /** Judges a posted code: surrounding spaces are forgiven, nothing else. */

@@ -1,5 +1,5 @@
 import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import { hmacKey } from './derived';
+import { hmacKey } from './hmac-derived-values';
 
 /**
  * HS256 JWTs for the 3DS browser steps, signed with the JWT_SIGNING_KEY secret (jose does the

@@ -1,6 +1,6 @@
 import type { Brand } from '../bin/model';
 import { toBase64 } from '../bytes';
-import { derivedAuthenticationValue, derivedUuid } from './derived';
+import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
 
 /**
  * The answers of authenticate and verification in Worldpay's shape (CONTRACT.md §6.2; Worldpay's

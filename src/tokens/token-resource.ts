@@ -1,5 +1,5 @@
 import type { TokenRecord } from '../storage/token-store';
-import type { BillingAddress, CardDetails } from './token-card';
+import type { BillingAddress, CardDetails } from '../cards/token-card';
 
 /**
  * The token resource on the wire, in the shape of Worldpay's tokens document: the card masked,

@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, convertSchemas, SCHEMAS } from '../../scripts/openapi/document';
-import { jsonObject, namedCheck } from '../../src/schemas/rules';
+import { jsonObject, namedCheck } from '../../src/schemas/field-errors';
 
 /**
  * The OpenAPI document (scripts/openapi/document.ts): every schema converts, the document is

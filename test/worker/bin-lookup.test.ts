@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BIN_INDEX } from '../../src/bin/default-index';
+import { EMBEDDED_SERVICES } from '../../src/app/embedded-services';
+
+const BIN_INDEX = EMBEDDED_SERVICES.binIndex;
 import { burst, call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, panLookup, type ErrorCase } from './helpers';
 
 /**

@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { utf8 } from '../../src/bytes';
 import { decodeEntry, importCredentialKey, issuedEntry, newPassword } from '../../src/credentials/credentials';
 import { hashPassword } from '../../src/credentials/password-hash';
+import { API_ROUTES } from '../../src/app/api-routes';
+import { createWorker } from '../../src/app/create-worker';
+import { EMBEDDED_SERVICES } from '../../src/app/embedded-services';
 import worker from '../../src/index';
 import { basic, CARD_BIN_HEADERS } from './helpers';
 
@@ -111,19 +114,44 @@ describe('issued credentials', () => {
 });
 
 describe('failed logins are limited', () => {
-  it('answers 429 tooManyRequests with Retry-After to an address past its limit, before any hashing', async () => {
+  it('answers 429 tooManyRequests with Retry-After to an address past its limit, and never runs the slow hash for it', async () => {
     vi.spyOn(console, 'log').mockImplementation(() => {});
+    const environment = withCredentials({ 'test-merchant': await hashPassword('correct horse battery staple') });
     const address = newAddress();
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++) statuses.push((await lookup(env, basic('nobody', `guess-${i}`), address)).status);
     expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
     expect(statuses[20]).toBe(429);
-    const sign = vi.spyOn(crypto.subtle, 'sign');
-    const limited = await lookup(env, basic('nobody', 'one more'), address);
+    const slow = vi.spyOn(crypto.subtle, 'deriveBits');
+    const limited = await lookup(environment, basic('test-merchant', 'one more guess'), address);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('Retry-After')).toBe('60');
     expect(await limited.json<Json>()).toMatchObject({ errorName: 'tooManyRequests', message: expect.any(String) });
-    expect(sign).not.toHaveBeenCalled();
+    expect(slow).not.toHaveBeenCalled();
+  });
+
+  it("lets the right issued password through from an address that others' failures put past its limit, on a cold isolate", async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    const address = newAddress();
+    // Someone behind the same address (a NAT, a platform's egress) fails 25 times.
+    const failures: number[] = [];
+    for (let i = 0; i < 25; i++)
+      failures.push((await lookup(env, basic('test-merchant', `wrong-${i}`), address)).status);
+    expect(failures).toContain(429);
+    // A cold isolate: a Worker that has never seen this login, from the same address.
+    const cold = createWorker(API_ROUTES, EMBEDDED_SERVICES);
+    const request = new Request('https://edge.test/api/cardBin/panLookup', {
+      method: 'POST',
+      headers: {
+        ...CARD_BIN_HEADERS,
+        Authorization: basic('test-merchant', 'test-password'),
+        'CF-Connecting-IP': address,
+      },
+      body: JSON.stringify({ merchant: { entity: 'default' }, cardNumber: PAN }),
+    });
+    expect((await cold.fetch(request, env, createExecutionContext())).status).toBe(200);
+    // ... while a wrong password from it is still refused as over the limit.
+    expect((await lookup(env, basic('test-merchant', 'wrong-again'), address)).status).toBe(429);
   });
 
   it("never locks a merchant out of its own address by someone else's failures on another", async () => {

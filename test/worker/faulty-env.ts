@@ -62,7 +62,7 @@ export class StorageHarness {
   fetch(request: Request): Promise<Response> {
     const ctx = createExecutionContext();
     this.contexts.push(ctx);
-    return worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, this.env, ctx);
+    return worker.fetch(request, this.env, ctx);
   }
 
   /** Waits for the work the Worker left running after its answers (waitUntil). */

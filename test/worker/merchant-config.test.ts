@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import merchantsJson from '../../data/merchants.json';
-import { MERCHANTS, parseMerchantConfig } from '../../src/config/merchants';
+import { parseMerchantConfig } from '../../src/merchants/merchant-config';
+
+const MERCHANTS = parseMerchantConfig(merchantsJson);
 
 describe('merchant configuration', () => {
   it('ships the local test merchants of the contract', () => {
-    const test = MERCHANTS.get('test-merchant')!;
+    const test = MERCHANTS.merchant('test-merchant')!;
     expect([...test.entities.keys()]).toEqual(['default', 'nonpci', 'limited', 'nothreeds']);
     expect(test.entities.get('limited')).toMatchObject({
       brands: ['visa', 'mastercard'],
@@ -13,7 +15,7 @@ describe('merchant configuration', () => {
     });
     expect(test.entities.get('nonpci')).toMatchObject({ pciCompliant: false, threeDS: true });
     expect(test.entities.get('nothreeds')).toMatchObject({ threeDS: false });
-    expect([...MERCHANTS.get('other-merchant')!.entities.keys()]).toEqual(['other']);
+    expect([...MERCHANTS.merchant('other-merchant')!.entities.keys()]).toEqual(['other']);
   });
 
   it('fails loudly, naming every problem, on a malformed configuration', () => {

@@ -57,11 +57,7 @@ describe('settings, parsed once from the environment', () => {
   it('answers a browser page on a misconfigured Worker with an HTML 503 and Retry-After', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => {});
     const response = await postForm('/3ds/ddc', { JWT: 'x' }, (r) =>
-      worker.fetch(
-        r as Request<unknown, IncomingRequestCfProperties>,
-        { ...env, JWT_SIGNING_KEY: '' },
-        createExecutionContext(),
-      ),
+      worker.fetch(r, { ...env, JWT_SIGNING_KEY: '' }, createExecutionContext()),
     );
     expect(response.status).toBe(503);
     expect(response.headers.get('Content-Type')).toBe('text/html; charset=utf-8');

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { MAX_CODE_ATTEMPTS } from '../../src/threeds/challenge';
+import { MAX_CODE_ATTEMPTS } from '../../src/storage/guards/challenge-rules';
 import { threeDsGuardName } from '../../src/storage/guards/clients';
 import { StorageHarness } from './faulty-env';
 import { burst } from './helpers';
@@ -134,11 +134,20 @@ describe('3DS under bursts of identical requests', () => {
 });
 
 describe('the challenge under parallel showings and form posts', () => {
-  it('shows one challenge JWT once, however many times it is posted at once', async () => {
-    const { auth } = await challengedTransaction();
-    const pages = await burst(8, () => postForm('/3ds/challenge', { JWT: auth.challenge.jwt }));
-    expect(pages.filter((p) => p.status === 200)).toHaveLength(1);
-    expect(pages.filter((p) => p.status === 409)).toHaveLength(7);
+  it(`shows the challenge to every post of its JWT at once, and still evaluates ${MAX_CODE_ATTEMPTS} codes in all`, async () => {
+    const { reference, auth } = await challengedTransaction();
+    const pages = await texts(await burst(8, () => postForm('/3ds/challenge', { JWT: auth.challenge.jwt })));
+    const states = pages.map((p) => hiddenField(p, 'state'));
+    expect(states.every((s) => s !== undefined)).toBe(true);
+    // One wrong code from each of the eight forms: the guard counts them together.
+    const posts = await texts(
+      await burst(8, (i) => postForm('/3ds/challenge/submit', { state: states[i]!, code: '0000', action: 'submit' })),
+    );
+    expect(await challengeRow(reference)).toMatchObject({ outcome: 'failed', reason: 'attempts' });
+    expect((await challengeRow(reference)).evaluated).toBe(MAX_CODE_ATTEMPTS);
+    expect(posts.filter((p) => p.includes('Payment not verified')).length).toBe(8 - (MAX_CODE_ATTEMPTS - 1));
+    // The JWT is used up once the challenge has its result.
+    expect((await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).status).toBe(409);
   });
 
   it(`evaluates at most ${MAX_CODE_ATTEMPTS} codes when ${N} wrong codes are posted at once, and ends once`, async () => {

@@ -210,7 +210,7 @@ describe('write leases belong to their holder', () => {
 });
 
 describe('a challenge whose showing was recorded but whose page was lost', () => {
-  it('tells the repost the challenge was already used, and verification reports it not completed', async () => {
+  it('shows the challenge again to the repost, which the right code then passes', async () => {
     quiet();
     const reference = newReference();
     const auth = await (
@@ -218,7 +218,32 @@ describe('a challenge whose showing was recorded but whose page was lost', () =>
     ).json<Json>();
     const lost = new StorageHarness().failOn({ nth: 0, of: 'do', when: 'after' });
     expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => lost.fetch(r)));
-    expect((await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).status).toBe(409);
+    const again = await postForm('/3ds/challenge', { JWT: auth.challenge.jwt });
+    expect(again.status).toBe(200);
+    const state = hiddenField(await again.text(), 'state')!;
+    const done = await postForm('/3ds/challenge/submit', { state, code: '1234', action: 'submit' });
+    expect(await done.text()).toContain('Payment verified');
+    expect(
+      (await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome,
+    ).toBe('authenticated');
+  });
+
+  it('gives the repost no extra attempt: two wrong codes before the loss and one after end the challenge', async () => {
+    quiet();
+    const reference = newReference();
+    const auth = await (
+      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+    ).json<Json>();
+    const first = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
+    for (const code of ['0000', '1111'])
+      await postForm('/3ds/challenge/submit', { state: first, code, action: 'submit' });
+    const lost = new StorageHarness().failOn({ nth: 0, of: 'do', when: 'after' });
+    expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => lost.fetch(r)));
+    const again = await postForm('/3ds/challenge', { JWT: auth.challenge.jwt });
+    const page = await again.text();
+    const state = hiddenField(page, 'state')!;
+    const last = await postForm('/3ds/challenge/submit', { state, code: '2222', action: 'submit' });
+    expect(await last.text()).toContain('Payment not verified');
     expect(
       (await (await threeDs('verification', verifyBody(reference, auth.challenge.reference))).json<Json>()).outcome,
     ).toBe('authenticationFailed');

@@ -4,16 +4,10 @@ import { maskPan, visibleLeadingDigits } from '../../src/cards/mask';
 import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clients';
 import { sessionKey } from '../../src/storage/threeds-store';
 import { tokenKey } from '../../src/storage/token-store';
-import {
-  challengePayload,
-  challengeStep,
-  judgeCode,
-  newChallengeReference,
-  MAX_CODE_ATTEMPTS,
-  windowSizeOfPayload,
-} from '../../src/threeds/challenge';
-import { derivedAuthenticationValue, derivedUuid } from '../../src/threeds/derived';
-import { decideRisk, type RiskInput } from '../../src/threeds/risk';
+import { challengeStep, MAX_CODE_ATTEMPTS } from '../../src/storage/guards/challenge-rules';
+import { challengePayload, judgeCode, newChallengeReference, windowSizeOfPayload } from '../../src/threeds/challenge';
+import { derivedAuthenticationValue, derivedUuid } from '../../src/threeds/hmac-derived-values';
+import { decideRisk, type RiskInput } from '../../src/threeds/risk-rules';
 
 const KEY = utf8('k'.repeat(32));
 

@@ -3,7 +3,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
 import { parseSettings, SettingsError } from '../../src/config/settings';
-import { cardFingerprint, open, seal, tokenKeys } from '../../src/tokens/token-crypto';
+import { cardFingerprint, open, seal, tokenKeys } from '../../src/cards/card-crypto';
 import { tokenBody, TOKENS_HEADERS } from './token-helpers';
 
 const key = (byte: number): string => btoa(String.fromCharCode(...new Uint8Array(32).fill(byte)));

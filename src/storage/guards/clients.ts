@@ -1,12 +1,14 @@
-import { StorageError } from '../kv';
+import { withDeadline } from '../storage-error';
 import type { SessionScope } from '../threeds-store';
+import { LEASE_MS } from './claims';
 import type { ThreeDsGuard } from './threeds-guard';
 import type { TokenGuard } from './token-guard';
 
 /**
  * Typed handles on the guard objects for the domain steps. A call that fails (the object is
- * overloaded, reset, unreachable) becomes a {@link StorageError}, answered 503 with Retry-After
- * like a KV failure: the step's state is then either unchanged or the claim its retry completes.
+ * overloaded, reset, unreachable) or outlasts its deadline becomes a StorageError,
+ * answered 503 with Retry-After like a KV failure: the step's state is then either unchanged or
+ * the claim its retry completes (docs/storage.md "Deadlines").
  */
 
 /** The object's RPC methods, each answering a promise of its plain result. */
@@ -29,6 +31,12 @@ export type ThreeDsGuardApi = Api<
 
 export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'retire'>;
 
+/**
+ * Calls that may wait inside the object for another caller's write lease (up to LEASE_MS): their
+ * deadline is the lease plus the usual one. Every other call gets the usual deadline.
+ */
+const WAITING_CALLS = new Set(['authenticate', 'claim']);
+
 /** The name of a transaction's object: the session scope, which holds no card data. */
 export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
 
@@ -39,49 +47,56 @@ export const tokenGuardName = (username: string, fingerprint: string): string =>
 export function threeDsGuard(
   ns: DurableObjectNamespace<ThreeDsGuard>,
   scope: SessionScope,
+  timeoutMs: number,
 ): { guard: ThreeDsGuardApi; id: string } {
   const id = ns.idFromName(threeDsGuardName(scope));
-  return { guard: guarded<ThreeDsGuardApi>(ns.get(id), 'ThreeDsGuard'), id: id.toString() };
+  return { guard: guarded<ThreeDsGuardApi>(ns.get(id), 'ThreeDsGuard', timeoutMs), id: id.toString() };
 }
 
 /** The guard named by an id from one of our signed JWTs; undefined if it is not an id. */
-export function threeDsGuardById(ns: DurableObjectNamespace<ThreeDsGuard>, id: string): ThreeDsGuardApi | undefined {
+export function threeDsGuardById(
+  ns: DurableObjectNamespace<ThreeDsGuard>,
+  id: string,
+  timeoutMs: number,
+): ThreeDsGuardApi | undefined {
   let objectId: DurableObjectId;
   try {
     objectId = ns.idFromString(id);
   } catch {
     return undefined;
   }
-  return guarded<ThreeDsGuardApi>(ns.get(objectId), 'ThreeDsGuard');
+  return guarded<ThreeDsGuardApi>(ns.get(objectId), 'ThreeDsGuard', timeoutMs);
 }
 
 export function tokenGuard(
   ns: DurableObjectNamespace<TokenGuard>,
   username: string,
   fingerprint: string,
+  timeoutMs: number,
 ): TokenGuardApi {
-  return guarded<TokenGuardApi>(ns.get(ns.idFromName(tokenGuardName(username, fingerprint))), 'TokenGuard');
+  return guarded<TokenGuardApi>(ns.get(ns.idFromName(tokenGuardName(username, fingerprint))), 'TokenGuard', timeoutMs);
 }
 
-/** Wraps every method call of a stub so that a failure is a StorageError naming the call. */
-function guarded<T extends object>(stub: object, what: string): T {
+/**
+ * Wraps every method call of a stub: a deadline, and a failure as a StorageError naming the call.
+ */
+function guarded<T extends object>(stub: object, what: string, timeoutMs: number): T {
   return new Proxy(stub, {
     get(target, property) {
       // Never thenable: an RPC stub answers any property name, `then` included.
       if (property === 'then') return undefined;
       const method = Reflect.get(target, property) as unknown;
       if (typeof property !== 'string' || typeof method !== 'function') return method;
-      return async (...args: unknown[]) => {
-        try {
+      const deadline = WAITING_CALLS.has(property) ? LEASE_MS + timeoutMs : timeoutMs;
+      return (...args: unknown[]) =>
+        withDeadline(
           // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.
-          return await (Reflect.apply(method, target, args) as Promise<unknown>);
-        } catch (e) {
+          Promise.resolve().then(() => Reflect.apply(method, target, args) as Promise<unknown>),
+          deadline,
+          `${what}.${property}`,
           // An exception thrown by the object's own code is a bug, not an outage: it stays a 500.
-          // Everything else (unreachable, reset, overloaded) is storage failing: a 503.
-          if (isOwnException(e)) throw e;
-          throw new StorageError(`${what}.${property} failed`, { cause: e });
-        }
-      };
+          isOwnException,
+        );
     },
   }) as T;
 }

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from '../../threeds/challenge';
+import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from './challenge-rules';
 import { ClaimTable, type ClaimOutcome } from './claims';
 
 /**
@@ -9,10 +9,11 @@ import { ClaimTable, type ClaimOutcome } from './claims';
  *
  * - the first body of deviceDataInitialize and of authenticate (claims, with their answers);
  * - the device data collection, at most one per DDC JWT;
- * - the challenge: shown from its JWT at most once, at most {@link MAX_CODE_ATTEMPTS} codes
+ * - the challenge: shown only from its own JWT (again, while it is open: a page whose answer was
+ *   lost can be posted again, with no extra attempt), at most {@link MAX_CODE_ATTEMPTS} codes
  *   evaluated in all, and exactly one result, which the page and verification both report.
  *
- * KV keeps the session record that authenticate writes (see storage-schema.md); this object
+ * KV keeps the session record that authenticate writes (see docs/storage.md); this object
  * keeps what decides. The session lives an hour from its first step, and an hour from
  * authenticate once that comes (so a challenge always gets its 10 minutes); then an alarm wipes
  * the object. Every call takes the caller's clock, so expiry is judged on one time line with the
@@ -40,6 +41,10 @@ export type CollectOutcome =
   /** No deviceDataInitialize issued this JWT for the transaction (or the session ended). */
   | { kind: 'unknown' };
 
+/**
+ * `shown`: the challenge is open (first showing, or the same JWT again); `used`: another JWT
+ * already showed it; `ended`: it has its one result; `unknown`: no such challenge.
+ */
 export type ShowOutcome = { kind: 'shown'; attemptsLeft: number } | { kind: 'used' | 'ended' | 'unknown' };
 
 export type SubmitOutcome =
@@ -177,13 +182,18 @@ export class ThreeDsGuard extends DurableObject<Env> {
     this.claims.released('auth', leaseId);
   }
 
-  /** The challenge page: shows the challenge for this JWT if no JWT showed it before. */
+  /**
+   * The challenge page: shows the challenge from its JWT while it is open. The same JWT may show
+   * it again (the cardholder's browser posts again when an answer was lost): the attempts are
+   * counted here, not per showing, so a second showing gives no extra attempt. Once the
+   * challenge has its result, its JWT is used up.
+   */
   showChallenge(reference: string, jti: string, now: number): ShowOutcome {
     this.expire(now);
     const row = this.challenge(reference, now);
     if (!row) return { kind: 'unknown' };
-    if (row.shown_jti !== null) return { kind: 'used' };
-    if (row.outcome !== null) return { kind: 'ended' };
+    if (row.outcome !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
+    if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
     this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
     return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
   }

@@ -21,12 +21,14 @@ export class TokenGuard extends DurableObject<Env> {
   }
 
   /**
-   * The card's live token, or `candidate` as its new one. `detailsHash` is the keyed hash of
-   * what else the request asks for (name, description, expiry): the same card with other
-   * details is a `conflict`. A token deleted before comes back as `retired`.
+   * The card's live token, or `candidate` as its new one. `cardHash` is the card's keyed hash
+   * (the object's own name), so every request for the card claims the same step: whether a
+   * request's details differ from the token's is decided by its caller, on the token the claim
+   * answers (src/tokens/token-resource.ts `conflictsOf`). A token deleted before comes back as
+   * `retired`, for the caller to finish its deletion.
    */
   async claim(
-    detailsHash: string,
+    cardHash: string,
     candidate: TokenRecord,
     now: number,
     leaseId: string,
@@ -34,7 +36,7 @@ export class TokenGuard extends DurableObject<Env> {
     let first = false;
     const outcome = await this.claims.claim(
       CLAIM,
-      detailsHash,
+      cardHash,
       candidate,
       now,
       { expiresAt: candidate.expiresAt, writesRecord: true, leaseId },

@@ -1,17 +1,19 @@
 import type { Brand } from '../../bin/model';
 import { resolveCard } from '../../cards/resolve-card';
-import { currencyAllowed } from '../../config/merchants';
-import { failed, ok, type Result } from '../../failures';
+import { ok, type Result } from '../../failures';
+import { currencyRule } from '../../merchants/entity-rules';
+import type { MerchantConfig } from '../../merchants/merchant-config';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests';
 import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { AuthClaim } from '../../storage/guards/threeds-guard';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
+import { PAGES, THREEDS_PATH } from '../api-paths';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { signJwt } from '../jwt';
 import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
-import { decideRisk } from '../risk';
+import { decideRisk } from '../risk-rules';
 import { scenarioFor, type Scenario } from '../scenarios';
-import type { AuthenticateRequest } from '../schemas';
-import { orgUnitId, requestHash, THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
+import { orgUnitId, requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Authenticated {
   answer: Record<string, unknown>;
@@ -22,7 +24,7 @@ export interface Authenticated {
 }
 
 /**
- * authenticate (CONTRACT.md §6.2). The transaction's guard decides which body came first; that
+ * authenticate (docs/threeds.md "authenticate"). The transaction's guard decides which body came first; that
  * body's answer is what every identical request gets, and the session record is in KV before any
  * of them is answered (the guard's single-flight lease: whoever holds it writes the record of
  * the first body). A different body under the same reference gets `unavailable`, derived from
@@ -30,19 +32,23 @@ export interface Authenticated {
  */
 export async function authenticate(
   deps: ThreeDsDeps,
-  caller: Caller,
+  merchant: MerchantConfig,
   request: AuthenticateRequest,
 ): Promise<Result<Authenticated>> {
-  // Business rules in CONTRACT.md §2 order: entity and feature (the route), brand, then currency.
+  // Business rules in order (docs/pipeline.md step 6): entity and feature, brand, then currency.
+  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
+  if (!called.ok) return called;
+  const caller = called.value;
   const resolved = await resolveCard(
-    { ...deps.cards, username: caller.scope.username, entity: caller.entity },
+    deps.cards,
+    { username: caller.scope.username, entity: caller.entity },
     request.instruction.paymentInstrument,
     { hrefPath: '$.instruction.paymentInstrument.href' },
   );
   if (!resolved.ok) return resolved;
   const card = resolved.value;
-  const { currency } = request.instruction.value;
-  if (!currencyAllowed(caller.entity, currency)) return failed({ kind: 'currencyNotSupported', currency });
+  const currency = currencyRule(caller.entity, request.instruction.value.currency);
+  if (!currency.ok) return currency;
 
   const hash = await requestHash(deps.key, request);
   const { guard, id } = deps.guardFor(caller.scope);
@@ -109,7 +115,7 @@ export async function authenticate(
 }
 
 /**
- * No test scenario: the risk rules of §6.5 pick frictionless or challenge, given whether the
+ * No test scenario: the risk rules (docs/threeds.md "Risk rules") pick frictionless or challenge, given whether the
  * device data collection completed, and say whether the decision depends on that at all.
  */
 function riskScenario(
@@ -165,7 +171,7 @@ async function decide(
     return { ...base, answer: { ...answer } };
   }
   const reference = newChallengeReference();
-  const acsUrl = `${deps.baseUrl}/3ds/challenge`;
+  const acsUrl = `${deps.baseUrl}${PAGES.challenge}`;
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
   const { jwt } = await signJwt(
     deps.key,

@@ -1,11 +1,13 @@
 import { resolveCard } from '../../cards/resolve-card';
 import { ok, type Result } from '../../failures';
+import type { MerchantConfig } from '../../merchants/merchant-config';
+import type { DeviceDataInitializeRequest } from '../../schemas/threeds-requests';
 import { SESSION_TTL_MS } from '../../storage/threeds-store';
+import { PAGES, THREEDS_PATH } from '../api-paths';
 import { signJwt } from '../jwt';
-import type { DeviceDataInitializeRequest } from '../schemas';
-import { orgUnitId, requestHash, THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
+import { orgUnitId, requestHash, threeDsCaller, type ThreeDsDeps } from './step-deps';
 
-/** A DDC JWT is good for 10 minutes (CONTRACT.md §6.1: exp = iat + 600). */
+/** A DDC JWT is good for 10 minutes (docs/threeds.md "deviceDataInitialize": exp = iat + 600). */
 export const DDC_JWT_LIFETIME_SECONDS = 600;
 
 export interface DeviceDataInitialized {
@@ -17,20 +19,24 @@ export interface DeviceDataInitialized {
 }
 
 /**
- * deviceDataInitialize (CONTRACT.md §6.1). The transaction's guard keeps the first body's answer:
+ * deviceDataInitialize (docs/threeds.md). The transaction's guard keeps the first body's answer:
  * a retry gets it back byte for byte, and so does a changed body (a collection the browser
  * already made stays tied to this transaction; a different card wants a new reference).
  */
 export async function deviceDataInitialize(
   deps: ThreeDsDeps,
-  caller: Caller,
+  merchant: MerchantConfig,
   request: DeviceDataInitializeRequest,
 ): Promise<Result<DeviceDataInitialized>> {
+  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
+  if (!called.ok) return called;
+  const caller = called.value;
   let bin: string | undefined;
   let masked: string | undefined;
   if (request.paymentInstrument) {
     const card = await resolveCard(
-      { ...deps.cards, username: caller.scope.username, entity: caller.entity },
+      deps.cards,
+      { username: caller.scope.username, entity: caller.entity },
       request.paymentInstrument,
       { hrefPath: '$.paymentInstrument.href' },
     );
@@ -52,7 +58,7 @@ export async function deviceDataInitialize(
   const answer = {
     outcome: 'initialized',
     transactionReference: request.transactionReference,
-    deviceDataCollection: { jwt: ddc.jwt, url: `${deps.baseUrl}/3ds/ddc`, ...(bin ? { bin } : {}) },
+    deviceDataCollection: { jwt: ddc.jwt, url: `${deps.baseUrl}${PAGES.ddc}`, ...(bin ? { bin } : {}) },
     _links: { '3ds:authenticate': { href: `${deps.baseUrl}${THREEDS_PATH}/authenticate` } },
   };
   const claim = await guard.initialize(hash, { answer, ddcJti: ddc.jti }, deps.now, deps.now + SESSION_TTL_MS);

@@ -1,7 +1,9 @@
 import { failed, ok, type Result } from '../../failures';
+import type { MerchantConfig } from '../../merchants/merchant-config';
+import type { VerificationRequest } from '../../schemas/threeds-requests';
+import { THREEDS_PATH } from '../api-paths';
 import { answerFor, answerIds, type ResultKind } from '../outcomes';
-import type { VerificationRequest } from '../schemas';
-import { THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
+import { threeDsCaller, type ThreeDsDeps } from './step-deps';
 
 export interface Verified {
   answer: Record<string, unknown>;
@@ -9,7 +11,7 @@ export interface Verified {
 }
 
 /**
- * verification (CONTRACT.md §6.3). The session record (KV, written by authenticate before its
+ * verification (docs/threeds.md "verification"). The session record (KV, written by authenticate before its
  * answer left) says which challenge belongs to the transaction; the guard gives the challenge's
  * one result, ending a challenge that is still open as not completed, so that the answer never
  * changes afterwards and the cardholder's page can no longer contradict it. The answer is
@@ -17,9 +19,12 @@ export interface Verified {
  */
 export async function verification(
   deps: ThreeDsDeps,
-  caller: Caller,
+  merchant: MerchantConfig,
   request: VerificationRequest,
 ): Promise<Result<Verified>> {
+  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
+  if (!called.ok) return called;
+  const caller = called.value;
   const session = await deps.sessions.get(caller.scope, deps.now);
   const challenge = session?.challenge;
   // Another merchant's, another transaction's or an unknown reference all look the same.

@@ -1,13 +1,10 @@
 import { failed, ok, type Result } from '../../failures';
+import type { MerchantConfig } from '../../merchants/merchant-config';
+import type { CompleteChallengeRequest } from '../../schemas/threeds-requests';
+import type { ChallengeResult } from '../../storage/guards/challenge-rules';
 import type { SandboxResult } from '../../storage/guards/threeds-guard';
-import type { ChallengeResult } from '../challenge';
-import { THREEDS_PATH, type Caller, type ThreeDsDeps } from './deps';
-
-export interface CompleteChallengeRequest {
-  transactionReference: string;
-  challenge: { reference: string };
-  result: SandboxResult;
-}
+import { THREEDS_PATH } from '../api-paths';
+import { threeDsCaller, type ThreeDsDeps } from './step-deps';
 
 /** A challenge's one result as the sandbox names it. */
 export function sandboxResultOf(result: ChallengeResult): SandboxResult | 'notCompleted' {
@@ -32,9 +29,12 @@ export function sandboxResultOf(result: ChallengeResult): SandboxResult | 'notCo
  */
 export async function completeChallenge(
   deps: ThreeDsDeps,
-  caller: Caller,
+  merchant: MerchantConfig,
   request: CompleteChallengeRequest,
 ): Promise<Result<Record<string, unknown>>> {
+  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
+  if (!called.ok) return called;
+  const caller = called.value;
   if (deps.environment !== 'test') return failed({ kind: 'sandboxNotEnabled' });
   const session = await deps.sessions.get(caller.scope, deps.now);
   const challenge = session?.challenge;

@@ -1,5 +1,7 @@
 import { fromBase64, toBase64, toBase64Url, utf8 } from '../bytes';
 import type { Settings } from '../config/settings';
+import { FailureError } from '../failures';
+import type { SealedValue } from '../storage/token-store';
 
 /**
  * Encryption of the card details behind a token (AES-256-GCM, WebCrypto) and the keyed hashes
@@ -10,16 +12,16 @@ import type { Settings } from '../config/settings';
  * them live.
  */
 
-/** A sealed value names a key that is no longer configured: the Worker is misconfigured. */
-export class TokenKeyMissing extends Error {}
-
-export interface SealedValue {
-  /** Key id. */
-  kid: string;
-  /** base64 of the 12-byte IV. */
-  iv: string;
-  /** base64 of ciphertext and tag. */
-  ct: string;
+/**
+ * A sealed value names a key that is no longer configured: the Worker is misconfigured (503
+ * serviceUnavailable, the key id logged), not broken.
+ */
+export class TokenKeyMissing extends FailureError {
+  constructor(kid: string) {
+    const what = `token key ${kid} is no longer configured`;
+    super({ kind: 'misconfigured', what }, what);
+    this.name = 'TokenKeyMissing';
+  }
 }
 
 export interface TokenKeys {
@@ -69,7 +71,7 @@ export async function seal(keys: TokenKeys, plaintext: string, aad: string): Pro
 /** Opens a sealed value; throws when its key is gone or it was tampered with. */
 export async function open(keys: TokenKeys, sealed: SealedValue, aad: string): Promise<string> {
   const key = keys.keys.get(sealed.kid);
-  if (!key) throw new TokenKeyMissing(`token key ${sealed.kid} is no longer configured`);
+  if (!key) throw new TokenKeyMissing(sealed.kid);
   const plain = await crypto.subtle.decrypt(
     { name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: utf8(aad) },
     key,

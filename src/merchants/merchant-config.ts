@@ -1,8 +1,15 @@
 import * as v from 'valibot';
 import { BRANDS, type Brand } from '../bin/model';
-import merchantsJson from '../../data/merchants.json';
+import { isConfigurableOrigin, originListed } from './origins';
 
-/** What one merchant entity may do (CONTRACT.md §1). */
+/**
+ * The merchant configuration (`data/merchants.json`, docs/configuration.md "Merchants"): who the
+ * merchants are, their entities and what each may do, and their publishable keys. Not secret:
+ * passwords live in a secret (src/config/settings.ts). Validated when the Worker loads: a
+ * malformed file fails start-up and the tests, never a request.
+ */
+
+/** What one merchant entity may do (docs/configuration.md "Entities"). */
 export interface EntityConfig {
   pciCompliant: boolean;
   threeDS: boolean;
@@ -10,7 +17,7 @@ export interface EntityConfig {
   brands: 'all' | readonly Brand[];
   /** Allowed ISO 4217 currencies; `all` allows every currency. */
   currencies: 'all' | readonly string[];
-  /** Frictionless 3DS below this amount in minor units (CONTRACT.md §6.5). */
+  /** Frictionless 3DS below this amount in minor units (docs/threeds.md "Risk rules"). */
   frictionlessThreshold: number;
 }
 
@@ -19,7 +26,7 @@ export interface MerchantConfig {
   entities: ReadonlyMap<string, EntityConfig>;
   /**
    * Keys a merchant may put in a web page: each allows only the lookup by BIN prefix, and only
-   * from the listed origins (README "Lookup by BIN prefix"). Not secrets.
+   * from the listed origins (docs/card-bin.md "Publishable keys"). Not secrets.
    */
   publishableKeys: readonly PublishableKey[];
 }
@@ -33,22 +40,8 @@ export interface PublishableKey {
   origins: ReadonlySet<string>;
 }
 
-/** Local origins with any port: the one wildcard an origin list may hold. */
-const LOCAL_ANY_PORT = /^http:\/\/(localhost|127\.0\.0\.1):\*$/;
-
 /** A publishable key: `pk_`, then 16–64 letters, digits or `_`. */
 export const PUBLISHABLE_KEY = /^pk_[A-Za-z0-9_]{16,64}$/;
-
-/** A web origin as browsers send it: scheme, host, optional port, nothing else (or a local any-port origin). */
-function isOrigin(value: string): boolean {
-  if (LOCAL_ANY_PORT.test(value)) return true;
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
-  } catch {
-    return false;
-  }
-}
 
 const ENTITY = v.strictObject({
   pciCompliant: v.boolean(),
@@ -69,7 +62,9 @@ const CONFIG = v.object({
             v.strictObject({
               key: v.pipe(v.string(), v.regex(PUBLISHABLE_KEY, 'a publishable key is pk_ and 16–64 of [A-Za-z0-9_]')),
               origins: v.pipe(
-                v.array(v.pipe(v.string(), v.check(isOrigin, 'an origin is scheme://host[:port], nothing more'))),
+                v.array(
+                  v.pipe(v.string(), v.check(isConfigurableOrigin, 'an origin is scheme://host[:port], nothing more')),
+                ),
                 v.minLength(1, 'a publishable key needs at least one origin'),
               ),
             }),
@@ -87,24 +82,53 @@ const CONFIG = v.object({
 });
 
 /**
+ * The merchants, as the request path asks for them: by username (Basic auth), by publishable key,
+ * and which origins any key allows (CORS).
+ */
+export class MerchantDirectory {
+  private readonly byUsername: ReadonlyMap<string, MerchantConfig>;
+  private readonly byKey: ReadonlyMap<string, { merchant: MerchantConfig; key: PublishableKey }>;
+
+  constructor(merchants: Iterable<MerchantConfig>) {
+    const list = [...merchants];
+    this.byUsername = new Map(list.map((m) => [m.username, m]));
+    this.byKey = new Map(
+      list.flatMap((merchant) => merchant.publishableKeys.map((key) => [key.key, { merchant, key }])),
+    );
+  }
+
+  merchant(username: string): MerchantConfig | undefined {
+    return this.byUsername.get(username);
+  }
+
+  /** The merchant a publishable key belongs to, and the key. */
+  publishableKey(key: string): { merchant: MerchantConfig; key: PublishableKey } | undefined {
+    return this.byKey.get(key);
+  }
+
+  /** Whether some publishable key allows this origin: the origins CORS answers. */
+  isPublishableOrigin(origin: string): boolean {
+    for (const { key } of this.byKey.values()) if (originListed(key.origins, origin)) return true;
+    return false;
+  }
+}
+
+/**
  * Parses and validates a merchant configuration document; throws with every problem listed,
  * so a malformed configuration fails the Worker at start-up (and the tests), never silently.
  */
-export function parseMerchantConfig(input: unknown): ReadonlyMap<string, MerchantConfig> {
+export function parseMerchantConfig(input: unknown): MerchantDirectory {
   const result = v.safeParse(CONFIG, input);
   if (!result.success) {
     const problems = result.issues.flatMap((i) => deepest(i, ''));
     throw new Error(`data/merchants.json is invalid: ${problems.join('; ')}`);
   }
-  return new Map(
-    result.output.merchants.map((m) => [
-      m.username,
-      {
-        username: m.username,
-        entities: new Map(Object.entries(m.entities)),
-        publishableKeys: m.publishableKeys.map((k) => ({ key: k.key, origins: new Set(k.origins) })),
-      },
-    ]),
+  return new MerchantDirectory(
+    result.output.merchants.map((m) => ({
+      username: m.username,
+      entities: new Map(Object.entries(m.entities)),
+      publishableKeys: m.publishableKeys.map((k) => ({ key: k.key, origins: new Set(k.origins) })),
+    })),
   );
 }
 
@@ -116,34 +140,4 @@ function deepest(issue: v.BaseIssue<unknown>, prefix: string): string[] {
   const path = [prefix, ...(issue.path ?? []).map((p) => String(p.key))].filter((p) => p !== '').join('.');
   const inner = (issue.issues ?? []).filter((i) => (i.path?.length ?? 0) > 0);
   return inner.length > 0 ? inner.flatMap((i) => deepest(i, path)) : [`${path || '(root)'}: ${issue.message}`];
-}
-
-/** The merchant configuration shipped in data/merchants.json, validated when the Worker loads. */
-export const MERCHANTS = parseMerchantConfig(merchantsJson);
-
-/** Every publishable key, with its merchant. */
-export const PUBLISHABLE_KEYS: ReadonlyMap<string, { merchant: MerchantConfig; key: PublishableKey }> = new Map(
-  [...MERCHANTS.values()].flatMap((merchant) => merchant.publishableKeys.map((key) => [key.key, { merchant, key }])),
-);
-
-/** Whether a key allows a page of this origin. */
-export function keyAllowsOrigin(key: PublishableKey, origin: string): boolean {
-  if (key.origins.has(origin)) return true;
-  const local = /^(http:\/\/(?:localhost|127\.0\.0\.1)):\d{1,5}$/.exec(origin);
-  return local !== null && key.origins.has(`${local[1]}:*`);
-}
-
-/** Whether some publishable key allows this origin: the origins CORS answers. */
-export function isPublishableOrigin(origin: string): boolean {
-  for (const { key } of PUBLISHABLE_KEYS.values()) if (keyAllowsOrigin(key, origin)) return true;
-  return false;
-}
-
-/** Whether the entity may use a card with these brands (any one of them allowed is enough). */
-export function brandAllowed(entity: EntityConfig, brands: readonly Brand[]): boolean {
-  return entity.brands === 'all' || brands.some((b) => (entity.brands as readonly Brand[]).includes(b));
-}
-
-export function currencyAllowed(entity: EntityConfig, currency: string): boolean {
-  return entity.currencies === 'all' || entity.currencies.includes(currency);
 }

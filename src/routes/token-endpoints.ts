@@ -1,14 +1,14 @@
-import { fail, unwrap } from '../http/errors';
-import { TOKENS_API } from '../http/headers';
-import type { Endpoint, EndpointCall } from '../http/pipeline';
+import { TOKEN_ID } from '../cards/token-card';
+import { fail, unwrap } from '../failures';
+import { TOKENS_API } from '../http/api-headers';
+import type { Endpoint, EndpointCall } from '../http/endpoint';
 import { validateBody } from '../http/validation';
-import { CREATE_TOKEN } from '../tokens/schemas';
-import { TOKEN_ID } from '../tokens/token-card';
+import { CREATE_TOKEN } from '../schemas/token-requests';
 import { tokenResource } from '../tokens/token-resource';
-import { createToken, deleteToken, getToken } from '../tokens/tokens';
-import { entityOf, publicBaseUrl, tokenDeps } from './context';
+import { createToken, deleteToken, getToken } from '../tokens/token-steps';
+import { publicBaseUrl, tokenDeps } from './deps-from-request';
 
-/** The token resource: `POST /tokens`, `GET /tokens/{id}`, `DELETE /tokens/{id}` (CONTRACT.md §4). */
+/** The token resource: `POST /tokens`, `GET /tokens/{id}`, `DELETE /tokens/{id}` (docs/tokens.md). */
 
 const hrefOf = (call: EndpointCall, tokenId: string): string => `${publicBaseUrl(call.rc)}/tokens/${tokenId}`;
 
@@ -20,10 +20,10 @@ export const createTokenEndpoint: Endpoint = {
   async handle(call) {
     const { merchant, body, rc } = call;
     const request = validateBody(CREATE_TOKEN, body);
-    const entity = entityOf(merchant, request.merchant.entity, rc);
+    rc.log.entity = request.merchant.entity;
     const { type: _type, ...card } = request.paymentInstrument;
     const created = unwrap(
-      await createToken(tokenDeps(rc), merchant.username, entity, { ...request, paymentInstrument: card }),
+      await createToken(tokenDeps(rc), merchant, request.merchant.entity, { ...request, paymentInstrument: card }),
     );
     rc.log.card = created.masked;
     rc.log.token = created.token.tokenId;

@@ -1,22 +1,17 @@
+import { cardFingerprint } from '../cards/card-crypto';
 import { visibleLeadingDigits } from '../cards/mask';
-import { resolveCard, type ResolvedCard } from '../cards/resolve-card';
-import type { EntityConfig } from '../config/merchants';
+import { resolveCard, type CardDeps, type ResolvedCard } from '../cards/resolve-card';
+import { findToken, openCard, sealCard, type CardDetails } from '../cards/token-card';
 import type { Environment } from '../config/settings';
 import { failed, fieldFailure, ok, type Result } from '../failures';
+import { entityRule } from '../merchants/entity-rules';
+import type { MerchantConfig } from '../merchants/merchant-config';
 import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
-import {
-  isTombstone,
-  TOMBSTONE_TTL_MS,
-  type TokenRecord,
-  type TokenStore,
-  type TokenTombstone,
-} from '../storage/token-store';
-import { findToken, openCard, sealCard, type CardDetails } from './token-card';
-import { cardFingerprint, type TokenKeys } from './token-crypto';
+import { isTombstone, TOMBSTONE_TTL_MS, type TokenRecord, type TokenTombstone } from '../storage/token-store';
 import { conflictsOf, type TokenView } from './token-resource';
 
 /**
- * The token resource (CONTRACT.md §4, in the shape of Worldpay's tokens document): a token
+ * The token resource (docs/tokens.md, in the shape of Worldpay's tokens document): a token
  * stands for one card number of one merchant. Each step takes its dependencies and answers a
  * result; no Request or Response here.
  *
@@ -25,7 +20,8 @@ import { conflictsOf, type TokenView } from './token-resource';
  * record (a failed write is written by the next request for the card, under the same token id,
  * never orphaned); DELETE retires the token in the guard before it replaces the record by a
  * tombstone (a retry finds the record or the tombstone and ends in 204, and a POST for the card
- * finishes an unfinished deletion before it makes the new token).
+ * finishes an unfinished deletion before it makes the new token). The tombstone has a key of its
+ * own, so a token record write that lands late never brings a deleted token back.
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -34,14 +30,10 @@ export const DEFAULT_TOKEN_TTL_MS = { test: 7 * DAY_MS, live: Math.round(4 * 365
 /** Tokens may not be asked to live longer than this. */
 export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
 
-export interface TokenDeps {
+export interface TokenDeps extends CardDeps {
   environment: Environment;
-  now: number;
-  baseUrl: string;
   /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
   background(work: Promise<unknown>): void;
-  tokens: TokenStore;
-  tokenKeys: () => Promise<TokenKeys>;
   guardFor(username: string, fingerprint: string): TokenGuardApi;
 }
 
@@ -93,13 +85,17 @@ export function newTokenId(): string {
  */
 export async function createToken(
   deps: TokenDeps,
-  username: string,
-  entity: EntityConfig,
+  merchant: MerchantConfig,
+  entityId: string,
   request: NewTokenRequest,
 ): Promise<Result<CreatedToken>> {
+  const entity = entityRule(merchant, entityId);
+  if (!entity.ok) return entity;
+  const { username } = merchant;
   const card = request.paymentInstrument;
   const resolved = await resolveCard(
-    { ...deps, username, entity },
+    deps,
+    { username, entity: entity.value },
     { type: 'card/front', ...card },
     { hrefPath: '$.paymentInstrument', pciFeature: 'card numbers (tokenize from a PCI-compliant entity)' },
   );
@@ -135,7 +131,7 @@ export async function createToken(
 
   // A token deleted before, whose tombstone write failed: finish its deletion first.
   if (claim.retired && claim.retired.tokenId !== record.tokenId) {
-    await deps.tokens.put(tombstoneOf(claim.retired, deps.now), deps.now);
+    await deps.tokens.putTombstone(tombstoneOf(claim.retired, deps.now), deps.now);
   }
   if (claim.kind === 'write') {
     // This request holds the write lease of the claim's record (its own candidate's, or the
@@ -147,11 +143,11 @@ export async function createToken(
       throw e;
     }
     // The record is in KV, so the answer stands; the confirmation that releases requests waiting
-    // for it goes out after the answer. If the token was deleted meanwhile, its record is put
-    // back to a tombstone (a DELETE may have written its tombstone before this write landed).
+    // for it goes out after the answer. If the token was deleted meanwhile, its tombstone is
+    // written again (the DELETE that retired it may not have got that far).
     deps.background(
       settleLease(async () => {
-        if (!(await guard.recorded(leaseId))) await deps.tokens.put(tombstoneOf(record, deps.now), deps.now);
+        if (!(await guard.recorded(leaseId))) await deps.tokens.putTombstone(tombstoneOf(record, deps.now), deps.now);
       }),
     );
   }
@@ -236,6 +232,6 @@ export async function deleteToken(deps: TokenDeps, username: string, tokenId: st
   if (!record || record.username !== username) return failed({ kind: 'resourceNotFound' });
   if (isTombstone(record)) return ok(undefined);
   await deps.guardFor(username, record.fingerprint).retire(tokenId, deps.now);
-  await deps.tokens.put(tombstoneOf(record, deps.now), deps.now);
+  await deps.tokens.putTombstone(tombstoneOf(record, deps.now), deps.now);
   return ok(undefined);
 }

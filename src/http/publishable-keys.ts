@@ -1,10 +1,11 @@
-import { isPublishableOrigin, keyAllowsOrigin, PUBLISHABLE_KEYS, type MerchantConfig } from '../config/merchants';
-import { fail } from './errors';
-import type { EndpointResult } from './pipeline';
+import { fail } from '../failures';
+import type { MerchantConfig, MerchantDirectory } from '../merchants/merchant-config';
+import { originListed } from '../merchants/origins';
+import type { EndpointResult } from './endpoint';
 
 /**
  * Publishable keys and CORS for the one operation a web page may call directly, the lookup by
- * BIN prefix (README "Lookup by BIN prefix").
+ * BIN prefix (docs/card-bin.md "Publishable keys").
  *
  * A publishable key is not a secret: it sits in the page. What it may do is bounded instead: it
  * authenticates only POST /api/cardBin/binLookup, which never sees a card number; only from the
@@ -29,15 +30,16 @@ export function publishableKeyOf(authorization: string | null): string | undefin
  * allow the request; otherwise the request ends (401 accessDenied, 403 originIsNotAllowed, 429).
  */
 export async function signInPublishable(
+  merchants: MerchantDirectory,
   key: string,
   origin: string | null,
   limiter: RateLimit | undefined,
   address: string,
   note: (what: string) => void,
 ): Promise<MerchantConfig> {
-  const found = PUBLISHABLE_KEYS.get(key);
+  const found = merchants.publishableKey(key);
   if (!found) fail({ kind: 'accessDenied' });
-  if (origin === null || !keyAllowsOrigin(found.key, origin)) fail({ kind: 'originNotAllowed' });
+  if (origin === null || !originListed(found.key.origins, origin)) fail({ kind: 'originNotAllowed' });
   if (limiter) {
     let success = true;
     try {
@@ -61,14 +63,14 @@ const EXPOSE_HEADERS = 'WP-CorrelationId, WP-Api-Version, Bin-Data-Version, Retr
  * publishable key lists it (so the page can read errors too, 401 and 429 included), and
  * `Vary: Origin` always.
  */
-export function corsHeaders(origin: string | null): Record<string, string> {
-  if (origin === null || !isPublishableOrigin(origin)) return { Vary: 'Origin' };
+export function corsHeaders(merchants: MerchantDirectory, origin: string | null): Record<string, string> {
+  if (origin === null || !merchants.isPublishableOrigin(origin)) return { Vary: 'Origin' };
   return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSE_HEADERS, Vary: 'Origin' };
 }
 
 /** The answer to a CORS preflight: 204 for a listed origin, 403 originIsNotAllowed otherwise. */
-export function preflight(origin: string | null): EndpointResult {
-  if (origin === null || !isPublishableOrigin(origin)) fail({ kind: 'originNotAllowed' });
+export function preflight(merchants: MerchantDirectory, origin: string | null): EndpointResult {
+  if (origin === null || !merchants.isPublishableOrigin(origin)) fail({ kind: 'originNotAllowed' });
   return {
     status: 204,
     headers: {

@@ -1,31 +1,11 @@
-import type { Failure, Result } from '../failures';
+import type { Failure } from '../failures';
 
 /**
- * The one mapper that turns a {@link Failure} into the error document of SPEC.md §2.1 /
- * CONTRACT.md §2. Adding a failure kind without mapping it fails to compile (the switch is
- * exhaustive).
+ * The wire form of every {@link Failure} (docs/errors.md): status, error document and extra
+ * headers, in one exhaustive switch, so that adding a failure kind without mapping it fails to
+ * compile. The JSON APIs send the document; the HTML pages take the status, the headers and the
+ * message from it too.
  */
-
-export type { FieldError, Failure } from '../failures';
-
-/** Thrown by any layer to end the request with a failure; caught once, in the pipeline. */
-export class ApiError extends Error {
-  constructor(readonly failure: Failure) {
-    super(failure.kind);
-    this.name = 'ApiError';
-  }
-}
-
-/** Ends the request with the given failure. */
-export function fail(failure: Failure): never {
-  throw new ApiError(failure);
-}
-
-/** The value of a domain result, or ends the request with its failure. */
-export function unwrap<T>(result: Result<T>): T {
-  if (!result.ok) fail(result.failure);
-  return result.value;
-}
 
 export interface ErrorDocument {
   errorName: string;

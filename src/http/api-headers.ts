@@ -1,8 +1,7 @@
-import { BIN_INDEX } from '../bin/default-index';
-import { fail } from './errors';
+import { fail } from '../failures';
 import { CARD_BIN_MEDIA_TYPE, THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from './media-types';
 
-/** The header rules of one API (CONTRACT.md §2 step 3). */
+/** The header rules of one API (docs/pipeline.md step 3), and Accept negotiation. */
 export interface ApiProfile {
   name: 'cardBin' | 'threeDS' | 'tokens';
   /** The media type of this API's responses, errors included. */
@@ -17,6 +16,8 @@ export interface ApiProfile {
   exactHeaders: Readonly<Record<string, string>>;
   /** Headers every answer of this API carries. */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** Every answer names the BIN data that answered it (`Bin-Data-Version`, docs/card-bin.md). */
+  namesBinDataVersion?: boolean;
 }
 
 export const CARD_BIN_API: ApiProfile = {
@@ -27,11 +28,9 @@ export const CARD_BIN_API: ApiProfile = {
   contentType: CARD_BIN_MEDIA_TYPE,
   exactHeaders: { 'WP-Api-Version': '1' },
   // Worldpay's answers name the version that answered; ours also name the BIN data that did
-  // (its layers, their SHA-256 prefixes, the build time: README "BIN data").
-  responseHeaders: {
-    'WP-Api-Version': '1',
-    ...(BIN_INDEX.dataVersion !== undefined ? { 'Bin-Data-Version': BIN_INDEX.dataVersion } : {}),
-  },
+  // (its layers, their SHA-256 prefixes, the build time: docs/bin-data.md "Provenance").
+  responseHeaders: { 'WP-Api-Version': '1' },
+  namesBinDataVersion: true,
 };
 
 export const THREE_DS_API: ApiProfile = {
@@ -57,7 +56,15 @@ export function mediaTypeOf(value: string): string {
   return value.split(';', 1)[0]!.trim().toLowerCase();
 }
 
-/** Whether an Accept header value allows `mediaType` (q=0 entries excluded). */
+/**
+ * Whether an Accept header value allows `mediaType` (q=0 entries excluded).
+ *
+ * @example
+ * ```ts
+ * acceptAllows('text/html, application/*;q=0.8', 'application/json', true); // true
+ * acceptAllows('application/json;q=0', 'application/json', true); // false
+ * ```
+ */
 export function acceptAllows(accept: string, mediaType: string, wildcards: boolean): boolean {
   const wanted = mediaType.toLowerCase();
   const [type] = wanted.split('/');

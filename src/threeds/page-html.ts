@@ -1,12 +1,13 @@
 /**
- * The issuer-side browser pages of the test ACS (CONTRACT.md §6.4): plain HTML, no external
- * assets, no framework, safe to frame. Every page gets a fresh nonce for its one script and
- * style, and a CSP that allows nothing else.
+ * The issuer-side browser pages of the test ACS (docs/threeds.md "Browser pages"): plain HTML,
+ * no external assets, no framework, safe to frame. Every page gets a fresh nonce for its one
+ * script and style, and a CSP that allows nothing else.
  */
 import { toBase64 } from '../bytes';
 import { windowDimensions } from './challenge';
 
-export interface Page {
+/** A rendered page and what its response headers need. */
+export interface HtmlPage {
   status: number;
   html: string;
   /** Extra origins the page's forms may post to (the merchant's returnUrl). */
@@ -48,7 +49,7 @@ ${body}
 }
 
 /** The DDC page: tells its parent window that device data collection ended. */
-export function ddcPage(message: { MessageType: 'profile.completed'; SessionId?: string; Status: boolean }): Page {
+export function ddcPage(message: { MessageType: 'profile.completed'; SessionId?: string; Status: boolean }): HtmlPage {
   const nonce = newNonce();
   const body = `<script nonce="${nonce}">window.parent.postMessage(JSON.stringify(${scriptJson(message)}), '*');</script>`;
   return { status: 200, html: layout(nonce, 'Device data collection', body), formTargets: [], nonce };
@@ -65,7 +66,7 @@ export interface ChallengeForm {
 }
 
 /** The challenge: a one-time code field, Submit and Cancel, sized for the window size. */
-export function challengePage(form: ChallengeForm): Page {
+export function challengePage(form: ChallengeForm): HtmlPage {
   const nonce = newNonce();
   const size = windowDimensions(form.windowSize);
   const css = size ? `body{width:${size.width}px;height:${size.height}px;overflow:auto}` : '';
@@ -96,7 +97,7 @@ export function completionPage(
   transactionId: string,
   md: string,
   result: 'passed' | 'failed',
-): Page {
+): HtmlPage {
   const nonce = newNonce();
   const said =
     result === 'passed'
@@ -118,7 +119,7 @@ export function completionPage(
 }
 
 /** An error the cardholder sees instead of a challenge; nothing was changed. */
-export function errorPage(status: number, title: string, detail: string, retryAfter?: number): Page {
+export function errorPage(status: number, title: string, detail: string, retryAfter?: number): HtmlPage {
   const nonce = newNonce();
   const body = `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p>`;
   return { status, html: layout(nonce, title, body), formTargets: [], nonce, ...(retryAfter ? { retryAfter } : {}) };
@@ -134,7 +135,7 @@ function cspOrigin(origin: string): string[] {
 }
 
 /** The HTTP response for a page, with its CSP. */
-export function pageResponse(page: Page): Response {
+export function pageResponse(page: HtmlPage): Response {
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${page.nonce}'`,

@@ -1,8 +1,12 @@
 import type { FieldError } from '../failures';
-import { isTombstone, type TokenRecord, type TokenStore } from '../storage/token-store';
-import { open, seal, type SealedValue, type TokenKeys } from './token-crypto';
+import { isTombstone, type SealedValue, type TokenRecord, type TokenStore } from '../storage/token-store';
+import { open, seal, type TokenKeys } from './card-crypto';
 
-/** The card behind a token: sealing, opening and finding a merchant's token (CONTRACT.md §4). */
+/**
+ * The card behind a token (docs/tokens.md): the token href, sealing and opening the card, the
+ * card's expiry, and finding a merchant's live token. Card resolution (resolve-card.ts) and the
+ * token steps (src/tokens/) both build on it.
+ */
 
 /** A billing address as Worldpay's tokens document has it. */
 export interface BillingAddress {
@@ -62,7 +66,8 @@ export function sealCard(
   card: CardDetails,
   r: Pick<TokenRecord, 'tokenId' | 'username'>,
 ): Promise<SealedValue> {
-  return seal(keys, JSON.stringify({ cardNumber: card.cardNumber, cardHolderName: card.cardHolderName }), aadOf(r));
+  const { cardNumber, cardHolderName, billingAddress } = card;
+  return seal(keys, JSON.stringify({ cardNumber, cardHolderName, billingAddress }), aadOf(r));
 }
 
 /** The card behind a token, decrypted. */

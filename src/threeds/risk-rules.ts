@@ -1,4 +1,4 @@
-import type { RiskData } from './schemas';
+import type { RiskData } from '../schemas/threeds-requests';
 
 /**
  * Risk rules (CONTRACT.md §6.5): whether an authentication without a test scenario is

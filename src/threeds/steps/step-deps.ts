@@ -1,13 +1,15 @@
-import type { CardContext } from '../../cards/resolve-card';
-import type { EntityConfig } from '../../config/merchants';
+import type { CardDeps } from '../../cards/resolve-card';
 import type { Environment } from '../../config/settings';
+import { ok, type Result } from '../../failures';
+import { threeDsEntityRule } from '../../merchants/entity-rules';
+import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
 import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { SessionScope, SessionStore } from '../../storage/threeds-store';
-import { hmacHex } from '../derived';
+import { hmacHex } from '../hmac-derived-values';
 
 /**
  * What the 3DS steps are handed: typed stores and guards, the clock and the settings they use.
- * Routes build it from the request (`src/routes/context.ts`); tests may build it around
+ * Routes build it from the request (`src/routes/deps-from-request.ts`); tests may build it around
  * stores that fail on command.
  */
 export interface ThreeDsDeps {
@@ -24,14 +26,29 @@ export interface ThreeDsDeps {
   guardFor(scope: SessionScope): { guard: ThreeDsGuardApi; id: string };
   /** The guard named in one of our signed JWTs; undefined for an id that is not one. */
   guardById(id: string): ThreeDsGuardApi | undefined;
-  /** Card resolution's context, without the merchant's part. */
-  cards: Omit<CardContext, 'username' | 'entity'>;
+  /** Card resolution's dependencies. */
+  cards: CardDeps;
 }
 
 /** The merchant side of a step: who asks, for which entity and transaction. */
 export interface Caller {
   scope: SessionScope;
   entity: EntityConfig;
+}
+
+/**
+ * The caller of a 3DS step, once the business rules allow it (docs/pipeline.md step 6): the
+ * entity must be this merchant's and have 3-D Secure enabled. The session is scoped by merchant,
+ * entity and transaction reference.
+ */
+export function threeDsCaller(
+  merchant: MerchantConfig,
+  entityId: string,
+  transactionReference: string,
+): Result<Caller> {
+  const entity = threeDsEntityRule(merchant, entityId);
+  if (!entity.ok) return entity;
+  return ok({ entity: entity.value, scope: { username: merchant.username, entity: entityId, transactionReference } });
 }
 
 /**
@@ -47,5 +64,3 @@ export function requestHash(key: Uint8Array<ArrayBuffer>, request: unknown): Pro
 export async function orgUnitId(key: Uint8Array<ArrayBuffer>, scope: SessionScope): Promise<string> {
   return (await hmacHex(key, `org-unit:${scope.username}:${scope.entity}`)).slice(0, 24);
 }
-
-export const THREEDS_PATH = '/verifications/customers/3ds';

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { cardNumberSchema } from './fields';
-import { jsonObject } from './rules';
+import { jsonObject } from './field-errors';
 
-/** Request schemas of the Card BIN API (CONTRACT.md §3, and the lookup by BIN prefix). */
+/** Request schemas of the Card BIN API (docs/card-bin.md): panLookup and the lookup by BIN prefix. */
 
 /** The Card BIN API's entity: letters and digits (the 3DS and token APIs also allow spaces). */
 export const ENTITY_ID = v.pipe(

@@ -1,27 +1,15 @@
-import {
-  MAX_CODE_ATTEMPTS,
-  challengeCode,
-  judgeCode,
-  TEST_CHALLENGE_CODE,
-  windowSizeOfPayload,
-  type ChallengeResult,
-} from '../challenge';
-import { derivedUuid } from '../derived';
+import { MAX_CODE_ATTEMPTS } from '../../storage/guards/challenge-rules';
+import { challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload } from '../challenge';
 import { signJwt, verifyJwt } from '../jwt';
-import type { ThreeDsDeps } from './deps';
+import { pageError as error, type PageAnswer } from './page-answer';
+import type { ThreeDsDeps } from './step-deps';
 
 /**
- * The steps behind the test ACS pages (CONTRACT.md §6.4), which a cardholder's browser posts to
- * from any Cloudflare location. They hold no state of their own: each signed JWT names the
- * transaction's guard object (`txn`), and the guard decides. They answer a page model; the
- * route renders it (src/threeds/pages.ts).
+ * The steps behind the test ACS's challenge pages (docs/threeds.md "Challenge"), which a
+ * cardholder's browser posts to from any Cloudflare location. They hold no state of their own:
+ * each signed JWT names the transaction's guard object (`txn`), and the guard decides. They
+ * answer a page model; the route renders it (src/threeds/page-html.ts).
  */
-
-export type PageAnswer =
-  | { kind: 'ddc'; message: { MessageType: 'profile.completed'; SessionId?: string; Status: boolean } }
-  | { kind: 'form'; state: string; windowSize: string; attemptsLeft: number; wrongCode: boolean; testCode?: string }
-  | { kind: 'completed'; returnUrl: string; transactionId: string; md: string; result: ChallengeResult['outcome'] }
-  | { kind: 'error'; status: number; title: string; detail: string };
 
 interface ChallengeJwtClaims {
   ReturnUrl: string;
@@ -38,26 +26,13 @@ interface ChallengeState {
   windowSize: string;
 }
 
-const error = (status: number, title: string, detail: string): PageAnswer => ({ kind: 'error', status, title, detail });
 const NOT_VALID = error(400, 'Cannot show this challenge', 'The challenge request is not valid.');
 
 /**
- * `POST /3ds/ddc`: records the device data collection for the DDC JWT, once. Posting the same
- * JWT again answers the same SessionId and records nothing new.
+ * `POST /3ds/challenge`: shows the challenge from its JWT while it is open (again, when the
+ * browser posts the same JWT again after a lost answer: the guard counts the codes, so a second
+ * showing gives no extra attempt).
  */
-export async function collectDeviceData(deps: ThreeDsDeps, jwt: string): Promise<PageAnswer> {
-  const refused: PageAnswer = { kind: 'ddc', message: { MessageType: 'profile.completed', Status: false } };
-  const verified = await verifyJwt<{ txn?: unknown }>(deps.key, 'ddc', jwt, deps.now);
-  if (!verified.ok || typeof verified.claims.txn !== 'string') return refused;
-  const guard = deps.guardById(verified.claims.txn);
-  if (!guard) return refused;
-  const jti = verified.claims.jti!;
-  const collected = await guard.collect(jti, `0_${await derivedUuid(deps.key, `ddc-session:${jti}`)}`, deps.now);
-  if (collected.kind === 'unknown') return refused;
-  return { kind: 'ddc', message: { MessageType: 'profile.completed', SessionId: collected.sessionId, Status: true } };
-}
-
-/** `POST /3ds/challenge`: shows the challenge if no JWT showed it before. */
 export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string): Promise<PageAnswer> {
   if (md.length > 1024) return error(400, 'Cannot show this challenge', 'MD must be at most 1024 characters.');
   const verified = await verifyJwt<ChallengeJwtClaims>(deps.key, 'challenge', jwt, deps.now);

@@ -1,15 +1,16 @@
 import * as v from 'valibot';
 import {
+  billingAddress,
   CARD_EXPIRY_DATE,
   CARD_HOLDER_NAME,
   cardNumberSchema,
   MERCHANT,
   MERCHANT_ENTITY,
   str,
-} from '../schemas/fields';
-import { asJsonObject, integer, jsonObject, namedCheck } from '../schemas/rules';
+} from './fields';
+import { asJsonObject, integer, jsonObject, namedCheck } from './field-errors';
 
-/** Request schemas of the 3DS API (CONTRACT.md §5, §6), with Worldpay's field rules. */
+/** Request schemas of the 3DS API (docs/threeds.md), with Worldpay's field rules. */
 
 export const TRANSACTION_REFERENCE = v.pipe(
   str(1, 64, 'The transaction reference'),
@@ -43,26 +44,12 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** A billing address as Worldpay's 3DS document has it (all fields of the payment instrument). */
-const BILLING_ADDRESS = jsonObject({
-  address1: str(1, 80, 'The first address line'),
-  address2: v.optional(str(0, 80, 'The second address line')),
-  address3: v.optional(str(0, 80, 'The third address line')),
-  postalCode: str(1, 15, 'The postal code'),
-  city: str(1, 15, 'The city'),
-  state: v.optional(str(1, 30, 'The state')),
-  countryCode: v.pipe(
-    str(2, 2, 'The country code'),
-    v.regex(/^[A-Z]{2}$/, 'Country codes are two capital letters (ISO 3166).'),
-  ),
-});
-
 const CARD_FRONT = v.object({
   type: v.literal('card/front'),
   cardNumber: cardNumberSchema(10),
   cardExpiryDate: CARD_EXPIRY_DATE,
   cardHolderName: v.optional(CARD_HOLDER_NAME),
-  billingAddress: v.optional(BILLING_ADDRESS),
+  billingAddress: v.optional(billingAddress(15)),
 });
 
 const CARD_TOKENIZED = v.object({
@@ -250,7 +237,7 @@ export const VERIFICATION = jsonObject({
 });
 export type VerificationRequest = v.InferOutput<typeof VERIFICATION>;
 
-/** The sandbox control that completes a pending challenge (`test` only; src/threeds/steps/sandbox.ts). */
+/** The sandbox control that completes a pending challenge (`test` only; src/threeds/steps/complete-challenge.ts). */
 export const COMPLETE_CHALLENGE = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,
   merchant: MERCHANT,
@@ -260,3 +247,4 @@ export const COMPLETE_CHALLENGE = jsonObject({
     'The result is passed, failed, cancelled or timedOut.',
   ),
 });
+export type CompleteChallengeRequest = v.InferOutput<typeof COMPLETE_CHALLENGE>;

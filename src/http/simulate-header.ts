@@ -1,5 +1,5 @@
 import type { Environment } from '../config/settings';
-import { fail } from './errors';
+import { fail } from '../failures';
 
 /**
  * `WP-Sandbox-Simulate` (`test` only): makes any API endpoint answer a chosen failure, so that a

@@ -1,0 +1,39 @@
+import { preflight } from '../http/publishable-keys';
+import { binLookupEndpoint } from '../routes/bin-lookup';
+import { panLookupEndpoint } from '../routes/pan-lookup';
+import { authenticateEndpoint } from '../routes/threeds/authenticate';
+import { completeChallengeEndpoint } from '../routes/threeds/complete-challenge';
+import { deviceDataInitializeEndpoint } from '../routes/threeds/device-data-initialize';
+import { challengeRoute, challengeSubmitRoute, ddcRoute } from '../routes/threeds/page-routes';
+import { verificationEndpoint } from '../routes/threeds/verification';
+import { createTokenEndpoint, deleteTokenEndpoint, getTokenEndpoint } from '../routes/token-endpoints';
+import { PAGES, THREEDS_PATH } from '../threeds/api-paths';
+import type { Route } from './route-table';
+
+/**
+ * The service's routes (docs/README.md lists them): the three JSON APIs and the 3DS browser
+ * pages. A path listed here with other methods answers 405 with `Allow`; a path not listed
+ * answers 404 (docs/pipeline.md step 1).
+ */
+export const API_ROUTES: readonly Route[] = [
+  { method: 'POST', path: '/api/cardBin/panLookup', endpoint: panLookupEndpoint },
+  { method: 'POST', path: '/api/cardBin/binLookup', endpoint: binLookupEndpoint, cors: true },
+  {
+    method: 'OPTIONS',
+    path: '/api/cardBin/binLookup',
+    page: (rc) => Promise.resolve(preflight(rc.services.merchants, rc.request.headers.get('Origin'))),
+    cors: true,
+  },
+  { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialize`, endpoint: deviceDataInitializeEndpoint },
+  { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialization`, endpoint: deviceDataInitializeEndpoint },
+  { method: 'POST', path: `${THREEDS_PATH}/authenticate`, endpoint: authenticateEndpoint },
+  { method: 'POST', path: `${THREEDS_PATH}/authentication`, endpoint: authenticateEndpoint },
+  { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verificationEndpoint },
+  { method: 'POST', path: `${THREEDS_PATH}/sandbox/completeChallenge`, endpoint: completeChallengeEndpoint },
+  { method: 'POST', path: '/tokens', endpoint: createTokenEndpoint },
+  { method: 'GET', path: '/tokens/:tokenId', endpoint: getTokenEndpoint },
+  { method: 'DELETE', path: '/tokens/:tokenId', endpoint: deleteTokenEndpoint },
+  { method: 'POST', path: PAGES.ddc, page: ddcRoute },
+  { method: 'POST', path: PAGES.challenge, page: challengeRoute },
+  { method: 'POST', path: PAGES.challengeSubmit, page: challengeSubmitRoute },
+];

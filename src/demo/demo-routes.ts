@@ -1,0 +1,188 @@
+import { fail } from '../failures';
+import type { EndpointResult, RequestContext } from '../http/endpoint';
+import { THREE_DS_MEDIA_TYPE } from '../http/media-types';
+import { readJsonObject } from '../http/body';
+import { originListed } from '../merchants/origins';
+import type { Route } from '../app/route-table';
+import { publicBaseUrl } from '../routes/deps-from-request';
+import { WINDOW_SIZES } from '../schemas/threeds-requests';
+import { THREEDS_PATH } from '../threeds/api-paths';
+import { escapeHtml } from '../threeds/page-html';
+import { SCENARIOS } from '../threeds/scenarios';
+
+/**
+ * The demo checkout at /demo (`test` only: the live Worker, src/live.ts, does not contain it, and
+ * every /demo path answers 404 when ENVIRONMENT is not `test`): a card form that shows the BIN
+ * answer as the cardholder types (binLookup with the demo merchant's publishable key, from the
+ * page), then runs the whole 3DS flow in the page. Its server side is this file: a small merchant
+ * backend that calls the 3DS API as a merchant's server would, through the Worker's whole
+ * pipeline with HTTP Basic credentials (DEMO_MERCHANT_CREDENTIALS, the local test merchant's).
+ * The page's files are static assets (public/demo/), served through the ASSETS binding so that
+ * the `test` gate applies to them too.
+ */
+
+const DEMO_ENTITY = 'default';
+
+/** The demo's pages and files: script, styles and images from this origin only. */
+const DEMO_CSP = [
+  "default-src 'self'",
+  "frame-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Every /demo path is a 404 outside `test`. */
+function testOnly(rc: RequestContext): void {
+  if (rc.settings.environment !== 'test') fail({ kind: 'resourceNotFound' });
+}
+
+/** `username:password` of the demo merchant, or 503 when the demo is not configured. */
+function demoCredentials(rc: RequestContext): { username: string; authorization: string } {
+  const value = rc.env.DEMO_MERCHANT_CREDENTIALS;
+  const colon = value?.indexOf(':') ?? -1;
+  if (value === undefined || colon < 1) fail({ kind: 'misconfigured', what: 'DEMO_MERCHANT_CREDENTIALS is not set' });
+  return { username: value.slice(0, colon), authorization: `Basic ${btoa(value)}` };
+}
+
+function withCsp(response: Response): Response {
+  const out = new Response(response.body, response);
+  out.headers.set('Content-Security-Policy', DEMO_CSP);
+  out.headers.set('X-Content-Type-Options', 'nosniff');
+  return out;
+}
+
+/** `GET /demo`: the page. */
+async function demoPage(rc: RequestContext): Promise<Response> {
+  testOnly(rc);
+  return withCsp(await rc.env.ASSETS.fetch(new URL('/demo/', rc.url)));
+}
+
+/** `GET /demo/*`: the page's script, styles and images. */
+async function demoFile(rc: RequestContext): Promise<Response> {
+  testOnly(rc);
+  const response = await rc.env.ASSETS.fetch(new Request(rc.url, { method: 'GET' }));
+  if (response.status === 404) fail({ kind: 'resourceNotFound' });
+  return withCsp(response);
+}
+
+/**
+ * `GET /demo/config`: what the page needs: the demo merchant's publishable key for this origin,
+ * its entity, the test magic values and the challenge window sizes.
+ */
+function demoConfig(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  const origin = new URL(publicBaseUrl(rc)).origin;
+  const merchant = rc.services.merchants.merchant(demoCredentials(rc).username);
+  const key = merchant?.publishableKeys.find((k) => originListed(k.origins, origin));
+  return Promise.resolve({
+    status: 200,
+    body: {
+      publishableKey: key?.key ?? null,
+      entity: DEMO_ENTITY,
+      scenarios: SCENARIOS.map((s) => ({
+        cardHolderName: s.name,
+        authenticate: s.authenticate,
+        ...(s.verification ? { verification: s.verification } : {}),
+      })),
+      windowSizes: WINDOW_SIZES,
+    },
+  });
+}
+
+/** Calls one step of the 3DS API as the demo merchant's server, through the Worker's pipeline. */
+async function callThreeDs(rc: RequestContext, step: string, body: unknown): Promise<EndpointResult> {
+  const request = new Request(`${rc.url.origin}${THREEDS_PATH}/${step}`, {
+    method: 'POST',
+    headers: {
+      Authorization: demoCredentials(rc).authorization,
+      Accept: THREE_DS_MEDIA_TYPE,
+      'Content-Type': THREE_DS_MEDIA_TYPE,
+      'WP-CorrelationId': rc.correlationId,
+    },
+    body: JSON.stringify(body),
+  });
+  const response = await rc.self.fetch(request, rc.env, rc.ctx);
+  return { status: response.status, body: await response.json() };
+}
+
+/** `POST /demo/merchant/init`: the merchant's server starts 3DS (deviceDataInitialize). */
+async function demoInit(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  // The page's fields go into the API's request as they are: its validation answers anything wrong.
+  const card = await readJsonObject(rc.request);
+  return callThreeDs(rc, 'deviceDataInitialize', {
+    transactionReference: `demo-${crypto.randomUUID()}`,
+    merchant: { entity: DEMO_ENTITY },
+    paymentInstrument: {
+      type: 'card/front',
+      cardNumber: card.cardNumber,
+      cardExpiryDate: { month: card.month, year: card.year },
+    },
+  });
+}
+
+/** `POST /demo/merchant/authenticate`: the merchant's server authenticates, with the page's device data. */
+async function demoAuthenticate(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  const input = await readJsonObject(rc.request);
+  return callThreeDs(rc, 'authenticate', {
+    transactionReference: input.transactionReference,
+    merchant: { entity: DEMO_ENTITY },
+    instruction: {
+      value: { amount: 4999, currency: 'GBP' },
+      paymentInstrument: {
+        type: 'card/front',
+        cardNumber: input.cardNumber,
+        cardExpiryDate: { month: input.month, year: input.year },
+        ...(typeof input.cardHolderName === 'string' && input.cardHolderName !== ''
+          ? { cardHolderName: input.cardHolderName }
+          : {}),
+      },
+    },
+    deviceData: {
+      acceptHeader: rc.request.headers.get('Accept') ?? '*/*',
+      userAgentHeader: rc.request.headers.get('User-Agent') ?? 'demo',
+      collectionReference: input.collectionReference ?? '',
+    },
+    challenge: {
+      returnUrl: `${publicBaseUrl(rc)}/demo/merchant/return`,
+      windowSize: input.windowSize,
+      preference: 'noPreference',
+    },
+  });
+}
+
+/**
+ * `POST /demo/merchant/return`: where the challenge page posts back (TransactionId = the
+ * challenge reference, MD = the transaction reference). The merchant's server calls
+ * verification and answers a page that hands the result to the checkout.
+ */
+async function demoReturn(rc: RequestContext): Promise<Response> {
+  testOnly(rc);
+  const form = new URLSearchParams(await rc.request.text());
+  const verified = await callThreeDs(rc, 'verification', {
+    transactionReference: form.get('MD') ?? '',
+    merchant: { entity: DEMO_ENTITY },
+    challenge: { reference: form.get('TransactionId') ?? '' },
+  });
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Verification</title></head>
+<body data-verification="${escapeHtml(JSON.stringify(verified.body))}"><p>Verification done.</p>
+<script src="/demo/return.js"></script></body></html>`;
+  return new Response(html, {
+    headers: {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': DEMO_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'"),
+    },
+  });
+}
+
+/** The demo checkout's routes, for the `test` Worker's route table (src/index.ts). */
+export const DEMO_ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/demo', page: demoPage },
+  { method: 'GET', path: '/demo/config', page: demoConfig },
+  { method: 'POST', path: '/demo/merchant/init', page: demoInit },
+  { method: 'POST', path: '/demo/merchant/authenticate', page: demoAuthenticate },
+  { method: 'POST', path: '/demo/merchant/return', page: demoReturn },
+  { method: 'GET', path: '/demo/*', page: demoFile },
+];

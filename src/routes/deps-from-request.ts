@@ -1,0 +1,64 @@
+import { tokenKeys } from '../cards/card-crypto';
+import type { CardDeps } from '../cards/resolve-card';
+import type { RequestContext } from '../http/endpoint';
+import { threeDsGuard, threeDsGuardById, tokenGuard } from '../storage/guards/clients';
+import type { KvAccess } from '../storage/kv';
+import { SessionStore } from '../storage/threeds-store';
+import { TokenStore } from '../storage/token-store';
+import type { ThreeDsDeps } from '../threeds/steps/step-deps';
+import type { TokenDeps } from '../tokens/token-steps';
+
+/**
+ * Builds the domain steps' dependencies from a request: the settings parsed once, the injected
+ * services, the stores and guard objects over this request's bindings (each call with the
+ * storage deadline), one clock reading.
+ */
+
+/**
+ * The base URL of links, token hrefs and page URLs: PUBLIC_BASE_URL when set, otherwise the
+ * origin of the incoming request (docs/configuration.md).
+ */
+export function publicBaseUrl(rc: RequestContext): string {
+  return rc.settings.publicBaseUrl ?? rc.url.origin;
+}
+
+function kvAccess(rc: RequestContext): KvAccess {
+  return { kv: rc.env.SESSIONS, timeoutMs: rc.settings.storageTimeoutMs };
+}
+
+export function cardDeps(rc: RequestContext, now = Date.now()): CardDeps {
+  const settings = rc.settings;
+  return {
+    binIndex: rc.services.binIndex,
+    baseUrl: publicBaseUrl(rc),
+    now,
+    tokens: new TokenStore(kvAccess(rc)),
+    tokenKeys: () => tokenKeys(settings),
+  };
+}
+
+export function tokenDeps(rc: RequestContext): TokenDeps {
+  const timeoutMs = rc.settings.storageTimeoutMs;
+  return {
+    ...cardDeps(rc),
+    environment: rc.settings.environment,
+    background: (work) => rc.ctx.waitUntil(work),
+    guardFor: (username, fingerprint) => tokenGuard(rc.env.TOKEN_GUARD, username, fingerprint, timeoutMs),
+  };
+}
+
+export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
+  const now = Date.now();
+  const timeoutMs = rc.settings.storageTimeoutMs;
+  return {
+    environment: rc.settings.environment,
+    key: rc.settings.jwtKey,
+    baseUrl: publicBaseUrl(rc),
+    now,
+    background: (work) => rc.ctx.waitUntil(work),
+    sessions: new SessionStore(kvAccess(rc)),
+    guardFor: (scope) => threeDsGuard(rc.env.THREEDS_GUARD, scope, timeoutMs),
+    guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id, timeoutMs),
+    cards: cardDeps(rc, now),
+  };
+}

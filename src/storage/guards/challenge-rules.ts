@@ -1,0 +1,39 @@
+/**
+ * The rules of a challenge that its guard object enforces (docs/threeds.md "Challenge"): how many
+ * wrong codes end it, what one post of the form leads to, and the one result it ends with. They
+ * live with the guard because the guard applies them; the 3DS steps above only judge a posted
+ * code against the expected one and read the result.
+ */
+
+/** Wrong codes allowed before the challenge ends as failed. */
+export const MAX_CODE_ATTEMPTS = 3;
+
+/** One post of the challenge form, as judged against the expected code. */
+export type CodeAttempt = 'cancel' | 'right' | 'wrong';
+
+/** How a challenge ended: the one result that the page shows and verification reports. */
+export interface ChallengeResult {
+  outcome: 'passed' | 'failed';
+  reason: 'code' | 'cancelled' | 'attempts' | 'expired' | 'notCompleted';
+  completedAt: number;
+}
+
+/** What one post of the challenge form leads to. */
+export type ChallengeStep =
+  { kind: 'passed' } | { kind: 'failed'; reason: 'cancelled' | 'attempts' } | { kind: 'retry'; attempts: number };
+
+/**
+ * Pure rule of one post, given the wrong codes so far: Cancel fails, the right code passes, the
+ * third wrong code fails.
+ *
+ * @example
+ * ```ts
+ * challengeStep('wrong', 2); // { kind: 'failed', reason: 'attempts' }
+ * ```
+ */
+export function challengeStep(attempt: CodeAttempt, wrongSoFar: number): ChallengeStep {
+  if (attempt === 'cancel') return { kind: 'failed', reason: 'cancelled' };
+  if (attempt === 'right') return { kind: 'passed' };
+  const next = wrongSoFar + 1;
+  return next >= MAX_CODE_ATTEMPTS ? { kind: 'failed', reason: 'attempts' } : { kind: 'retry', attempts: next };
+}
