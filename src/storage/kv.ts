@@ -72,6 +72,11 @@ export async function writeRecord<T extends Stored>(
   await withDeadline(kv.put(key, JSON.stringify(value), { expirationTtl }), timeoutMs, `KV put ${prefixOf(key)}`);
 }
 
+/** Deletes a key (absent or not). */
+export async function deleteRecord({ kv, timeoutMs }: KvAccess, key: string): Promise<void> {
+  await withDeadline(kv.delete(key), timeoutMs, `KV delete ${prefixOf(key)}`);
+}
+
 /** Key prefix only, for messages: keys may hold merchant references, never card numbers. */
 function prefixOf(key: string): string {
   return key.split(':', 2).join(':');

@@ -1,14 +1,15 @@
 import type { Brand, FundingType } from '../bin/model';
-import { readRecords, writeRecord, type KvAccess, type Stored } from './kv';
+import { deleteRecord, readRecords, writeRecord, type KvAccess, type Stored } from './kv';
 
 /**
  * Tokens in KV (docs/storage.md). A token record is written by POST /tokens under the
  * single-flight lease of the card's Durable Object (`TokenGuard`), which also decides which token
- * stands for a card. DELETE writes a tombstone under a key of its own, which no token write ever
- * touches: KV has no compare-and-set, so a record write that lands late (after its request timed
- * out, after a retry and a DELETE) can overwrite the record, but never the tombstone, and a token
- * with a tombstone is gone whatever its record says. Both keys are read in one bulk get.
- * The card number and cardholder name inside a record are sealed (AES-GCM); no key holds the
+ * stands for a card. DELETE writes a tombstone under a key of its own, then deletes the record.
+ * No token write ever touches the tombstone's key: KV has no compare-and-set, so a record write
+ * that lands late (after its request timed out, a retry and a DELETE) can bring the record back,
+ * but a token with a tombstone is gone whatever its record says, and the tombstone lives as long
+ * as the record could (the token's own end). Both keys are read in one bulk get. The card number,
+ * cardholder name and billing address inside a record are sealed (AES-GCM); no key holds the
  * number.
  */
 
@@ -17,9 +18,6 @@ export const TOMBSTONE_PREFIX = 'token-deleted:';
 
 export const tokenKey = (tokenId: string): string => `${TOKEN_PREFIX}${tokenId}`;
 export const tombstoneKey = (tokenId: string): string => `${TOMBSTONE_PREFIX}${tokenId}`;
-
-/** A deleted token is remembered this long, so a retried DELETE answers 204 rather than 404. */
-export const TOMBSTONE_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** A value sealed with AES-256-GCM under a named key (src/cards/card-crypto.ts). */
 export interface SealedValue {
@@ -83,7 +81,17 @@ export class TokenStore {
     return writeRecord(this.kv, tokenKey(record.tokenId), record, now);
   }
 
-  putTombstone(tombstone: TokenTombstone, now: number): Promise<void> {
-    return writeRecord(this.kv, tombstoneKey(tombstone.tokenId), tombstone, now);
+  /**
+   * Deletes a token: its tombstone first (from then on the token is gone), then its record (the
+   * card data). Both steps are idempotent, so a retry after either failure completes it.
+   */
+  async retire(tombstone: TokenTombstone, now: number): Promise<void> {
+    await writeRecord(this.kv, tombstoneKey(tombstone.tokenId), tombstone, now);
+    await deleteRecord(this.kv, tokenKey(tombstone.tokenId));
+  }
+
+  /** Deletes what is left of a record of a token already gone (its tombstone stays). */
+  forgetRecord(tokenId: string): Promise<void> {
+    return deleteRecord(this.kv, tokenKey(tokenId));
   }
 }

@@ -7,7 +7,7 @@ import { failed, fieldFailure, ok, type Result } from '../failures';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
 import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
-import { isTombstone, TOMBSTONE_TTL_MS, type TokenRecord, type TokenTombstone } from '../storage/token-store';
+import { isTombstone, type TokenRecord, type TokenTombstone } from '../storage/token-store';
 import { conflictsOf, type TokenView } from './token-resource';
 
 /**
@@ -131,7 +131,7 @@ export async function createToken(
 
   // A token deleted before, whose tombstone write failed: finish its deletion first.
   if (claim.retired && claim.retired.tokenId !== record.tokenId) {
-    await deps.tokens.putTombstone(tombstoneOf(claim.retired, deps.now), deps.now);
+    await deps.tokens.retire(tombstoneOf(claim.retired, deps.now), deps.now);
   }
   if (claim.kind === 'write') {
     // This request holds the write lease of the claim's record (its own candidate's, or the
@@ -147,7 +147,7 @@ export async function createToken(
     // written again (the DELETE that retired it may not have got that far).
     deps.background(
       settleLease(async () => {
-        if (!(await guard.recorded(leaseId))) await deps.tokens.putTombstone(tombstoneOf(record, deps.now), deps.now);
+        if (!(await guard.recorded(leaseId))) await deps.tokens.retire(tombstoneOf(record, deps.now), deps.now);
       }),
     );
   }
@@ -202,14 +202,13 @@ function viewOf(
   };
 }
 
-/** What is left of a deleted token: no card data, kept a day so a retried DELETE still succeeds. */
+/**
+ * What is left of a deleted token: no card data. It lives as long as the token would have, so
+ * that no record of the token (a write that lands late) can outlive it, and a retried DELETE
+ * answers 204 all that time.
+ */
 function tombstoneOf(record: Pick<TokenRecord, 'tokenId' | 'username' | 'expiresAt'>, now: number): TokenTombstone {
-  return {
-    tokenId: record.tokenId,
-    username: record.username,
-    deletedAt: now,
-    expiresAt: Math.min(record.expiresAt, now + TOMBSTONE_TTL_MS),
-  };
+  return { tokenId: record.tokenId, username: record.username, deletedAt: now, expiresAt: record.expiresAt };
 }
 
 /** The merchant's live token with its card details, or resourceNotFound (Worldpay's 404). */
@@ -222,16 +221,20 @@ export async function getToken(deps: TokenDeps, username: string, tokenId: strin
 
 /**
  * Deletes the merchant's token: retires it in the card's guard (a new POST of the card makes a
- * new token, and finishes this deletion if it is still unfinished), then replaces the record by a
- * tombstone. A retry after any failure ends in 204; so does a repeated DELETE while the
- * tombstone lives (a day). The first read is of a key written by POST: in another Cloudflare
+ * new token, and finishes this deletion if it is still unfinished), then writes its tombstone and
+ * deletes its record. A retry after any failure ends in 204; so does a repeated DELETE while the
+ * tombstone lives (until the token would have expired). The first read is of a key written by POST: in another Cloudflare
  * location a token made less than a minute before may not be visible yet (404), as for GET.
  */
 export async function deleteToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<void>> {
   const record = await deps.tokens.get(tokenId, deps.now);
   if (!record || record.username !== username) return failed({ kind: 'resourceNotFound' });
-  if (isTombstone(record)) return ok(undefined);
+  if (isTombstone(record)) {
+    // Deleted already: a retry after the record's deletion failed finishes it.
+    await deps.tokens.forgetRecord(tokenId);
+    return ok(undefined);
+  }
   await deps.guardFor(username, record.fingerprint).retire(tokenId, deps.now);
-  await deps.tokens.putTombstone(tombstoneOf(record, deps.now), deps.now);
+  await deps.tokens.retire(tombstoneOf(record, deps.now), deps.now);
   return ok(undefined);
 }

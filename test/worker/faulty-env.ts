@@ -6,7 +6,9 @@ import worker from '../../src/index';
  * The Worker's environment with its storage wrapped: every KV call and every Durable Object call
  * is recorded, and any one of them can be made to fail on command, either before it reaches the
  * store ("the write never happened") or after ("it happened, but the caller saw an error", as
- * when a response is lost or a timeout fires after the commit).
+ * when a response is lost or a timeout fires after the commit), or to hang (never answer: the
+ * Worker's storage deadline must end the request). A KV write can also be held back and land
+ * later, when the test says so (after the request that made it gave up).
  */
 
 export type StorageCall = { store: 'kv' | 'do'; op: string };
@@ -16,7 +18,8 @@ export interface Fault {
   nth: number;
   /** Which calls count: KV writes, every DO call, or all storage calls. */
   of: 'kvWrite' | 'do' | 'any';
-  when: 'before' | 'after';
+  /** Fail before the call reaches storage, after it did, or never answer at all. */
+  when: 'before' | 'after' | 'hang';
   /** How many matching calls fail in a row, from the n-th on (default 1). */
   times?: number;
 }
@@ -26,11 +29,15 @@ export class StorageHarness {
   private fault: Fault | undefined;
   private matched = 0;
   private kvWriteDelayMs = 0;
+  private holdNextKvWrite = false;
+  private readonly held: (() => Promise<unknown>)[] = [];
   readonly env: Env;
 
-  constructor() {
+  /** `vars` override the environment's vars, e.g. a short `STORAGE_TIMEOUT_MS`. */
+  constructor(vars: Partial<Env> = {}) {
     this.env = {
       ...env,
+      ...vars,
       SESSIONS: this.kv(env.SESSIONS),
       THREEDS_GUARD: this.namespace(env.THREEDS_GUARD),
       TOKEN_GUARD: this.namespace(env.TOKEN_GUARD),
@@ -41,6 +48,20 @@ export class StorageHarness {
   slowKvWrites(ms: number): this {
     this.kvWriteDelayMs = ms;
     return this;
+  }
+
+  /**
+   * Holds the next KV write back: its caller never hears of it (its deadline ends the request),
+   * and the write reaches KV only when {@link landHeldWrites} is called.
+   */
+  holdNextKvWriteUntilLater(): this {
+    this.holdNextKvWrite = true;
+    return this;
+  }
+
+  /** Lets the held KV writes land now, late. */
+  async landHeldWrites(): Promise<void> {
+    for (const write of this.held.splice(0)) await write();
   }
 
   /** Arms one fault; cleared after it fired (`times` times). */
@@ -86,7 +107,13 @@ export class StorageHarness {
     const fire = counts && index >= fault.nth && index < fault.nth + (fault.times ?? 1);
     if (fire && index === fault.nth + (fault.times ?? 1) - 1) this.fault = undefined;
     if (fire && fault.when === 'before') throw new Error(`injected failure before ${call.store} ${call.op}`);
+    if (fire && fault.when === 'hang') return new Promise<T>(() => {});
     const isKvWrite = call.store === 'kv' && (call.op === 'put' || call.op === 'delete');
+    if (isKvWrite && this.holdNextKvWrite) {
+      this.holdNextKvWrite = false;
+      this.held.push(operation);
+      return new Promise<T>(() => {});
+    }
     if (isKvWrite && this.kvWriteDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.kvWriteDelayMs));
     const result = await operation();
     if (fire) throw new Error(`injected failure after ${call.store} ${call.op}`);

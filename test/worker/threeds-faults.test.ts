@@ -249,3 +249,45 @@ describe('a challenge whose showing was recorded but whose page was lost', () =>
     ).toBe('authenticationFailed');
   });
 });
+
+describe('storage calls that hang', () => {
+  /** Storage calls get a short deadline here, so that a hang costs the test a fraction of a second. */
+  const SHORT = { STORAGE_TIMEOUT_MS: '300' } as Partial<Env>;
+
+  it('answers 503 with Retry-After when verification’s guard call hangs, and the retry answers', async () => {
+    quiet();
+    const reference = newReference();
+    const auth = await (
+      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+    ).json<Json>();
+    const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'do', when: 'hang' });
+    await expectJson503(
+      await threeDs('verification', verifyBody(reference, auth.challenge.reference), {}, (r) => hung.fetch(r)),
+    );
+    const verified = await threeDs('verification', verifyBody(reference, auth.challenge.reference));
+    expect((await verified.json<Json>()).outcome).toBe('authenticationFailed');
+  });
+
+  it('answers the challenge page 503 (HTML, with Retry-After) when its guard call hangs, and the repost shows it', async () => {
+    quiet();
+    const reference = newReference();
+    const auth = await (
+      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+    ).json<Json>();
+    const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'do', when: 'hang' });
+    expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => hung.fetch(r)));
+    expect((await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).status).toBe(200);
+  });
+
+  it('answers 503 when the session read of verification hangs', async () => {
+    quiet();
+    const reference = newReference();
+    const auth = await (
+      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
+    ).json<Json>();
+    const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'any', when: 'hang' });
+    await expectJson503(
+      await threeDs('verification', verifyBody(reference, auth.challenge.reference), {}, (r) => hung.fetch(r)),
+    );
+  });
+});

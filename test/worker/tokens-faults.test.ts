@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { StorageHarness, type Fault } from './faulty-env';
-import { burst, luhnComplete } from './helpers';
+import { burst, luhnComplete, panLookup } from './helpers';
 import { createToken, tokenBody, tokenCall } from './token-helpers';
 
 type Json = Record<string, any>;
@@ -124,7 +124,7 @@ describe('POST /tokens when any one storage call fails', () => {
 });
 
 describe('DELETE /tokens/{id} when any one storage call fails', () => {
-  it.each(faults(3))(
+  it.each(faults(4))(
     '%s: the retry ends in the token being gone with 204, and the card is free again',
     async (_name, fault) => {
       vi.spyOn(console, 'error').mockImplementation(() => {});
@@ -199,4 +199,63 @@ describe('DELETE whose tombstone write fails, then POST of the same card', () =>
     expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
     expect((await tokenCall('DELETE', old.tokenPaymentInstrument.href)).status).toBe(204);
   });
+});
+
+describe('storage calls that hang or land late', () => {
+  /** Storage calls get a short deadline here, so that a hang costs the test a fraction of a second. */
+  const SHORT = { STORAGE_TIMEOUT_MS: '300' } as Partial<Env>;
+
+  it('never brings a deleted token back when its record write lands after the DELETE', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const body = tokenBody({ cardNumber: newCard() });
+    // The first POST's record write is held back: the request times out, releasing its lease.
+    const slow = new StorageHarness(SHORT).holdNextKvWriteUntilLater();
+    await expect503(await createToken(body, {}, (r) => slow.fetch(r)));
+    // Its retry writes the record of the same token, which is then deleted.
+    const token = await (await createToken(body)).json<Json>();
+    const href = token.tokenPaymentInstrument.href as string;
+    expect((await tokenCall('GET', href)).status).toBe(200);
+    expect((await tokenCall('DELETE', href)).status).toBe(204);
+    expect((await tokenCall('GET', href)).status).toBe(404);
+    // The first write lands now, late: the token stays deleted, for GET and for lookups by token.
+    await slow.landHeldWrites();
+    expect(await env.SESSIONS.get(`${TOKEN_PREFIX}${token.tokenId}`)).not.toBeNull();
+    expect((await tokenCall('GET', href)).status).toBe(404);
+    const lookup = await panLookup({ merchant: { entity: 'default' }, token: href });
+    expect(lookup.status).toBe(404);
+    expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
+    expect((await tokenCall('DELETE', href)).status).toBe(204);
+  });
+
+  it.each(['do', 'kvWrite'] as const)(
+    'answers 503 with Retry-After when a %s call of DELETE hangs, and the retry deletes the token',
+    async (of) => {
+      vi.spyOn(console, 'error').mockImplementation(() => {});
+      const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
+      const href = token.tokenPaymentInstrument.href as string;
+      const hung = new StorageHarness(SHORT).failOn({ nth: 0, of, when: 'hang' });
+      await expect503(await tokenCall('DELETE', href, {}, (r) => hung.fetch(r)));
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      expect((await tokenCall('GET', href)).status).toBe(404);
+    },
+  );
+
+  it('answers 503 when a KV read hangs', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
+    const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'any', when: 'hang' });
+    await expect503(await tokenCall('GET', token.tokenPaymentInstrument.href, {}, (r) => hung.fetch(r)));
+  });
+
+  it(
+    'answers 503 when the card guard hangs while a token is claimed (after its lease time), and the retry makes the token',
+    { timeout: 30_000 },
+    async () => {
+      vi.spyOn(console, 'error').mockImplementation(() => {});
+      const body = tokenBody({ cardNumber: newCard() });
+      const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'do', when: 'hang' });
+      await expect503(await createToken(body, {}, (r) => hung.fetch(r)));
+      expect((await createToken(body)).status).toBe(201);
+    },
+  );
 });

@@ -98,6 +98,34 @@ describe('token life cycle', () => {
     expect((await recreated.json<Json>()).tokenId).not.toBe(first.tokenId);
   });
 
+  it('keeps the billing address with the card: GET shows it, and the same request again is no conflict', async () => {
+    const cardNumber = luhnComplete('45713684', 16, '5');
+    const billingAddress = {
+      address1: '12 Brook Street',
+      postalCode: 'W1S 1AA',
+      city: 'London',
+      countryCode: 'GB',
+    };
+    const body = tokenBody({ cardNumber, name: 'Ada Lovelace', extra: {} });
+    body.paymentInstrument.billingAddress = billingAddress;
+    const created: Json = await (await createToken(body)).json();
+    expect(created.paymentInstrument.billingAddress).toEqual(billingAddress);
+    const read: Json = await (await tokenCall('GET', created.tokenPaymentInstrument.href)).json();
+    expect(read.paymentInstrument.billingAddress).toEqual(billingAddress);
+    const again = await createToken(body);
+    expect(again.status).toBe(200);
+    const moved = structuredClone(body);
+    moved.paymentInstrument.billingAddress.city = 'Cambridge';
+    const conflict = await createToken(moved);
+    expect(conflict.status).toBe(409);
+    expect((await conflict.json<Json>()).conflicts).toEqual({
+      paymentInstrument: { billingAddress: { ...billingAddress, city: 'Cambridge' } },
+    });
+    // Sealed with the card: no part of it is stored in clear.
+    const stored = (await env.SESSIONS.get(`token:${created.tokenId}`))!;
+    expect(stored).not.toContain('Brook Street');
+  });
+
   it('honours a requested tokenExpiryDateTime (to the second) and forgets the token after it', async () => {
     const at = new Date(Date.now() + 2 * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const token: Json = await (
