@@ -39,7 +39,9 @@ for (const { name, args } of ENVIRONMENTS) {
     raw += bytes.length;
     gzip += gz;
     if (file.endsWith('.js')) code += bytes.toString('utf8');
-    console.log(`bundle  ${name.padEnd(5)} ${file.padEnd(48)} ${String(bytes.length).padStart(9)} B  gzip ${String(gz).padStart(8)} B`);
+    console.log(
+      `bundle  ${name.padEnd(5)} ${file.padEnd(48)} ${String(bytes.length).padStart(9)} B  gzip ${String(gz).padStart(8)} B`,
+    );
   }
   console.log(
     `bundle  ${name.padEnd(5)} total${' '.repeat(43)} ${String(raw).padStart(9)} B  gzip ${String(gzip).padStart(8)} B ` +

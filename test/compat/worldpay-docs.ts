@@ -61,6 +61,11 @@ const NOT_JSON_SCHEMA = new Set([
   'writeOnly',
 ]);
 
+/** Whether a folder holds the documents the checks read. */
+export function hasWorldpayDocs(dir: string): boolean {
+  return Object.values(FILES).every((f) => existsSync(join(dir, f)));
+}
+
 /** The documents' folder: WORLDPAY_OPENAPI_DIR, or `../shared/data/worldpay-openapi` beside the project. */
 export function worldpayDocsDir(projectRoot: string): string {
   return process.env.WORLDPAY_OPENAPI_DIR ?? resolve(projectRoot, '..', 'shared', 'data', 'worldpay-openapi');

@@ -15,6 +15,7 @@ import { declaredPlaces, expectWorldpayShape, misplacedFields } from './worldpay
 
 type Json = Record<string, any>;
 
+/** null without the documents beside the project: these suites then skip (vitest.config.ts says so once). */
 const docs = inject('worldpay');
 const THREE_DS_INSTRUMENTS_V1 = new Set(['card/front', 'card/tokenized']);
 let cards = 0;
@@ -41,12 +42,13 @@ async function adapt(example: unknown): Promise<Json> {
 }
 
 function examplesOf(operationId: string): [string, unknown][] {
+  if (docs === null) return [['(documents not present)', undefined]];
   const op = docs.operations.find((o) => o.operationId === operationId);
   if (!op) throw new Error(`no ${operationId} in Worldpay's documents`);
   return op.requestExamples.map((e) => [e.name, e.value]);
 }
 
-describe("Worldpay's 3DS request examples", () => {
+describe.skipIf(docs === null)("Worldpay's 3DS request examples", () => {
   it.each(examplesOf('deviceDataInitialize'))('deviceDataInitialization: %s', async (_name, example) => {
     const body = await adapt(example);
     const response = await call('/verifications/customers/3ds/deviceDataInitialization', {
@@ -92,7 +94,7 @@ async function expectV1Answer(response: Response, type: string | undefined, type
   ]);
 }
 
-describe("Worldpay's tokens and card BIN request examples", () => {
+describe.skipIf(docs === null)("Worldpay's tokens and card BIN request examples", () => {
   it.each(examplesOf('createSecurityToken'))('POST /tokens: %s', async (_name, example) => {
     const body = await adapt(example);
     const created = await call('/tokens', { body, headers: TOKENS_HEADERS });
@@ -111,7 +113,7 @@ describe("Worldpay's tokens and card BIN request examples", () => {
   });
 
   it('finds every operation this service implements in the documents, with examples where Worldpay gives them', () => {
-    expect(docs.operations.map((o) => o.operationId)).toEqual([
+    expect(docs!.operations.map((o) => o.operationId)).toEqual([
       'deviceDataInitialize',
       'authenticate',
       'verify',
@@ -120,12 +122,12 @@ describe("Worldpay's tokens and card BIN request examples", () => {
       'deleteSecurityToken',
       'panLookup',
     ]);
-    expect(docs.operations.reduce((n, o) => n + o.requestExamples.length, 0)).toBeGreaterThanOrEqual(15);
+    expect(docs!.operations.reduce((n, o) => n + o.requestExamples.length, 0)).toBeGreaterThanOrEqual(15);
   });
 });
 
-describe('the shape check itself', () => {
-  const schema = docs.operations.find((o) => o.operationId === 'verify')!.responses['200']!;
+describe.skipIf(docs === null)('the shape check itself', () => {
+  const schema = docs?.operations.find((o) => o.operationId === 'verify')?.responses['200'] ?? {};
 
   it("knows where Worldpay's document puts each field", () => {
     const places = declaredPlaces(schema);

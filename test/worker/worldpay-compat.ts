@@ -48,12 +48,13 @@ export const KNOWN_VALUES: {
   },
 ];
 
+/** Worldpay's documents, or null when they are not beside the project (docs/compatibility.md). */
 const docs = inject('worldpay');
 const validators = new Map<JsonSchema, Validator>();
 
 /** The documented operation for a method and path of this service, if it is one. */
 export function operationFor(method: string, path: string): DocOperation | undefined {
-  return docs.operations.find((op) => op.method === method && new RegExp(op.pathPattern).test(path));
+  return docs?.operations.find((op) => op.method === method && new RegExp(op.pathPattern).test(path));
 }
 
 /** Throws, naming every problem, when the answer is not one Worldpay's document allows. */
