@@ -79,6 +79,16 @@ export default defineConfig({
         test: { name: 'scripts', include: ['test/scripts/**/*.test.ts'], environment: 'node' },
       },
       {
+        // The Worker served on real ports (wrangler dev, and Miniflare alone), over real sockets.
+        test: {
+          name: 'served',
+          include: ['test/served/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // The 3DS pages in headless Chromium, against the bundled Worker served by Miniflare.
         test: {
           name: 'browser',
