@@ -19,7 +19,7 @@
  *                    [--population FILE [--population-format NAME]]
  *   npx tsx scripts/bench.ts --source ../shared/eval/openbiin/openbiin.csv --format openbiin
  *
- * Datasets: always the synthetic set (scripts/generate-synthetic.ts, seed 1) and the embedded
+ * Datasets: always the synthetic set (scripts/bench/synthetic-bins.ts, seed 1) and the embedded
  * default source (data/bin-source.json), plus each --source. The i-th --format applies to the
  * i-th --source (comma-separated lists work too); without one the format is detected. Sources
  * are only read, never copied: third-party evaluation data stays where it is.
@@ -39,7 +39,7 @@ import { runDataset, type Dataset, type DatasetResult } from './bench/run-datase
 import { renderAgreement, renderTable, renderTargets } from './bench/table';
 import { runHttpBench } from './bench/http-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
-import { generateSyntheticCsv } from './generate-synthetic';
+import { generateSyntheticCsv } from './bench/synthetic-bins';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SYNTHETIC_SEED = 1;

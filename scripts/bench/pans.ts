@@ -1,5 +1,5 @@
 import type { SourceRow } from '../bin-data/source-row';
-import { mulberry32 } from '../generate-synthetic';
+import { mulberry32 } from './synthetic-bins';
 
 /** Share of the bench PANs drawn inside an accepted row's range; the rest are uniform noise. */
 const IN_ROW_SHARE = 0.8;

@@ -16,7 +16,7 @@ import { buildLayers, type LayerInput } from '../bin-data/build';
 import { importerNamed } from '../bin-data/importers/index';
 import { layerPath, readSourcesConfig } from '../bin-data/layers';
 import { readRawRows } from '../bin-data/read-csv';
-import { generateSyntheticCsv } from '../generate-synthetic';
+import { generateSyntheticCsv } from './synthetic-bins';
 
 export const VENELINKOCHEV_HEADER =
   'BIN,Brand,Type,Category,Issuer,IssuerPhone,IssuerUrl,isoCode2,isoCode3,CountryName';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildIndex } from '../../scripts/bin-data/build';
 import { CANONICAL_IMPORTER } from '../../scripts/bin-data/importers/canonical';
-import { CANONICAL_HEADER, generateSyntheticCsv } from '../../scripts/generate-synthetic';
+import { CANONICAL_HEADER, generateSyntheticCsv } from '../../scripts/bench/synthetic-bins';
+import { SCHEME_RANGES, schemeBrandsFor } from '../../scripts/bin-data/scheme-ranges';
 
 const DEFAULT_ROWS = 400_000;
 
@@ -48,22 +49,19 @@ describe('generateSyntheticCsv', () => {
     expect(new Set(cells.map((c) => c[4])).size).toBeGreaterThan(10_000);
   });
 
-  it('gives every row a brand consistent with its scheme prefix', () => {
-    const expectedBrand = (bin: string): string | undefined => {
-      const four = Number(bin.slice(0, 4));
-      if (bin.startsWith('4')) return 'visa';
-      if (/^5[1-5]/.test(bin) || (four >= 2221 && four <= 2720)) return 'mastercard';
-      if (/^3[47]/.test(bin)) return 'amex';
-      if (/^(6011|64[4-9]|65)/.test(bin)) return 'discover';
-      if (bin.startsWith('62')) return 'unionPay';
-      if (four >= 3528 && four <= 3589) return 'jcb';
-      return undefined;
-    };
+  it("gives every row the scheme table's brands for its digits (plus a domestic co-badge on some)", () => {
+    // A BIN holding a narrower 8-digit scheme range (Cabal's 65008700 inside Discover's 650087)
+    // belongs to the wider scheme as a whole.
+    const split = new Set(SCHEME_RANGES.filter((r) => r.from.length > 6).map((r) => r.from.slice(0, 6)));
     const wrong = bigLines.filter((line) => {
       const [start = '', , brands = ''] = line.split(',');
-      const brand = expectedBrand(start);
-      // Co-badged rows list the international scheme first.
-      return brand !== undefined && brands.split('|')[0] !== brand;
+      if (split.has(start.slice(0, 6))) return false;
+      const scheme = schemeBrandsFor(start.slice(0, 6));
+      const listed = brands.split('|');
+      return (
+        listed.slice(0, scheme.length).join('|') !== scheme.join('|') ||
+        listed.slice(scheme.length).some((b) => !['cartesBancaires', 'girocard'].includes(b))
+      );
     });
     expect(wrong.slice(0, 5)).toEqual([]);
   });

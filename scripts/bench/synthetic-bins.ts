@@ -1,8 +1,8 @@
 /**
  * Generates a synthetic BIN dataset in the canonical CSV format (scripts/bin-data/importers/
- * canonical.ts), for benches and scale tests that must not depend on third-party data.
+ * canonical.ts): the bench's fixture, for measurements that must not depend on third-party data.
  *
- *   npx tsx scripts/generate-synthetic.ts [--rows 400000] [--seed 1] [--out FILE]
+ *   npx tsx scripts/bench/synthetic-bins.ts [--rows 400000] [--seed 1] [--out FILE]
  *
  * The same seed and row count always give byte-identical output (seeded PRNG, no clock, no
  * Math.random). The shape follows real BIN lists: 6-digit BINs dense inside the card schemes'
@@ -13,6 +13,8 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Brand } from '../../src/bin/model';
+import { SCHEME_RANGES, schemeBrandsFor } from '../bin-data/scheme-ranges';
 
 export const CANONICAL_HEADER =
   'bin_start,bin_end,brands,funding_type,issuer_name,country_code,' +
@@ -49,35 +51,86 @@ interface Block {
   funding: 'general' | 'amex' | 'credit' | 'debit';
 }
 
-// Prefixes follow scripts/bin-data/scheme-ranges.ts, so that each row's brand is what the scheme
-// table says about its digits; weights roughly follow the density of real BIN lists.
-const BLOCKS: readonly Block[] = [
-  { from: '1', to: '1', brands: 'uatp', weight: 2, funding: 'credit' },
-  { from: '2200', to: '2204', brands: 'mir', weight: 0.3, country: 'RU', funding: 'debit' },
-  { from: '2221', to: '2720', brands: 'mastercard', weight: 12, funding: 'general' },
-  { from: '300', to: '305', brands: 'diners', weight: 1, funding: 'credit' },
-  { from: '34', to: '34', brands: 'amex', weight: 5, funding: 'amex' },
-  { from: '3528', to: '3589', brands: 'jcb', weight: 1.5, funding: 'credit' },
-  { from: '36', to: '36', brands: 'diners', weight: 2, funding: 'credit' },
-  { from: '37', to: '37', brands: 'amex', weight: 6, funding: 'amex' },
-  { from: '38', to: '39', brands: 'diners', weight: 3, funding: 'credit' },
-  { from: '4000', to: '4570', brands: 'visa', weight: 30, funding: 'general' },
-  { from: '4571', to: '4571', brands: 'visa|dankort', weight: 0.1, country: 'DK', funding: 'debit' },
-  { from: '4572', to: '4999', brands: 'visa', weight: 25, funding: 'general' },
-  { from: '50', to: '50', brands: 'maestro', weight: 3, funding: 'debit' },
-  { from: '51', to: '55', brands: 'mastercard', weight: 20, funding: 'general' },
-  { from: '56', to: '58', brands: 'maestro', weight: 5, funding: 'debit' },
-  { from: '6000', to: '6010', brands: 'rupay', weight: 0.3, country: 'IN', funding: 'debit' },
-  { from: '6011', to: '6011', brands: 'discover', weight: 0.05, country: 'US', funding: 'credit' },
-  { from: '6012', to: '6099', brands: 'rupay', weight: 2, country: 'IN', funding: 'debit' },
-  { from: '62', to: '62', brands: 'unionPay', weight: 4, country: 'CN', funding: 'general' },
-  { from: '644', to: '649', brands: 'discover', weight: 1, country: 'US', funding: 'credit' },
-  { from: '65', to: '65', brands: 'discover', weight: 2, funding: 'credit' },
-  { from: '67', to: '67', brands: 'maestro', weight: 1, funding: 'debit' },
-  { from: '81', to: '81', brands: 'unionPay', weight: 3, country: 'CN', funding: 'general' },
-  { from: '82', to: '82', brands: 'rupay', weight: 2, country: 'IN', funding: 'debit' },
-  { from: '9792', to: '9792', brands: 'troy', weight: 0.05, country: 'TR', funding: 'debit' },
-];
+/** Roughly how dense each scheme is in real BIN lists (share of rows; others get the default). */
+const BRAND_WEIGHT: Partial<Record<Brand, number>> = {
+  visa: 55,
+  mastercard: 32,
+  amex: 11,
+  maestro: 9,
+  unionPay: 7,
+  diners: 6,
+  discover: 3,
+  rupay: 4,
+  uatp: 2,
+  jcb: 1.5,
+};
+const DEFAULT_BRAND_WEIGHT = 0.3;
+
+/** Where a domestic scheme's cards are issued. */
+const DOMESTIC_COUNTRY: Partial<Record<Brand, string>> = {
+  mir: 'RU',
+  rupay: 'IN',
+  unionPay: 'CN',
+  troy: 'TR',
+  elo: 'BR',
+  hipercard: 'BR',
+  dankort: 'DK',
+  cabal: 'AR',
+  carnet: 'MX',
+  verve: 'NG',
+  discover: 'US',
+};
+
+/** The product mix a scheme's cards have. */
+function fundingOf(brand: Brand): Block['funding'] {
+  if (brand === 'amex') return 'amex';
+  if (['diners', 'jcb', 'discover', 'uatp', 'hipercard'].includes(brand)) return 'credit';
+  if (['visa', 'mastercard', 'unionPay', 'elo'].includes(brand)) return 'general';
+  return 'debit';
+}
+
+/**
+ * The blocks of 6-digit BINs the card schemes claim, derived from the scheme table
+ * (scripts/bin-data/scheme-ranges.ts): each 6-digit BIN gets the brands the table gives it (the
+ * narrowest range wins), and runs of BINs with the same brands make one block. So every row's
+ * brands are what the scheme table says about its digits, whatever the table becomes. Weights
+ * split each scheme's share over its blocks by size.
+ */
+function schemeBlocks(): Block[] {
+  const bounds = new Set<number>();
+  for (const r of SCHEME_RANGES) {
+    if (r.from.length > 6) continue; // narrower than one 6-digit BIN: no whole BIN to sample
+    bounds.add(Number(r.from.padEnd(6, '0')));
+    bounds.add(Number(r.to.padEnd(6, '9')) + 1);
+  }
+  const points = [...bounds].sort((a, b) => a - b);
+  const runs: { first: number; last: number; brands: Brand[] }[] = [];
+  for (let i = 0; i + 1 < points.length; i++) {
+    const first = points[i]!;
+    const last = points[i + 1]! - 1;
+    const brands = schemeBrandsFor(String(first).padStart(6, '0'));
+    if (brands.length === 0) continue;
+    const previous = runs.at(-1);
+    if (previous && previous.last === first - 1 && previous.brands.join('|') === brands.join('|')) previous.last = last;
+    else runs.push({ first, last, brands });
+  }
+  const sizeOf = new Map<Brand, number>();
+  for (const run of runs) sizeOf.set(run.brands[0]!, (sizeOf.get(run.brands[0]!) ?? 0) + run.last - run.first + 1);
+  return runs.map(({ first, last, brands }) => {
+    const primary = brands[0]!;
+    const domestic = brands.map((b) => DOMESTIC_COUNTRY[b]).find((c) => c !== undefined);
+    return {
+      from: String(first).padStart(6, '0'),
+      to: String(last).padStart(6, '0'),
+      brands: brands.join('|'),
+      weight: ((BRAND_WEIGHT[primary] ?? DEFAULT_BRAND_WEIGHT) * (last - first + 1)) / sizeOf.get(primary)!,
+      ...(domestic !== undefined ? { country: domestic } : {}),
+      funding: fundingOf(brands.find((b) => b !== 'visa' && b !== 'mastercard') ?? primary),
+    };
+  });
+}
+
+const BLOCKS: readonly Block[] = schemeBlocks();
 
 /** Real ISO 3166 alpha-2 codes with rough weights for where issuers are. */
 const COUNTRIES: readonly (readonly [string, number])[] = [
@@ -343,7 +396,10 @@ class Generator {
     }
   }
 
-  /** Brands of a row: the block's, sometimes co-badged with a domestic scheme of the issuer. */
+  /**
+   * Brands of a row: the block's, sometimes co-badged with a domestic scheme that rides on the
+   * international scheme's BINs (the scheme table cannot name those; only data rows do).
+   */
   brands(block: Block, country: string): string {
     if (block.brands === 'visa' && country === 'FR' && this.chance(0.4)) return 'visa|cartesBancaires';
     if (block.brands === 'mastercard' && country === 'FR' && this.chance(0.4)) return 'mastercard|cartesBancaires';
@@ -495,7 +551,7 @@ function csvLine(row: Row): string {
  * A synthetic BIN dataset of exactly `rows` data rows (plus the header) in the canonical CSV
  * format, sorted by BIN, with no two rows of the same (bin_start, bin_end).
  *
- * @param rows number of data rows (at most about 480,000: the BINs of the scheme blocks)
+ * @param rows number of data rows (at most about 460,000: the BINs the scheme table claims)
  * @param seed PRNG seed: the same (rows, seed) gives byte-identical output
  * @example generateSyntheticCsv(3, 1).split('\n')[0] // 'bin_start,bin_end,brands,...'
  */
