@@ -75,6 +75,11 @@ export default defineConfig({
         },
       },
       {
+        // Pure modules of the Worker, each on its own: no runtime API beyond the web platform, so
+        // they run on Node (type-checked with the Worker's types, tsconfig.json).
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' },
+      },
+      {
         // The build scripts run on Node at build time, so their tests run on Node too.
         test: { name: 'scripts', include: ['test/scripts/**/*.test.ts'], environment: 'node' },
       },

@@ -22,7 +22,10 @@ export function isConfigurableOrigin(value: string): boolean {
   if (LOCAL_ANY_PORT.test(value)) return true;
   try {
     const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+    // The URL parser lets `*` through in a host: a browser never sends one, so a wildcard there
+    // would silently match nothing (the only wildcard is the local any-port one above).
+    const hostOnly = /^[a-z0-9.-]+$/.test(url.hostname);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value && hostOnly;
   } catch {
     return false;
   }

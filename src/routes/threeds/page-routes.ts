@@ -1,4 +1,4 @@
-import { failureOf, type Failure } from '../../failures';
+import { failureOf } from '../../failures';
 import { mediaTypeOf } from '../../http/api-headers';
 import { readBodyText } from '../../http/body';
 import type { RequestContext } from '../../http/endpoint';
@@ -18,6 +18,7 @@ import { collectDeviceData } from '../../threeds/steps/device-data-collection';
 import type { PageAnswer } from '../../threeds/steps/page-answer';
 import type { ThreeDsDeps } from '../../threeds/steps/step-deps';
 import { publicBaseUrl, threeDsDeps } from '../deps-from-request';
+import { failurePage } from './failure-page';
 
 /**
  * The test ACS pages a cardholder's browser posts to (docs/threeds.md "Browser pages"). They
@@ -74,20 +75,4 @@ function render(rc: RequestContext, answer: PageAnswer): HtmlPage {
     case 'error':
       return errorPage(answer.status, answer.title, answer.detail);
   }
-}
-
-/**
- * What the cardholder sees when the page cannot be served: the status and Retry-After the JSON
- * APIs would answer for the same failure, and words for a person (the log says why).
- */
-export function failurePage(failure: Failure): HtmlPage {
-  const { status, headers, body } = mapFailure(failure);
-  const retryAfter = headers['Retry-After'] === undefined ? undefined : Number(headers['Retry-After']);
-  if (status === 503) {
-    return failure.kind === 'misconfigured'
-      ? errorPage(503, 'Please try again later', 'The service is not configured.', retryAfter)
-      : errorPage(503, 'Please try again', 'The service is busy. Try again in a moment.', retryAfter);
-  }
-  if (status >= 500) return errorPage(status, 'Something went wrong', 'Go back to the shop and try again.');
-  return errorPage(status, 'Unsupported request', body.message);
 }

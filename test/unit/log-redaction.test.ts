@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { maskPan } from '../../src/cards/mask';
+import { FailureError } from '../../src/failures';
+import { describeError, errorLogFields, redactPans } from '../../src/http/log';
+import { StorageError } from '../../src/storage/storage-error';
+
+describe('card numbers in log text (pure)', () => {
+  it.each([
+    ['/tokens/4444333322221111', '/tokens/444433******1111'],
+    ['card 4444 3333 2222 1111 declined', 'card 444433******1111 declined'],
+    ['4444-3333-2222-1111', '444433******1111'],
+    ['a 19-digit 6011000990139424000', 'a 19-digit 601100*********4000'],
+    ['short 123456789012 too', `short ${maskPan('123456789012')} too`],
+  ])('masks %j', (text, masked) => {
+    expect(redactPans(text)).toBe(masked);
+  });
+
+  it('leaves runs of fewer than 12 digits alone', () => {
+    expect(redactPans('order 12345678901 of 2026-11-24')).toBe('order 12345678901 of 2026-11-24');
+  });
+
+  it('masks what an exception says, and names only the failing call for a storage failure', () => {
+    expect(describeError(new Error('bad card 4444333322221111'))).toBe('Error: bad card 444433******1111');
+    expect(
+      errorLogFields(new StorageError('KV get token failed', { cause: new Error('network 4444333322221111') })),
+    ).toEqual({ storage: 'KV get token failed', cause: 'Error: network 444433******1111' });
+    expect(errorLogFields(new FailureError({ kind: 'misconfigured', what: 'JWT_SIGNING_KEY is not set' }))).toEqual({
+      misconfigured: 'JWT_SIGNING_KEY is not set',
+    });
+    // A failure the client caused: its error name says it all.
+    expect(errorLogFields(new FailureError({ kind: 'bodyEmpty' }))).toEqual({});
+    expect(errorLogFields(new TypeError('x is undefined'))).toEqual({ exception: 'TypeError: x is undefined' });
+  });
+});

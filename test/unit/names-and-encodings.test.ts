@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { fromBase64, toBase64, toBase64Url, toHex } from '../../src/bytes';
+import { maskPan, visibleLeadingDigits } from '../../src/cards/mask';
+import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clients';
+import { sessionKey } from '../../src/storage/threeds-store';
+import { tokenKey, tombstoneKey } from '../../src/storage/token-store';
+
+describe('key and object names (pure)', () => {
+  const scope = { username: 'test-merchant', entity: 'default entity', transactionReference: 'a:b:c' };
+
+  it('scopes the session key and the guard name by merchant, entity and reference', () => {
+    expect(sessionKey(scope)).toBe('3ds:session:test-merchant:default entity:a:b:c');
+    expect(threeDsGuardName(scope)).toBe('test-merchant:default entity:a:b:c');
+    expect(threeDsGuardName({ ...scope, username: 'other-merchant' })).not.toBe(threeDsGuardName(scope));
+  });
+
+  it('names tokens by id and token guards by merchant and card hash, never by card number', () => {
+    expect(tokenKey('abc')).toBe('token:abc');
+    // The tombstone has a key of its own, which no record write touches.
+    expect(tombstoneKey('abc')).toBe('token-deleted:abc');
+    expect(tombstoneKey('abc').startsWith('token:')).toBe(false);
+    expect(tokenGuardName('m', 'x1y2')).toBe('m:x1y2');
+  });
+});
+
+describe('byte helpers (pure)', () => {
+  it('round-trips base64 and writes hex and base64url', () => {
+    const bytes = new Uint8Array([0, 1, 250, 251, 255]);
+    expect(fromBase64(toBase64(bytes))).toEqual(bytes);
+    expect(toHex(bytes)).toBe('0001fafbff');
+    expect(toBase64Url(bytes)).toBe('AAH6-_8');
+  });
+});
+
+describe('masking card numbers (pure)', () => {
+  it('shows the first 6 and last 4 of a 15 to 19 digit number', () => {
+    expect(maskPan('4444333322221111')).toBe('444433******1111');
+    expect(maskPan('341142000000002')).toBe('341142*****0002');
+  });
+
+  it('hides at least 5 digits of a short number, so the Luhn digit cannot give it back', () => {
+    expect(maskPan('45713684004')).toBe('45*****4004');
+    expect(maskPan('4571368400')).toBe('4*****8400');
+    expect(maskPan('457136840')).toBe('*********');
+    for (let length = 10; length <= 19; length++) {
+      const masked = maskPan('4'.repeat(length));
+      expect(masked.length - masked.replace(/\*/g, '').length).toBeGreaterThanOrEqual(5);
+      expect(visibleLeadingDigits(length)).toBeLessThanOrEqual(6);
+    }
+  });
+});
