@@ -70,7 +70,7 @@ export function recordKey(r: BinRecord): string {
   ]);
 }
 
-/** The record answered where only a scheme IIN range matches (CONTRACT.md §3). */
+/** The record answered where only a scheme IIN range matches (docs/card-bin.md "The answer"). */
 export function schemeRecord(brands: BinRecord['brands']): BinRecord {
   return {
     type: 'pan',

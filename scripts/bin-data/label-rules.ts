@@ -53,7 +53,7 @@ export function prepaidFlag(label: string): boolean | undefined {
 }
 
 /**
- * Product words that make a card commercial (CONTRACT §3: business, corporate, purchasing, fleet,
+ * Product words that make a card commercial (docs/card-bin.md "The answer": business, corporate, purchasing, fleet,
  * commercial levels). Matched as whole words so that "CORPORATE" counts and "CORPUS" does not.
  */
 const COMMERCIAL_WORDS =

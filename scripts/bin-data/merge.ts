@@ -12,7 +12,7 @@ export interface MergeResult {
 }
 
 /**
- * Folds rows that cover the same range within one layer (CONTRACT.md §7: "co-badged rows merge
+ * Folds rows that cover the same range within one layer (docs/bin-data.md "Layers and precedence": "co-badged rows merge
  * their brands"); rows of different layers never merge, precedence decides between them.
  * Rows that agree on everything but the brand become one co-badged row; a row that contradicts
  * an earlier row of the same range on anything else is rejected, so that every accepted row is

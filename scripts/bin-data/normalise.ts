@@ -58,7 +58,7 @@ function checkedRange(raw: RawRow): { start: number; end: number } {
 
 /**
  * Brands from labels: mapped labels win; labels that map to nothing are counted and, when no
- * label maps, the scheme range table decides (CONTRACT §7).
+ * label maps, the scheme range table decides (docs/bin-data.md "Normalisation").
  */
 function brandsFromLabels(raw: RawRow, report: LabelReport): Brand[] {
   const brands: Brand[] = [];
@@ -156,7 +156,7 @@ function withoutUndefined(record: BinRecord): BinRecord {
 
 /**
  * Turns an importer's row into the range of 8-digit keys and the record that answers it
- * (CONTRACT §3, §7), or refuses it. Labels no table knows are counted in `report` and the field is
+ * (docs/bin-data.md "Normalisation"), or refuses it. Labels no table knows are counted in `report` and the field is
  * left out rather than guessed.
  *
  * @example normaliseRow({ line: 2, startDigits: '457173', endDigits: '457173',
@@ -176,7 +176,7 @@ export function normaliseRow(raw: RawRow, report: LabelReport): SourceRow | Reje
       type: checkedEnum(canonical?.type, NUMBER_TYPES, 'number_type') ?? 'pan',
       brands,
       // The row is identified by as many digits as it gives: 6 for whole BINs, 7 or 8 for a
-      // narrower row (CONTRACT §3: `bin` is the leading digits of the most specific row).
+      // narrower row (docs/card-bin.md: `bin` is the leading digits of the most specific row).
       binLength: raw.startDigits.length,
       fundingType: details.fundingType,
       issuerName: cleanIssuerName(raw.issuerName),

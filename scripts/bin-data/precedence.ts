@@ -1,8 +1,8 @@
 import type { SourceRow } from './source-row';
 
 /**
- * Which of two rows covering the same key answers it (data/bin-source.json's layers, README "BIN
- * data"), as a comparator: negative when `a` wins.
+ * Which of two rows covering the same key answers it (data/bin-source.json's layers,
+ * docs/bin-data.md "Layers and precedence"), as a comparator: negative when `a` wins.
  *
  * 1. A row of an overrides layer beats every source row: a reviewed correction is final.
  * 2. The more specific row wins: 8 digits beat 7 beat 6, whatever layer it comes from.

@@ -3,7 +3,7 @@ import type { SchemeRange } from './source-row';
 
 /**
  * The IIN ranges of the card schemes: what a card number's leading digits say about its brand
- * when no data row knows the BIN (CONTRACT §3, §7). Ranges overlap on purpose; the narrowest one
+ * when no data row knows the BIN (docs/bin-data.md "The scheme table"). Ranges overlap on purpose; the narrowest one
  * that matches wins, so a specific range (Elo's 504175) can sit inside a broad one (Maestro 50).
  *
  * Every line says where its digits come from. The schemes publish few of their tables openly;

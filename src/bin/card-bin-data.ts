@@ -1,7 +1,7 @@
 import type { BinMatch } from './bin-index';
 import type { AnonymousPrepaid, Brand, Category, FundingType, MultipleAccountAccess, NumberType } from './model';
 
-/** The card BIN lookup response (SPEC.md §2.3, CONTRACT.md §3). Absent fields are unknown. */
+/** The card BIN lookup response (docs/card-bin.md "The answer"). Absent fields are unknown. */
 export interface CardBinData {
   type: NumberType;
   brand?: Brand[];

@@ -1,5 +1,5 @@
 /**
- * The card BIN vocabulary of the wire format (CONTRACT.md §3, §7), shared by the Worker and the
+ * The card BIN vocabulary of the wire format (docs/card-bin.md, docs/bin-data.md), shared by the Worker and the
  * build scripts so that the compiled index and the API can never disagree on a name.
  */
 
@@ -78,7 +78,7 @@ export type Brand = (typeof BRANDS)[number];
 
 /**
  * International schemes, in the order they are listed first on a co-badged card
- * (CONTRACT.md §3: "the international scheme first").
+ * (docs/card-bin.md "The answer": the international scheme first).
  */
 export const INTERNATIONAL_BRANDS: readonly Brand[] = [
   'visa',

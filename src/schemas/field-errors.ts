@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { FieldError } from '../failures';
 
 /**
- * valibot building blocks whose failures map to the field error names of SPEC.md §7.4, and the
+ * valibot building blocks whose failures map to the field error names (docs/errors.md "Field errors"), and the
  * mapping itself (issue → `{errorName, message, jsonPath}`). Pure: the HTTP layer turns the
  * errors into a response (`src/http/validation.ts`).
  */
@@ -46,7 +46,7 @@ export function checkErrorName(requirement: unknown): string | undefined {
   return CHECK_ERROR_NAMES.get(requirement);
 }
 
-/** A valibot check whose failure is reported under a SPEC.md §7.4 error name. */
+/** A valibot check whose failure is reported under a field error name (docs/errors.md "Field errors"). */
 export function namedCheck<T>(errorName: string, test: (input: T) => boolean, message: string) {
   CHECK_ERROR_NAMES.set(test, errorName);
   return v.check(test, message);
@@ -64,7 +64,7 @@ export function jsonPathOf(path: v.BaseIssue<unknown>['path']): string {
   return out;
 }
 
-/** Maps one valibot issue to the SPEC.md §7.4 field error it means. */
+/** Maps one valibot issue to the field error it means (docs/errors.md "Field errors"). */
 export function toFieldError(issue: v.BaseIssue<unknown>): FieldError {
   const jsonPath = jsonPathOf(issue.path);
   const errorName = errorNameOf(issue);

@@ -18,7 +18,7 @@ export const str = (min: number, max: number, what: string) =>
 /**
  * A card number field: digits only, `minDigits`–19 long, Luhn-valid (fieldIsEmpty,
  * stringFailedRegexCheck, stringIsTooShort/Long, panFailedLuhnCheck). The card BIN API and
- * tokens take 12 digits at least, 3DS 10 (CONTRACT.md §3, §6.1).
+ * tokens take 12 digits at least, 3DS 10 (docs/card-bin.md, docs/tokens.md, docs/threeds.md).
  */
 export function cardNumberSchema(minDigits: number) {
   return v.pipe(
@@ -39,7 +39,7 @@ export const CARD_EXPIRY_DATE = jsonObject({
 
 export const CARD_HOLDER_NAME = str(1, 255, 'The cardholder name');
 
-/** The entity of the 3DS and token APIs: it may contain spaces (CONTRACT.md §5). */
+/** The entity of the 3DS and token APIs: it may contain spaces (docs/threeds.md "Overview"). */
 export const MERCHANT_ENTITY = v.pipe(
   str(1, 64, 'The entity'),
   v.regex(/^[A-Za-z0-9 ]*$/, 'The entity may contain only letters, digits and spaces.'),

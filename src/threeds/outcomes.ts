@@ -3,7 +3,7 @@ import { toBase64 } from '../bytes';
 import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
 
 /**
- * The answers of authenticate and verification in Worldpay's shape (CONTRACT.md §6.2; Worldpay's
+ * The answers of authenticate and verification in Worldpay's shape (docs/threeds.md "Outcomes"; Worldpay's
  * published 3DS document): `acsTransactionId`, `status` and `enrolled` at the top level, and an
  * `authentication` object of `version`, `eci`, `authenticationValue` and `transactionId` only.
  * Ids and the CAVV are fresh for an answer the transaction's guard keeps, derived (see

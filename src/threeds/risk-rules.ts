@@ -1,7 +1,7 @@
 import type { RiskData } from '../schemas/threeds-requests';
 
 /**
- * Risk rules (CONTRACT.md §6.5): whether an authentication without a test scenario is
+ * Risk rules (docs/threeds.md "Risk rules"): whether an authentication without a test scenario is
  * frictionless or challenged. They read the merchant's `riskData` in Worldpay's shape. Pure:
  * everything they need, the clock included, is in {@link RiskInput}.
  *

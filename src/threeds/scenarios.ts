@@ -1,5 +1,5 @@
 /**
- * The test magic values of CONTRACT.md §6.6: in the `test` environment the cardholder name picks
+ * The test magic values (docs/threeds.md "Test magic values"): in the `test` environment the cardholder name picks
  * the scenario (case-insensitive, new or legacy spelling). In `live` they are ignored.
  */
 
@@ -77,7 +77,7 @@ const BY_NAME = new Map<string, Scenario>(
   TABLE.flatMap(([names, scenario]) => names.map((n) => [n.toLowerCase(), scenario] as const)),
 );
 
-/** Every scenario, for tests and the README table. */
+/** Every scenario, for tests, the demo and the OpenAPI document. */
 export const SCENARIOS: readonly Scenario[] = TABLE.map(([, s]) => s);
 
 /** The default for a test card with any other cardholder name. */

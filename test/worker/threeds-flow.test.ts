@@ -32,7 +32,7 @@ async function verify(reference: string, challengeReference: string, entity = 'd
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** What each magic value must give (CONTRACT.md §6.6), written out rather than read from the code. */
+/** What each magic value must give (docs/threeds.md "Test magic values"), written out rather than read from the code. */
 const EXPECTED: Record<
   string,
   { auth: string; attempted?: boolean; verify?: string; verifyAttempted?: boolean; version: string }

@@ -14,13 +14,13 @@ import type { DocOperation, JsonSchema } from '../compat/worldpay-types';
  *   another place fails, even where the schema would let an extra property through.
  *
  * The few places where this service keeps a field Worldpay's document does not have at that place
- * are listed in {@link KNOWN_EXTRAS}, each with its reason (and in the README's compatibility table).
+ * are listed in {@link KNOWN_EXTRAS}, each with its reason (and in docs/compatibility.md "Differences").
  */
 
 /** `path.to.field`: why this service may answer it although the document puts that name elsewhere. */
 export const KNOWN_EXTRAS: Record<string, string> = {
   'paymentInstrument.countryCode':
-    "CONTRACT.md §4 lists it in the token answer; Worldpay's rendered v3 GET reference shows it there too, its YAML only under billingAddress",
+    "docs/tokens.md lists it in the token answer; Worldpay's rendered v3 GET reference shows it there too, its YAML only under billingAddress",
 };
 
 /** Values outside a documented enum that this service keeps on purpose, by operation and place. */
@@ -37,14 +37,14 @@ export const KNOWN_VALUES: {
     values: ['bypassed'],
     standIn: 'authenticated',
     reason:
-      "CONTRACT.md §6.6: the test scenario 3ds2-bypassed-after-challenge verifies as bypassed (Worldpay's verify enum lacks it); only a merchant who picks that test name sees it",
+      "docs/threeds.md (Test magic values): the test scenario 3ds2-bypassed-after-challenge verifies as bypassed (Worldpay's verify enum lacks it); only a merchant who picks that test name sees it",
   },
   {
     operationId: 'panLookup',
     at: /^#\/brand\/\d+$/,
     values: ['mir', 'rupay', 'verve', 'girocard', 'bancomat', 'mada', 'ebt'],
     standIn: 'visa',
-    reason: "CONTRACT.md §7: domestic schemes beyond Worldpay's list, named where the BIN data names them",
+    reason: "docs/bin-data.md (Normalisation): domestic schemes beyond Worldpay's list, named where the BIN data names them",
   },
 ];
 

@@ -52,7 +52,7 @@ export type SubmitOutcome =
 
 export type ConcludeOutcome = { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
 
-/** How the sandbox control ends a challenge (README "Sandbox controls"). */
+/** How the sandbox control ends a challenge (docs/threeds.md "Sandbox controls"). */
 export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
 
 const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
