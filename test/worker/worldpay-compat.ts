@@ -44,7 +44,8 @@ export const KNOWN_VALUES: {
     at: /^#\/brand\/\d+$/,
     values: ['mir', 'rupay', 'verve', 'girocard', 'bancomat', 'mada', 'ebt'],
     standIn: 'visa',
-    reason: "docs/bin-data.md (Normalisation): domestic schemes beyond Worldpay's list, named where the BIN data names them",
+    reason:
+      "docs/bin-data.md (Normalisation): domestic schemes beyond Worldpay's list, named where the BIN data names them",
   },
 ];
 
