@@ -1,7 +1,7 @@
 // Bundles the Worker of each environment exactly as `wrangler deploy` would (without uploading)
 // and prints the size of every module and the gzip total, against the Workers 3 MB compressed
 // limit (free plan). Fails when a bundle is over it, or when the live bundle contains code that
-// must never be deployed live (the demo checkout; the fake 3DS Server lives in its own Worker).
+// must never be deployed live (the demo checkout).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@ import { fromBase64, toBase64 } from '../bytes';
 
 /**
  * The stored form of merchant passwords: `pbkdf2-sha256:<iterations>:<salt b64>:<hash b64>`.
- * Platform-neutral WebCrypto, so the Worker and `npm run hash-password` (Node) share it.
+ * Platform-neutral WebCrypto, so the Worker and `npm run credentials -- pbkdf2` (Node) share it.
  */
 
 export const HASH_SCHEME = 'pbkdf2-sha256';

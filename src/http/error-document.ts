@@ -74,7 +74,9 @@ export function mapFailure(f: Failure): MappedError {
         'tooManyRequests',
         f.what === 'lookups'
           ? 'Too many lookups with this key; try again later.'
-          : 'Too many failed logins; try again later.',
+          : f.what === 'simulated'
+            ? 'Too many requests (simulated by WP-Sandbox-Simulate); try again later.'
+            : 'Too many failed logins; try again later.',
         {},
         { 'Retry-After': String(f.retryAfter) },
       );

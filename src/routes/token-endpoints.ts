@@ -5,7 +5,7 @@ import type { Endpoint, EndpointCall } from '../http/endpoint';
 import { validateBody } from '../http/validation';
 import { CREATE_TOKEN } from '../schemas/token-requests';
 import { tokenResource } from '../tokens/token-resource';
-import { createToken, deleteToken, getToken } from '../tokens/token-steps';
+import { createToken, deleteToken, getToken, tokenExpiryErrors } from '../tokens/token-steps';
 import { publicBaseUrl, tokenDeps } from './deps-from-request';
 
 /** The token resource: `POST /tokens`, `GET /tokens/{id}`, `DELETE /tokens/{id}` (docs/tokens.md). */
@@ -19,7 +19,7 @@ export const createTokenEndpoint: Endpoint = {
   hasBody: true,
   async handle(call) {
     const { merchant, body, rc } = call;
-    const request = validateBody(CREATE_TOKEN, body);
+    const request = validateBody(CREATE_TOKEN, body, (input) => tokenExpiryErrors(input, Date.now()));
     rc.log.entity = request.merchant.entity;
     const { type: _type, ...card } = request.paymentInstrument;
     const created = unwrap(

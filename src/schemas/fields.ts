@@ -17,8 +17,8 @@ export const str = (min: number, max: number, what: string) =>
 
 /**
  * A card number field: digits only, `minDigits`–19 long, Luhn-valid (fieldIsEmpty,
- * stringFailedRegexCheck, stringIsTooShort/Long, panFailedLuhnCheck). The card BIN API and
- * tokens take 12 digits at least, 3DS 10 (docs/card-bin.md, docs/tokens.md, docs/threeds.md).
+ * stringFailedRegexCheck, stringIsTooShort/Long, panFailedLuhnCheck). The card BIN API takes 12
+ * digits at least, 3DS and tokens 10 (docs/card-bin.md, docs/threeds.md, docs/tokens.md).
  */
 export function cardNumberSchema(minDigits: number) {
   return v.pipe(

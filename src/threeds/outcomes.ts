@@ -7,7 +7,7 @@ import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
  * published 3DS document): `acsTransactionId`, `status` and `enrolled` at the top level, and an
  * `authentication` object of `version`, `eci`, `authenticationValue` and `transactionId` only.
  * Ids and the CAVV are fresh for an answer the transaction's guard keeps, derived (see
- * derived.ts) for one that must repeat without being stored.
+ * hmac-derived-values.ts) for one that must repeat without being stored.
  */
 
 /** Outcomes on the wire. `authenticatedAttempted` is `authenticated` with an attempted ECI. */

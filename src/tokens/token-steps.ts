@@ -3,7 +3,8 @@ import { visibleLeadingDigits } from '../cards/mask';
 import { resolveCard, type CardDeps, type ResolvedCard } from '../cards/resolve-card';
 import { findToken, openCard, sealCard, type CardDetails } from '../cards/token-card';
 import type { Environment } from '../config/settings';
-import { failed, fieldFailure, ok, type Result } from '../failures';
+import { failed, ok, type FieldError, type Result } from '../failures';
+import { isIsoDateTime } from '../schemas/fields';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
 import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
@@ -62,6 +63,24 @@ export interface CreatedToken extends TokenAnswer {
   masked: string;
 }
 
+/**
+ * The field error of a requested `tokenExpiryDateTime` that is not in the future or more than 4
+ * years away; checked with the schema, so that it comes with the other field errors.
+ */
+export function tokenExpiryErrors(input: unknown, now: number): FieldError[] {
+  const value = (input as { tokenExpiryDateTime?: unknown } | null)?.tokenExpiryDateTime;
+  if (typeof value !== 'string' || !isIsoDateTime(value)) return [];
+  const requested = Date.parse(value);
+  if (requested > now && requested <= now + MAX_TOKEN_TTL_MS) return [];
+  return [
+    {
+      errorName: 'fieldHasInvalidValue',
+      message: 'The token expiry must be in the future and at most 4 years away.',
+      jsonPath: '$.tokenExpiryDateTime',
+    },
+  ];
+}
+
 /** Worldpay's token id alphabet: digits and capitals without I and O. */
 const TOKEN_ID_ALPHABET = '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ';
 const TOKEN_ID_LENGTH = 21;
@@ -102,15 +121,9 @@ export async function createToken(
   if (!resolved.ok) return resolved;
   if (resolved.value.brands.length === 0) return failed({ kind: 'unrecognizedCardBrand' });
   // An expired card is tokenized, as Worldpay's schema allows: using the token then answers
-  // underlyingPaymentInstrumentHasExpired.
+  // underlyingPaymentInstrumentHasExpired. A requested expiry was checked with the schema
+  // (tokenExpiryErrors).
   const requested = request.tokenExpiryDateTime === undefined ? undefined : Date.parse(request.tokenExpiryDateTime);
-  if (requested !== undefined && (requested <= deps.now || requested > deps.now + MAX_TOKEN_TTL_MS)) {
-    return fieldFailure(
-      'fieldHasInvalidValue',
-      'The token expiry must be in the future and at most 4 years away.',
-      '$.tokenExpiryDateTime',
-    );
-  }
   const keys = await deps.tokenKeys();
   const fingerprint = await cardFingerprint(keys, username, card.cardNumber);
   const guard = deps.guardFor(username, fingerprint);

@@ -12,6 +12,7 @@ import {
   THREEDS_MEDIA,
   VISA_PAN,
 } from './threeds-helpers';
+import { luhnComplete } from './helpers';
 
 type Json = Record<string, any>;
 
@@ -280,6 +281,18 @@ describe('3DS device data collection', () => {
     const claims = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
     expect(claims).toMatchObject({ iss: expect.any(String), jti: expect.any(String), OrgUnitId: expect.any(String) });
     expect(claims.exp - claims.iat).toBe(600);
+  });
+
+  it('leaves out the BIN of a card number under 15 digits, which would show too much of it', async () => {
+    for (const cardNumber of [luhnComplete('457173', 13), luhnComplete('457173', 14)]) {
+      const response = await threeDs('deviceDataInitialize', {
+        transactionReference: newReference(),
+        merchant: { entity: 'default' },
+        paymentInstrument: { type: 'card/front', cardNumber, cardExpiryDate: { month: 1, year: 2030 } },
+      });
+      expect(response.status).toBe(200);
+      expect((await response.json<Json>()).deviceDataCollection).not.toHaveProperty('bin');
+    }
   });
 
   it('leaves out the BIN when no card is sent, and answers on the alias path', async () => {

@@ -337,6 +337,23 @@ const TOKEN_ERRORS: ErrorCase[] = [
     fields: [['fieldHasInvalidValue', '$.tokenExpiryDateTime']],
   },
   {
+    name: 'a token expiry in the past, with another field error, for a non-PCI entity (field errors come first, together)',
+    send: () =>
+      createToken(
+        tokenBody({
+          cardNumber: '4444333322221112',
+          entity: 'nonpci',
+          extra: { tokenExpiryDateTime: '2020-01-01T00:00:00Z' },
+        }),
+      ),
+    status: 400,
+    errorName: 'bodyDoesNotMatchSchema',
+    fields: [
+      ['panFailedLuhnCheck', '$.paymentInstrument.cardNumber'],
+      ['fieldHasInvalidValue', '$.tokenExpiryDateTime'],
+    ],
+  },
+  {
     name: 'a token expiry beyond 4 years',
     send: () => createToken(tokenBody({ extra: { tokenExpiryDateTime: '2099-01-01T00:00:00Z' } })),
     status: 400,

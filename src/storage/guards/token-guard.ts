@@ -3,8 +3,8 @@ import type { TokenRecord } from '../token-store';
 import { ClaimTable, type ClaimOutcome } from './claims';
 
 /**
- * One Durable Object per merchant card (the merchant and the keyed hash of the card number and
- * expiry date, never the number): decides which token stands for the card, so that a burst of
+ * One Durable Object per merchant card (the merchant and the keyed hash of the card number, never
+ * the number): decides which token stands for the card, so that a burst of
  * identical POST /tokens gives one token and a request with other details is told so. The claim
  * keeps the token record as it will stand in KV (the card in it sealed), so that whoever holds
  * the write lease can write it, and an answer naming a token always means the record is there.

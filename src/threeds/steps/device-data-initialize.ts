@@ -1,3 +1,4 @@
+import { visibleLeadingDigits } from '../../cards/mask';
 import { resolveCard } from '../../cards/resolve-card';
 import { ok, type Result } from '../../failures';
 import type { MerchantConfig } from '../../merchants/merchant-config';
@@ -41,7 +42,10 @@ export async function deviceDataInitialize(
       { hrefPath: '$.paymentInstrument.href' },
     );
     if (!card.ok) return card;
-    ({ bin, masked } = card.value);
+    masked = card.value.masked;
+    // The BIN is as much of the number as a mask may show: a number under 15 digits keeps its
+    // first 6 to itself, so that at least 5 digits stay hidden (src/cards/mask.ts).
+    if (visibleLeadingDigits(card.value.cardNumber.length) === 6) bin = card.value.bin;
   }
   const hash = await requestHash(deps.key, request);
   const { guard, id } = deps.guardFor(caller.scope);
