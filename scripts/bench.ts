@@ -48,8 +48,11 @@ const SYNTHETIC_SEED = 1;
  * to compare with another commit.
  */
 const THREEDS_BASELINE = '8a1a4ac';
-/** The request-path baseline: the last commit before issued credentials and the lean path (issue 8). */
-const REQUESTS_BASELINE = 'a726c15';
+/**
+ * The request-path baseline: the last commit before the restructure into layers (issue 14), whose
+ * bench must show no regression. Pass --requests-baseline to compare with another commit.
+ */
+const REQUESTS_BASELINE = '3f5d5ca';
 
 function list(values: readonly string[] | undefined): string[] {
   return (values ?? [])

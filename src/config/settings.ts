@@ -1,7 +1,6 @@
 import { fromBase64, utf8 } from '../bytes';
 import { decodeEntry, type CredentialEntry } from '../credentials/credentials';
 import { FailureError } from '../failures';
-import { DEFAULT_STORAGE_TIMEOUT_MS } from '../storage/storage-error';
 
 /**
  * The Worker's environment (vars and secrets, docs/configuration.md), parsed once per `env` object into
@@ -45,6 +44,12 @@ export class SettingsError extends FailureError {
     this.name = 'SettingsError';
   }
 }
+
+/**
+ * How long one storage call may take before it counts as failed (`STORAGE_TIMEOUT_MS`): every KV
+ * and Durable Object call has this deadline (docs/storage.md "Deadlines").
+ */
+export const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
 
 /** HS256 wants at least 256 bits of key; so does the token HMAC. */
 export const MIN_SECRET_BYTES = 32;

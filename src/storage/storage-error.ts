@@ -13,12 +13,6 @@ export class StorageError extends FailureError {
 }
 
 /**
- * How long one storage call may take before it counts as failed (`STORAGE_TIMEOUT_MS`, default
- * below): every KV and Durable Object call has this deadline (docs/storage.md "Deadlines").
- */
-export const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
-
-/**
  * The operation's result, or a {@link StorageError} when it fails or outlasts `ms`. The operation
  * itself cannot be cancelled and may still land later: every write path is built to tolerate
  * that (docs/storage.md "Late writes").
