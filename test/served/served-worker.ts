@@ -34,10 +34,12 @@ async function freePort(): Promise<number> {
 export async function startWranglerDev(root: string): Promise<Served> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'card-edge-dev-'));
+  // wrangler itself (not npx, which would not pass a signal on), in a process group of its own,
+  // so that stopping it stops the workerd it starts as well.
   const child: ChildProcess = spawn(
-    'npx',
+    process.execPath,
     [
-      'wrangler',
+      join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
       'dev',
       '--ip',
       '127.0.0.1',
@@ -53,32 +55,60 @@ export async function startWranglerDev(root: string): Promise<Served> {
       '--log-level',
       'error',
     ],
-    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: root,
+      detached: true,
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const url = new URL(`http://127.0.0.1:${port}/`);
   const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`wrangler dev did not start:\n${output}`);
-    const ready = await fetch(url).then(
-      (r) => r.status === 404,
-      () => false,
-    );
-    if (ready) break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`wrangler dev exited:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`wrangler dev did not start:\n${output}`);
+      const ready = await fetch(url).then(
+        (r) => r.status === 404,
+        () => false,
+      );
+      if (ready) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } catch (e) {
+    await stopGroup(child);
+    throw e;
   }
   return {
     name: 'wrangler dev',
     url,
     stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+      await stopGroup(child);
       rmSync(state, { recursive: true, force: true });
     },
   };
+}
+
+/** Stops a process started `detached` and everything in its group; SIGKILL after 5 s. */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const signal = (name: NodeJS.Signals): void => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // the group is gone already
+    }
+  };
+  signal('SIGTERM');
+  const late = setTimeout(() => signal('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(late);
+  // workerd may outlive wrangler for a moment: make sure nothing of the group is left.
+  signal('SIGKILL');
 }
 
 /** Miniflare alone on the bundle (scripts/local-worker.ts). */
