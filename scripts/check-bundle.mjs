@@ -16,7 +16,7 @@ const LIMIT_GZIP_BYTES = 3 * 1024 * 1024;
 const NOT_IN_LIVE = [['the demo checkout', '/demo/merchant/authenticate']];
 
 const ENVIRONMENTS = [
-  { name: 'test', args: [] },
+  { name: 'test', args: ['--env', ''] },
   { name: 'live', args: ['--env', 'live'] },
 ];
 

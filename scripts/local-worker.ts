@@ -76,7 +76,7 @@ export interface LocalWorkerOptions {
 export async function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWorker> {
   const { root } = options;
   const outdir = mkdtempSync(join(tmpdir(), 'card-edge-bundle-'));
-  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', outdir], {
+  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--env', '', '--outdir', outdir], {
     cwd: root,
     stdio: 'pipe',
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },

@@ -24,6 +24,16 @@ function faults(n: number): [string, Fault][] {
   ).flat();
 }
 
+/** A transaction authenticate answered `challenged`, with its reference and answer. */
+async function challenged(): Promise<{ reference: string; auth: Json }> {
+  const reference = newReference();
+  const response = await threeDs(
+    'authenticate',
+    authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }),
+  );
+  return { reference, auth: await response.json<Json>() };
+}
+
 async function expectJson503(response: Response): Promise<void> {
   expect(response.status).toBe(503);
   expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
@@ -212,10 +222,7 @@ describe('write leases belong to their holder', () => {
 describe('a challenge whose showing was recorded but whose page was lost', () => {
   it('shows the challenge again to the repost, which the right code then passes', async () => {
     quiet();
-    const reference = newReference();
-    const auth = await (
-      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
-    ).json<Json>();
+    const { reference, auth } = await challenged();
     const lost = new StorageHarness().failOn({ nth: 0, of: 'do', when: 'after' });
     expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => lost.fetch(r)));
     const again = await postForm('/3ds/challenge', { JWT: auth.challenge.jwt });
@@ -230,10 +237,7 @@ describe('a challenge whose showing was recorded but whose page was lost', () =>
 
   it('gives the repost no extra attempt: two wrong codes before the loss and one after end the challenge', async () => {
     quiet();
-    const reference = newReference();
-    const auth = await (
-      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
-    ).json<Json>();
+    const { reference, auth } = await challenged();
     const first = hiddenField(await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text(), 'state')!;
     for (const code of ['0000', '1111'])
       await postForm('/3ds/challenge/submit', { state: first, code, action: 'submit' });
@@ -256,10 +260,7 @@ describe('storage calls that hang', () => {
 
   it('answers 503 with Retry-After when verification’s guard call hangs, and the retry answers', async () => {
     quiet();
-    const reference = newReference();
-    const auth = await (
-      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
-    ).json<Json>();
+    const { reference, auth } = await challenged();
     const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'do', when: 'hang' });
     await expectJson503(
       await threeDs('verification', verifyBody(reference, auth.challenge.reference), {}, (r) => hung.fetch(r)),
@@ -270,10 +271,7 @@ describe('storage calls that hang', () => {
 
   it('answers the challenge page 503 (HTML, with Retry-After) when its guard call hangs, and the repost shows it', async () => {
     quiet();
-    const reference = newReference();
-    const auth = await (
-      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
-    ).json<Json>();
+    const { auth } = await challenged();
     const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'do', when: 'hang' });
     expectHtml503(await postForm('/3ds/challenge', { JWT: auth.challenge.jwt }, (r) => hung.fetch(r)));
     expect((await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).status).toBe(200);
@@ -281,10 +279,7 @@ describe('storage calls that hang', () => {
 
   it('answers 503 when the session read of verification hangs', async () => {
     quiet();
-    const reference = newReference();
-    const auth = await (
-      await threeDs('authenticate', authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' }))
-    ).json<Json>();
+    const { reference, auth } = await challenged();
     const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'any', when: 'hang' });
     await expectJson503(
       await threeDs('verification', verifyBody(reference, auth.challenge.reference), {}, (r) => hung.fetch(r)),
