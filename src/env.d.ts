@@ -7,5 +7,12 @@ declare namespace Cloudflare {
     PUBLIC_BASE_URL?: string;
     /** Deadline of every KV and Durable Object call, in ms (default 5000). */
     STORAGE_TIMEOUT_MS?: string;
+    /** Live: the deadline of an AReq at the 3DS Server provider, in ms (default 15000). */
+    THREEDS_SERVER_TIMEOUT_MS?: string;
+    /**
+     * A service binding to the 3DS Server provider (the fake one, in tests): when bound, calls to
+     * the provider go through it instead of the network.
+     */
+    THREEDS_SERVER?: Fetcher;
   }
 }

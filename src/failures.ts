@@ -55,6 +55,13 @@ export type Failure =
   | { kind: 'storageUnavailable' }
   /** A setting or secret is missing or malformed (`what` is logged, never sent): 503. */
   | { kind: 'misconfigured'; what: string }
+  /**
+   * The 3DS Server provider is unreachable, failing or past its deadline before anything was
+   * decided there: 503 with Retry-After, nothing stored.
+   */
+  | { kind: 'providerUnavailable' }
+  /** The 3DS Server provider refused this service's own credentials (`what` is logged): 500. */
+  | { kind: 'providerMisconfigured'; what: string }
   | { kind: 'internal' };
 
 /** What a domain step returns: its answer, or the failure that ends the request. */

@@ -1,13 +1,16 @@
 import { API_ROUTES } from './app/api-routes';
 import { createWorker } from './app/create-worker';
-import { EMBEDDED_SERVICES } from './app/embedded-services';
+import { embeddedServices } from './app/embedded-services';
 import { DEMO_ROUTES } from './demo/demo-routes';
 
 /**
  * The Worker for `test` and local development (`npm start`): the service's API and pages, plus
  * the demo checkout at /demo. The live deployment runs src/live.ts, which has no demo at all.
  */
-export default createWorker([...API_ROUTES, ...DEMO_ROUTES], EMBEDDED_SERVICES) satisfies ExportedHandler<Env>;
+export default createWorker(
+  [...API_ROUTES, ...DEMO_ROUTES],
+  embeddedServices({ live: false }),
+) satisfies ExportedHandler<Env>;
 
 /** The Durable Objects that decide what KV cannot (docs/storage.md). */
 export { ThreeDsGuard } from './storage/guards/threeds-guard';

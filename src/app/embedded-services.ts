@@ -9,9 +9,12 @@ import { parseMerchantConfig } from '../merchants/merchant-config';
  * (bundled as a Data module; wrapping it only makes typed-array views, so doing it at module load
  * costs microseconds and fails the Worker loudly at start-up if the artifact is corrupt) and the
  * merchant configuration of data/merchants.json (validated at load: a malformed file fails
- * start-up and the tests, never a request).
+ * start-up and the tests, never a request). For `live`, every 3-D Secure entity must have its
+ * requestor block.
  */
-export const EMBEDDED_SERVICES: Services = {
-  binIndex: BinIndex.fromArrayBuffer(artifact),
-  merchants: parseMerchantConfig(merchantsJson),
-};
+export function embeddedServices(options: { live: boolean }): Services {
+  return {
+    binIndex: BinIndex.fromArrayBuffer(artifact),
+    merchants: parseMerchantConfig(merchantsJson, options),
+  };
+}

@@ -35,7 +35,25 @@ export interface Settings {
   credentialKey: Uint8Array<ArrayBuffer>;
   /** The deadline of every KV and Durable Object call (STORAGE_TIMEOUT_MS, 100–5000 ms). */
   storageTimeoutMs: number;
+  /**
+   * The 3DS Server provider of live 3-D Secure (THREEDS_SERVER_URL, secret THREEDS_SERVER_API_KEY):
+   * required in `live`, ignored in `test` (where the built-in issuer answers).
+   */
+  threeDsServer?: ThreeDsServerSettings;
 }
+
+export interface ThreeDsServerSettings {
+  baseUrl: string;
+  apiKey: string;
+  /**
+   * The deadline of an AReq (THREEDS_SERVER_TIMEOUT_MS, 1000–30000, default 15000: the provider
+   * answers within 10 s, its Directory Server timeout); card preparation and results take at most 5 s.
+   */
+  authenticateTimeoutMs: number;
+}
+
+/** The default deadline of an AReq at the provider (docs/configuration.md). */
+export const DEFAULT_AUTHENTICATE_TIMEOUT_MS = 15_000;
 
 /** The environment cannot serve requests; `problems` says why (logged, never sent): a 503. */
 export class SettingsError extends FailureError {
@@ -89,6 +107,7 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const passwordHashes = storedHashes(env.MERCHANT_PASSWORD_HASHES, problems);
   const credentialKey = secretBytes('MERCHANT_CREDENTIAL_KEY', env.MERCHANT_CREDENTIAL_KEY, problems);
   const storageTimeoutMs = storageTimeout(env.STORAGE_TIMEOUT_MS, problems);
+  const threeDsServer = provider(env, environment === 'live', problems);
   if (problems.length > 0) return new SettingsError(problems);
   return {
     environment: environment as Environment,
@@ -100,7 +119,34 @@ export function parseSettings(env: Env): Settings | SettingsError {
     passwordHashesSource: env.MERCHANT_PASSWORD_HASHES,
     credentialKey,
     storageTimeoutMs,
+    ...(threeDsServer ? { threeDsServer } : {}),
   };
+}
+
+/** The 3DS Server provider's URL and key: required in `live`, ignored in `test`. */
+function provider(env: Env, live: boolean, problems: string[]): Settings['threeDsServer'] {
+  if (!live) return undefined;
+  const url = env.THREEDS_SERVER_URL?.trim();
+  const key = env.THREEDS_SERVER_API_KEY;
+  if (!url) problems.push('THREEDS_SERVER_URL is not set');
+  else {
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('scheme');
+    } catch {
+      problems.push('THREEDS_SERVER_URL must be an absolute http(s) URL');
+    }
+  }
+  if (!key) problems.push('THREEDS_SERVER_API_KEY is not set');
+  const timeout = env.THREEDS_SERVER_TIMEOUT_MS?.trim();
+  let authenticateTimeoutMs = DEFAULT_AUTHENTICATE_TIMEOUT_MS;
+  if (timeout) {
+    authenticateTimeoutMs = Number(timeout);
+    if (!Number.isInteger(authenticateTimeoutMs) || authenticateTimeoutMs < 1_000 || authenticateTimeoutMs > 30_000) {
+      problems.push('THREEDS_SERVER_TIMEOUT_MS must be an integer from 1000 to 30000');
+    }
+  }
+  return url && key ? { baseUrl: url.replace(/\/+$/, ''), apiKey: key, authenticateTimeoutMs } : undefined;
 }
 
 /**

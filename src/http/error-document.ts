@@ -142,6 +142,16 @@ export function mapFailure(f: Failure): MappedError {
         {},
         { 'Retry-After': '60' },
       );
+    case 'providerUnavailable':
+      return doc(
+        503,
+        'serviceUnavailable',
+        'The 3-D Secure service of the card schemes is temporarily unavailable; retry later.',
+        {},
+        { 'Retry-After': '2' },
+      );
+    case 'providerMisconfigured':
+      return doc(500, 'internalErrorOccurred', 'An internal error occurred; quote WP-CorrelationId when reporting it.');
     case 'internal':
       return doc(500, 'internalErrorOccurred', 'An internal error occurred; quote WP-CorrelationId when reporting it.');
   }

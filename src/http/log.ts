@@ -46,7 +46,10 @@ export function describeError(e: unknown): string {
 export function errorLogFields(e: unknown): Record<string, string> {
   if (!(e instanceof FailureError)) return { exception: describeError(e) };
   const { failure } = e;
-  if (failure.kind === 'misconfigured') return { misconfigured: failure.what };
-  if (failure.kind !== 'storageUnavailable') return {};
-  return { storage: redactPans(e.message), ...(e.cause !== undefined ? { cause: describeError(e.cause) } : {}) };
+  if (failure.kind === 'misconfigured' || failure.kind === 'providerMisconfigured')
+    return { misconfigured: failure.what };
+  const cause: Record<string, string> = e.cause !== undefined ? { cause: describeError(e.cause) } : {};
+  if (failure.kind === 'storageUnavailable') return { storage: redactPans(e.message), ...cause };
+  if (failure.kind === 'providerUnavailable') return { provider: redactPans(e.message), ...cause };
+  return {};
 }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { BRANDS, type Brand } from '../bin/model';
 import { isConfigurableOrigin, originListed } from './origins';
+import { REQUESTOR_BLOCK, type RequestorBlock } from './requestor';
 
 /**
  * The merchant configuration (`data/merchants.json`, docs/configuration.md "Merchants"): who the
@@ -19,6 +20,8 @@ export interface EntityConfig {
   currencies: 'all' | readonly string[];
   /** Frictionless 3DS below this amount in minor units (docs/threeds.md "Risk rules"). */
   frictionlessThreshold: number;
+  /** Who the merchant is to the card schemes in a live authentication (required for `live`). */
+  threeDSRequestor?: RequestorBlock;
 }
 
 export interface MerchantConfig {
@@ -49,6 +52,7 @@ const ENTITY = v.strictObject({
   brands: v.union([v.literal('all'), v.array(v.picklist(BRANDS))]),
   currencies: v.union([v.literal('all'), v.array(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)))]),
   frictionlessThreshold: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3000),
+  threeDSRequestor: v.optional(REQUESTOR_BLOCK),
 });
 
 const CONFIG = v.object({
@@ -116,12 +120,21 @@ export class MerchantDirectory {
 /**
  * Parses and validates a merchant configuration document; throws with every problem listed,
  * so a malformed configuration fails the Worker at start-up (and the tests), never silently.
+ * For `live`, every entity with 3-D Secure enabled needs its requestor block.
  */
-export function parseMerchantConfig(input: unknown): MerchantDirectory {
+export function parseMerchantConfig(input: unknown, options: { live?: boolean } = {}): MerchantDirectory {
   const result = v.safeParse(CONFIG, input);
   if (!result.success) {
     const problems = result.issues.flatMap((i) => deepest(i, ''));
     throw new Error(`data/merchants.json is invalid: ${problems.join('; ')}`);
+  }
+  if (options.live) {
+    const missing = result.output.merchants.flatMap((m) =>
+      Object.entries(m.entities)
+        .filter(([, e]) => e.threeDS && e.threeDSRequestor === undefined)
+        .map(([id]) => `merchants.${m.username}.entities.${id}.threeDSRequestor: needed for live 3-D Secure`),
+    );
+    if (missing.length > 0) throw new Error(`data/merchants.json is invalid: ${missing.join('; ')}`);
   }
   return new MerchantDirectory(
     result.output.merchants.map((m) => ({

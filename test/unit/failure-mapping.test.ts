@@ -36,6 +36,8 @@ const EVERY_FAILURE: [Failure, number, string][] = [
   [{ kind: 'sandboxNotEnabled' }, 403, 'sandboxIsNotEnabled'],
   [{ kind: 'storageUnavailable' }, 503, 'serviceUnavailable'],
   [{ kind: 'misconfigured', what: 'JWT_SIGNING_KEY is not set' }, 503, 'serviceUnavailable'],
+  [{ kind: 'providerUnavailable' }, 503, 'serviceUnavailable'],
+  [{ kind: 'providerMisconfigured', what: '3DS Server refused the API key' }, 500, 'internalErrorOccurred'],
   [{ kind: 'internal' }, 500, 'internalErrorOccurred'],
 ];
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EMBEDDED_SERVICES } from '../../src/app/embedded-services';
+import { embeddedServices } from '../../src/app/embedded-services';
 
-const BIN_INDEX = EMBEDDED_SERVICES.binIndex;
+const BIN_INDEX = embeddedServices({ live: false }).binIndex;
 import { burst, call, CARD_BIN_HEADERS, expectErrorCase, luhnComplete, panLookup, type ErrorCase } from './helpers';
 
 /**

@@ -6,7 +6,7 @@ import { decodeEntry, importCredentialKey, issuedEntry, newPassword } from '../.
 import { hashPassword } from '../../src/credentials/password-hash';
 import { API_ROUTES } from '../../src/app/api-routes';
 import { createWorker } from '../../src/app/create-worker';
-import { EMBEDDED_SERVICES } from '../../src/app/embedded-services';
+import { embeddedServices } from '../../src/app/embedded-services';
 import worker from '../../src/index';
 import { basic, CARD_BIN_HEADERS } from './helpers';
 
@@ -139,7 +139,7 @@ describe('failed logins are limited', () => {
       failures.push((await lookup(env, basic('test-merchant', `wrong-${i}`), address)).status);
     expect(failures).toContain(429);
     // A cold isolate: a Worker that has never seen this login, from the same address.
-    const cold = createWorker(API_ROUTES, EMBEDDED_SERVICES);
+    const cold = createWorker(API_ROUTES, embeddedServices({ live: false }));
     const request = new Request('https://edge.test/api/cardBin/panLookup', {
       method: 'POST',
       headers: {

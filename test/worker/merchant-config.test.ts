@@ -41,4 +41,35 @@ describe('merchant configuration', () => {
     };
     expect(() => parseMerchantConfig(typo)).toThrow(/invalid/);
   });
+
+  it('gives every 3-D Secure entity the requestor block live needs', () => {
+    const live = parseMerchantConfig(merchantsJson, { live: true });
+    for (const merchant of ['test-merchant', 'other-merchant']) {
+      for (const [, entity] of live.merchant(merchant)!.entities) {
+        if (entity.threeDS) expect(entity.threeDSRequestor?.merchantName).toBeTruthy();
+      }
+    }
+  });
+
+  it('refuses, for live, a 3-D Secure entity without a requestor block, naming it', () => {
+    const missing = structuredClone(merchantsJson) as { merchants: Record<string, any>[] };
+    delete missing.merchants[0]!.entities.limited.threeDSRequestor;
+    expect(() => parseMerchantConfig(missing)).not.toThrow();
+    expect(() => parseMerchantConfig(missing, { live: true })).toThrow(
+      /merchants\.test-merchant\.entities\.limited\.threeDSRequestor: needed for live 3-D Secure/,
+    );
+  });
+
+  it.each([
+    ['merchantName', 'x'.repeat(41), /merchantName is at most 40 characters/],
+    ['mcc', '57', /mcc is 4 digits/],
+    ['merchantCountryCode', '999', /merchantCountryCode is an ISO 3166-1 numeric country code/],
+    ['threeDSRequestorURL', 'http://shop.example', /threeDSRequestorURL is an https URL/],
+    ['acquirerBIN', { visa: '412345' }, /acquirerBIN per scheme needs a "default"/],
+    ['acquirerMerchantID', { default: 'M1', vissa: 'M2' }, /acquirerMerchantID per scheme is keyed by brand names/],
+  ])('refuses a requestor block whose %s is %o', (field, value, message) => {
+    const broken = structuredClone(merchantsJson) as { merchants: Record<string, any>[] };
+    broken.merchants[0]!.entities.default.threeDSRequestor[field] = value;
+    expect(() => parseMerchantConfig(broken, { live: true })).toThrow(message);
+  });
 });

@@ -36,6 +36,40 @@ describe('settings, parsed once from the environment', () => {
     ]);
   });
 
+  it('needs the 3DS Server provider in live only, and checks it', () => {
+    expect(parseSettings({ ...env, ENVIRONMENT: 'test', THREEDS_SERVER_URL: undefined })).not.toBeInstanceOf(
+      SettingsError,
+    );
+    const missing = parseSettings({
+      ...env,
+      ENVIRONMENT: 'live',
+      THREEDS_SERVER_URL: undefined,
+      THREEDS_SERVER_API_KEY: '',
+    });
+    expect((missing as SettingsError).problems).toEqual([
+      'THREEDS_SERVER_URL is not set',
+      'THREEDS_SERVER_API_KEY is not set',
+    ]);
+    const wrong = parseSettings({
+      ...env,
+      ENVIRONMENT: 'live',
+      THREEDS_SERVER_URL: 'ftp://provider',
+      THREEDS_SERVER_TIMEOUT_MS: '500',
+    });
+    expect((wrong as SettingsError).problems).toEqual([
+      'THREEDS_SERVER_URL must be an absolute http(s) URL',
+      'THREEDS_SERVER_TIMEOUT_MS must be an integer from 1000 to 30000',
+    ]);
+    const live = parseSettings({ ...env, ENVIRONMENT: 'live', THREEDS_SERVER_URL: 'https://provider.example/' });
+    expect(live).toMatchObject({
+      threeDsServer: {
+        baseUrl: 'https://provider.example',
+        apiKey: env.THREEDS_SERVER_API_KEY,
+        authenticateTimeoutMs: 15_000,
+      },
+    });
+  });
+
   it('takes PUBLIC_BASE_URL without its trailing slash', () => {
     const settings = parseSettings({ ...env, PUBLIC_BASE_URL: 'https://pay.example.com/' });
     expect(settings).not.toBeInstanceOf(SettingsError);
