@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
@@ -36,6 +36,26 @@ function worldpayDocs(): ReturnType<typeof loadWorldpayDocs> | null {
   return null;
 }
 
+/** The origin the service calls the fake 3DS Server provider at, in the Worker tests. */
+const FAKE_3DS_SERVER_URL = 'https://fake-3ds-server.test';
+
+/** The fake 3DS Server provider as an auxiliary Worker of the Worker tests, from its bundle. */
+function fake3dsServer() {
+  const scriptPath = fileURLToPath(new URL('./dist/fake-3ds-server/index.js', import.meta.url));
+  if (!existsSync(scriptPath)) throw new Error(`${scriptPath} is missing: run npm run build:fake`);
+  return {
+    name: 'fake-3ds-server',
+    modules: true,
+    scriptPath,
+    compatibilityDate: '2026-04-20',
+    bindings: { FAKE_API_KEY: devVars.THREEDS_SERVER_API_KEY! },
+    durableObjects: {
+      TRANSACTIONS: { className: 'FakeTransaction', useSQLite: true },
+      CONTROL: { className: 'FakeControl', useSQLite: true },
+    },
+  };
+}
+
 /** Tests use the documented local secrets, never a developer's own .dev.vars. */
 const devVars = parseEnv(readFileSync(new URL('./.dev.vars.example', import.meta.url), 'utf8'));
 
@@ -53,7 +73,17 @@ export default defineConfig({
             main: './src/index.ts',
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
-              bindings: { ...devVars, ENVIRONMENT: 'test' },
+              bindings: {
+                ...devVars,
+                ENVIRONMENT: 'test',
+                // Live tests (ENVIRONMENT=live per request) reach the fake 3DS Server provider
+                // through the THREEDS_SERVER service binding; this is the origin its messages name.
+                THREEDS_SERVER_URL: FAKE_3DS_SERVER_URL,
+              },
+              serviceBindings: { THREEDS_SERVER: 'fake-3ds-server' },
+              // The fake 3DS Server provider (docs/fake-3ds-server.md), bundled by `npm run
+              // build:fake` (pretest): a Worker beside the service, never part of it.
+              workers: [fake3dsServer()],
               // A small lookup limit, so that the test of it needs a burst of 8, not of 130
               // (test/worker/bin-lookup.test.ts); deployments keep wrangler.toml's 120 a minute.
               ratelimits: { PREFIX_LOOKUPS_BY_KEY: { simple: { limit: 5, period: 60 } } },
@@ -73,6 +103,16 @@ export default defineConfig({
             openapi: openApiDocument(),
           },
         },
+      },
+      {
+        // The fake 3DS Server provider (docs/fake-3ds-server.md), its own Worker, inside workerd.
+        plugins: [
+          cloudflareTest({
+            main: './src/fake-3ds-server/index.ts',
+            wrangler: { configPath: './src/fake-3ds-server/wrangler.toml' },
+          }),
+        ],
+        test: { name: 'fake', include: ['test/fake/**/*.test.ts'], testTimeout: 60_000 },
       },
       {
         // Pure modules of the Worker, each on its own: no runtime API beyond the web platform, so

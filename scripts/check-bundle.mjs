@@ -1,7 +1,8 @@
 // Bundles the Worker of each environment exactly as `wrangler deploy` would (without uploading)
 // and prints the size of every module and the gzip total, against the Workers 3 MB compressed
-// limit (free plan). Fails when a bundle is over it, or when the live bundle contains code that
-// must never be deployed live (the demo checkout).
+// limit (free plan). Fails when a bundle is over it, when the live bundle contains code that must
+// never be deployed live (the demo checkout), or when either contains the fake 3DS Server
+// provider, which is never deployed at all.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,10 +11,14 @@ import { gzipSync } from 'node:zlib';
 const LIMIT_GZIP_BYTES = 3 * 1024 * 1024;
 
 /**
- * Strings only test-only code contains: the test bundle must hold each (else the marker is stale
- * and proves nothing), the live bundle none.
+ * Strings only code kept out of a bundle contains, and the bundles it belongs in: each must be
+ * found where it belongs (else the marker is stale and proves nothing) and nowhere else. The fake
+ * provider belongs in its own bundle only (`npm run build:fake`, dist/fake-3ds-server).
  */
-const NOT_IN_LIVE = [['the demo checkout', '/demo/merchant/authenticate']];
+const MARKERS = [
+  { what: 'the demo checkout', marker: '/demo/merchant/authenticate', in: ['test'] },
+  { what: 'the fake 3DS Server provider', marker: 'fake-3ds-server', in: ['fake'] },
+];
 
 const ENVIRONMENTS = [
   { name: 'test', args: ['--env', ''] },
@@ -52,11 +57,20 @@ for (const { name, args } of ENVIRONMENTS) {
     console.error(`bundle  ${name}: over the Workers compressed size limit`);
     failed = true;
   }
-  for (const [what, marker] of NOT_IN_LIVE) {
-    const found = code.includes(marker);
-    console.log(`bundle  ${name.padEnd(5)} ${what}: ${found ? 'present' : 'absent'}`);
-    if (found !== (name === 'test')) failed = true;
-  }
+  for (const { what, marker, in: belongs } of MARKERS)
+    failed = !checkMarker(name, code, what, marker, belongs) || failed;
+}
+
+execFileSync('npm', ['run', '-s', 'build:fake'], { stdio: ['ignore', 'ignore', 'inherit'] });
+const fakeCode = readFileSync(join('dist', 'fake-3ds-server', 'index.js'), 'utf8');
+for (const { what, marker, in: belongs } of MARKERS)
+  failed = !checkMarker('fake', fakeCode, what, marker, belongs) || failed;
+
+/** Prints whether a bundle holds the marker; false when that is not where it belongs. */
+function checkMarker(name, code, what, marker, belongs) {
+  const found = code.includes(marker);
+  console.log(`bundle  ${name.padEnd(5)} ${what}: ${found ? 'present' : 'absent'}`);
+  return found === belongs.includes(name);
 }
 const [test, live] = totals;
 console.log(

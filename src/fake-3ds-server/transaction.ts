@@ -1,0 +1,149 @@
+import { DurableObject } from 'cloudflare:workers';
+import type { EmvVersion } from '../emv/emv-rules';
+import { newAuthenticationValue } from './acs-results';
+import { authenticate, type AuthAnswer } from './authentication';
+import { cardRangeData } from './card-range';
+import {
+  MAX_WRONG_CODES,
+  endChallengeByControl,
+  startChallenge,
+  submitChallenge,
+  type ControlResult,
+  type Refusal,
+  type Submission,
+} from './challenge-flow';
+import type { FakeEnv } from './env';
+import type { CardRangeData, ChallengeRequest, ChallengeResponse, ResultsRequest } from './messages';
+import { invokeMethod, type MethodOutcome } from './method-flow';
+import { fetchResult, type PostauthAnswer } from './postauth';
+import type { ChallengeFlow, Scenario } from './scenarios';
+import { preparedTransaction, type TransactionRecord } from './transaction-record';
+
+/** What the browser carries to the requestor when a challenge ends, and the RReq behind it. */
+export interface ChallengeEnd {
+  rreq: ResultsRequest;
+  cres: ChallengeResponse;
+  /** The AReq's notificationURL, where the final CRes goes. */
+  notificationURL: string;
+  threeDSSessionData?: string;
+}
+
+export type ChallengePage =
+  | Refusal
+  | { kind: 'tooLate' }
+  | { kind: 'show'; flow: ChallengeFlow; threeDSServerTransID: string; acsTransID: string; attemptsLeft: number };
+
+/**
+ * One transaction of the fake (named by its threeDSServerTransID): all it knows, in one record,
+ * changed only by the pure steps of the modules it calls, one call at a time. The clock comes
+ * from the caller (the fake's clock); ids and CAVVs are drawn here.
+ */
+export class FakeTransaction extends DurableObject<FakeEnv> {
+  private load(): Promise<TransactionRecord | undefined> {
+    return this.ctx.storage.get<TransactionRecord>('transaction');
+  }
+
+  private async save(record: TransactionRecord | undefined): Promise<void> {
+    if (record) await this.ctx.storage.put('transaction', record);
+  }
+
+  /** /preauth made this transaction: remember the card and its scenario; answer the CRD. */
+  async prepare(p: {
+    threeDSServerTransID: string;
+    acctNumber: string;
+    scenario: Scenario;
+    now: number;
+    origin: string;
+  }): Promise<CardRangeData> {
+    await this.save(preparedTransaction(p));
+    return cardRangeData(p.scenario, p);
+  }
+
+  /** An /auth call that names this transaction. */
+  async authenticate(body: unknown, now: number, origin: string): Promise<AuthAnswer> {
+    const ids = { acsTransID: crypto.randomUUID(), dsTransID: crypto.randomUUID() };
+    const { record, answer } = authenticate(await this.load(), body, {
+      now,
+      origin,
+      ...ids,
+      cavv: newAuthenticationValue(),
+    });
+    await this.save(record);
+    return answer;
+  }
+
+  /** The browser invoked a 3DS Method URL (of `version`, where each version has its own). */
+  async invokeMethod(version: EmvVersion | undefined, now: number): Promise<MethodOutcome> {
+    const { record, outcome } = invokeMethod(await this.load(), version, now);
+    await this.save(record);
+    return outcome;
+  }
+
+  /** A CReq arrived at the ACS. */
+  async startChallenge(
+    creq: ChallengeRequest,
+    threeDSSessionData: string | undefined,
+    now: number,
+  ): Promise<ChallengePage> {
+    const start = startChallenge(await this.load(), creq, threeDSSessionData, now, newAuthenticationValue());
+    if (start.kind === 'refused') return start;
+    await this.save(start.record);
+    if (start.kind === 'tooLate') return { kind: 'tooLate' };
+    return {
+      kind: 'show',
+      flow: start.flow,
+      threeDSServerTransID: creq.threeDSServerTransID,
+      acsTransID: creq.acsTransID,
+      attemptsLeft: MAX_WRONG_CODES - start.wrongCodes,
+    };
+  }
+
+  /** The challenge page was submitted. */
+  async submitChallenge(
+    submission: Submission,
+    now: number,
+  ): Promise<Refusal | { kind: 'retry'; attemptsLeft: number } | { kind: 'ended'; end: ChallengeEnd }> {
+    const outcome = submitChallenge(await this.load(), submission, now, newAuthenticationValue());
+    if (outcome.kind === 'refused') return outcome;
+    await this.save(outcome.record);
+    if (outcome.kind === 'retry') return { kind: 'retry', attemptsLeft: outcome.attemptsLeft };
+    return { kind: 'ended', end: challengeEnd(outcome.record) };
+  }
+
+  /** A test ends the pending challenge. */
+  async endChallenge(
+    acsTransID: string,
+    result: ControlResult,
+    now: number,
+  ): Promise<Refusal | { kind: 'ended'; end: ChallengeEnd }> {
+    const outcome = endChallengeByControl(await this.load(), acsTransID, result, now, newAuthenticationValue());
+    if (outcome.kind === 'refused') return outcome;
+    await this.save(outcome.record);
+    return { kind: 'ended', end: challengeEnd(outcome.record) };
+  }
+
+  /** A /postauth call for this transaction. */
+  async postauth(threeDSServerTransID: string, now: number): Promise<PostauthAnswer> {
+    const { record, answer } = fetchResult(await this.load(), threeDSServerTransID, now);
+    await this.save(record);
+    return answer;
+  }
+
+  /** All the fake knows of the transaction, for tests. */
+  async snapshot(): Promise<TransactionRecord | undefined> {
+    return this.load();
+  }
+}
+
+/** The end of a challenge as the browser (or the control route) carries it on. */
+function challengeEnd(record: TransactionRecord): ChallengeEnd {
+  const notificationURL = record.areq?.['notificationURL'];
+  const sessionData = record.challenge?.threeDSSessionData;
+  if (!record.rreq || !record.challenge?.cres) throw new Error('the challenge has not ended');
+  return {
+    rreq: record.rreq,
+    cres: record.challenge.cres,
+    notificationURL: typeof notificationURL === 'string' ? notificationURL : '',
+    ...(sessionData !== undefined ? { threeDSSessionData: sessionData } : {}),
+  };
+}
