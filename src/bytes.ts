@@ -34,6 +34,16 @@ export function toBase64Url(bytes: Uint8Array): string {
   return toBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+/**
+ * Bytes of URL-safe base64, padded or not (EMV's CRes and 3DS Method data come both ways);
+ * throws on anything else.
+ */
+export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
+  if (!/^[A-Za-z0-9_-]*={0,2}$/.test(text)) throw new Error('not base64url');
+  const b64 = text.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
+  return fromBase64(b64.padEnd(b64.length + ((4 - (b64.length % 4)) % 4), '='));
+}
+
 /** Base64 of a UTF-8 string (the 3DS CReq payload). */
 export function base64OfText(text: string): string {
   return toBase64(utf8(text));

@@ -77,6 +77,19 @@ const AUTHENTICATION = v.object({
   eci: v.optional(v.pipe(v.string(), v.regex(/^\d{2}$/))),
   authenticationValue: v.optional(v.string()),
   transactionId: v.optional(v.pipe(v.string(), v.uuid())),
+  statusReason: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{2}$/), v.description("Live: the issuer's EMV transStatusReason, when given.")),
+  ),
+  cancellationIndicator: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{2}$/), v.description('Live: the EMV challengeCancel of a challenge, when given.')),
+  ),
+  exemption: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{2}$/),
+      v.description('Live, EMV 2.3.1: the exemption the issuer acknowledged (transChallengeExemption).'),
+    ),
+  ),
 });
 
 export const DEVICE_DATA_INITIALIZE_ANSWER = v.object({
@@ -103,7 +116,12 @@ export const THREEDS_ANSWER = v.object({
   ]),
   transactionReference: v.string(),
   acsTransactionId: v.optional(v.pipe(v.string(), v.uuid())),
-  status: v.optional(v.picklist(['Y', 'A', 'N', 'U'])),
+  status: v.optional(
+    v.pipe(
+      v.picklist(['Y', 'A', 'N', 'U', 'I', 'R']),
+      v.description('The EMV transaction status; I (exemption acknowledged) and R (rejected) in live only.'),
+    ),
+  ),
   enrolled: v.optional(v.picklist(['Y', 'N', 'U', 'B'])),
   authentication: v.optional(AUTHENTICATION),
   challenge: v.optional(

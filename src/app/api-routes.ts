@@ -4,7 +4,14 @@ import { panLookupEndpoint } from '../routes/pan-lookup';
 import { authenticateEndpoint } from '../routes/threeds/authenticate';
 import { completeChallengeEndpoint } from '../routes/threeds/complete-challenge';
 import { deviceDataInitializeEndpoint } from '../routes/threeds/device-data-initialize';
-import { challengeRoute, challengeSubmitRoute, ddcRoute } from '../routes/threeds/page-routes';
+import {
+  challengeNotificationRoute,
+  challengeRoute,
+  challengeSubmitRoute,
+  ddcFactsRoute,
+  ddcRoute,
+  methodNotificationRoute,
+} from '../routes/threeds/page-routes';
 import { verificationEndpoint } from '../routes/threeds/verification';
 import { createTokenEndpoint, deleteTokenEndpoint, getTokenEndpoint } from '../routes/token-endpoints';
 import { PAGES, THREEDS_PATH } from '../threeds/api-paths';
@@ -36,4 +43,8 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'POST', path: PAGES.ddc, page: ddcRoute },
   { method: 'POST', path: PAGES.challenge, page: challengeRoute },
   { method: 'POST', path: PAGES.challengeSubmit, page: challengeSubmitRoute },
+  // Live (docs/threeds.md "Live": "Pages"): the DDC page's facts and the ACS's notifications.
+  { method: 'POST', path: `${PAGES.ddcFacts}/:handle`, page: ddcFactsRoute },
+  { method: 'POST', path: `${PAGES.methodNotification}/:handle`, page: methodNotificationRoute },
+  { method: 'POST', path: `${PAGES.challengeNotification}/:handle`, page: challengeNotificationRoute },
 ];

@@ -43,7 +43,7 @@ function routerOf(routes: readonly Route[]) {
       const handler: Handler = (request, rc) => {
         withCors(rc);
         if (!endpoint) rc.api = api;
-        return endpoint ? runEndpoint(endpoint, rc, request.params) : page!(rc);
+        return endpoint ? runEndpoint(endpoint, rc, request.params) : page!(rc, request.params);
       };
       if (method === 'GET') router.get(path, handler);
       else if (method === 'POST') router.post(path, handler);

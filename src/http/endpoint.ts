@@ -70,5 +70,5 @@ export interface Endpoint {
   handle(call: EndpointCall): Promise<EndpointResult>;
 }
 
-/** A route that answers by itself (HTML pages, static files, CORS preflight). */
-export type PageHandler = (rc: RequestContext) => Promise<Response | EndpointResult>;
+/** A route that answers by itself (HTML pages, static files, CORS preflight), given its path's parameters. */
+export type PageHandler = (rc: RequestContext, params: Record<string, string>) => Promise<Response | EndpointResult>;

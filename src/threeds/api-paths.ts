@@ -11,4 +11,10 @@ export const PAGES = {
   challenge: '/3ds/challenge',
   /** The test ACS's code form posts here. */
   challengeSubmit: '/3ds/challenge/submit',
+  /** Live: what the DDC page's script learned of the browser (`/3ds/ddc/facts/<handle>`). */
+  ddcFacts: '/3ds/ddc/facts',
+  /** Live: the ACS's 3DS Method notification (`/3ds/method/<handle>`). */
+  methodNotification: '/3ds/method',
+  /** Live: the ACS's final post of a challenge, `cres` (`/3ds/challenge/notify/<handle>`). */
+  challengeNotification: '/3ds/challenge/notify',
 } as const;

@@ -41,7 +41,7 @@ export function newChallengeReference(): string {
 }
 
 /** EMV 3DS challengeWindowSize codes for the windowSize names. */
-const WINDOW_CODES: Record<string, string> = {
+export const WINDOW_CODES: Record<string, string> = {
   '250x400': '01',
   '390x400': '02',
   '500x600': '03',

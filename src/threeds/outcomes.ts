@@ -21,6 +21,12 @@ export interface Authentication {
   eci?: string;
   authenticationValue?: string;
   transactionId?: string;
+  /** Live only, when the issuer gave one: the EMV transStatusReason. */
+  statusReason?: string;
+  /** Live only, when the issuer gave one: the EMV challengeCancel. */
+  cancellationIndicator?: string;
+  /** Live only (2.3.1), when the ACS gave one: the EMV transChallengeExemption. */
+  exemption?: string;
 }
 
 /** A 3DS answer, fields in Worldpay's order. */
@@ -28,7 +34,8 @@ export interface ThreeDsAnswer {
   outcome: WireOutcome;
   transactionReference: string;
   acsTransactionId?: string;
-  status?: 'Y' | 'A' | 'N' | 'U';
+  /** The EMV transaction status: Y, A (attempted), N, U; in `live` also I (exemption) and R (rejected). */
+  status?: 'Y' | 'A' | 'N' | 'U' | 'I' | 'R';
   enrolled?: 'Y' | 'N' | 'U' | 'B';
   authentication?: Authentication;
   _links?: Record<string, { href: string }>;

@@ -12,6 +12,12 @@ export interface HtmlPage {
   html: string;
   /** Extra origins the page's forms may post to (the merchant's returnUrl). */
   formTargets: string[];
+  /**
+   * Live pages that send the browser to an issuer's ACS (docs/threeds.md "Live": "Pages"): their
+   * forms and frames may go to any https origin (ACS origins vary per card and redirect), to these
+   * origins, and back to this service; their script may post to this service.
+   */
+  acs?: { origins: string[] };
   nonce: string;
   /** Seconds, for a 503: when to try again. */
   retryAfter?: number;
@@ -96,13 +102,16 @@ export function completionPage(
   returnUrl: string,
   transactionId: string,
   md: string,
-  result: 'passed' | 'failed',
+  /** `pending` (live): the issuer's result is not known yet; the merchant's verification will tell. */
+  result: 'passed' | 'failed' | 'pending',
 ): HtmlPage {
   const nonce = newNonce();
   const said =
     result === 'passed'
       ? '<h1>Payment verified</h1>'
-      : '<h1>Payment not verified</h1><p>Your bank could not confirm this payment.</p>';
+      : result === 'failed'
+        ? '<h1>Payment not verified</h1><p>Your bank could not confirm this payment.</p>'
+        : '<h1>Verification finished</h1>';
   const body = `${said}<p>Returning to the merchant…</p>
 <form id="complete" method="post" action="${escapeHtml(returnUrl)}">
 <input type="hidden" name="TransactionId" value="${escapeHtml(transactionId)}">
@@ -115,6 +124,98 @@ export function completionPage(
     html: layout(nonce, 'Payment verification', body),
     formTargets: [new URL(returnUrl).origin],
     nonce,
+  };
+}
+
+/** What the live DDC page does (docs/threeds.md "Live": "Device data collection"). */
+export interface LiveDdc {
+  message: { MessageType: 'profile.completed'; SessionId?: string; Status: boolean };
+  /** Where the page's script posts what it learned of the browser. */
+  factsUrl: string;
+  /** The ACS's 3DS Method, run in a hidden frame: its URL and `threeDSMethodData`. */
+  method?: { url: string; data: string };
+  /** The page tells its parent it is done after this long at the most. */
+  givesUpMs: number;
+}
+
+/** The message the 3DS Method notification page posts to the DDC page. */
+export const METHOD_COMPLETED_MESSAGE = 'threeDSMethodCompleted';
+
+/**
+ * The live DDC page: posts the browser's facts to the service and runs the 3DS Method in a hidden
+ * frame; tells its parent `profile.completed` once both are done, or after `givesUpMs`.
+ */
+export function liveDdcPage(ddc: LiveDdc): HtmlPage {
+  const nonce = newNonce();
+  const method = ddc.method
+    ? `<iframe name="threeds-method" title="3-D Secure" hidden></iframe>
+<form id="method" method="post" action="${escapeHtml(ddc.method.url)}" target="threeds-method">
+<input type="hidden" name="threeDSMethodData" value="${escapeHtml(ddc.method.data)}">
+</form>`
+    : '';
+  const config = {
+    message: JSON.stringify(ddc.message),
+    factsUrl: ddc.factsUrl,
+    method: !!ddc.method,
+    givesUpMs: ddc.givesUpMs,
+  };
+  const body = `${method}
+<script nonce="${nonce}">
+(function () {
+  var config = ${scriptJson(config)};
+  var finished = false, factsSent = false, methodDone = !config.method;
+  function finish() {
+    if (finished) return;
+    finished = true;
+    window.parent.postMessage(config.message, '*');
+  }
+  function settle() { if (factsSent && methodDone) finish(); }
+  window.addEventListener('message', function (e) {
+    if (e.origin === location.origin && e.data === ${scriptJson(METHOD_COMPLETED_MESSAGE)}) { methodDone = true; settle(); }
+  });
+  var facts = {
+    javascriptEnabled: true,
+    javaEnabled: typeof navigator.javaEnabled === 'function' ? navigator.javaEnabled() : false,
+    language: navigator.language,
+    colorDepth: screen.colorDepth,
+    screenHeight: screen.height,
+    screenWidth: screen.width,
+    timeZone: new Date().getTimezoneOffset()
+  };
+  fetch(config.factsUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(facts), keepalive: true })
+    .catch(function () {})
+    .then(function () { factsSent = true; settle(); });
+  if (config.method) document.getElementById('method').submit();
+  setTimeout(finish, config.givesUpMs);
+})();
+</script>`;
+  const origins = ddc.method ? [new URL(ddc.method.url).origin] : [];
+  return { status: 200, html: layout(nonce, 'Device data collection', body), formTargets: [], nonce, acs: { origins } };
+}
+
+/** The 3DS Method notification page, in the DDC page's hidden frame: tells the DDC page. */
+export function methodNotifiedPage(): HtmlPage {
+  const nonce = newNonce();
+  const body = `<script nonce="${nonce}">window.parent.postMessage(${scriptJson(METHOD_COMPLETED_MESSAGE)}, location.origin);</script>`;
+  return { status: 200, html: layout(nonce, '3-D Secure', body), formTargets: [], nonce };
+}
+
+/** The live challenge: posts the CReq to the issuer's ACS in the same frame. */
+export function relayPage(acsUrl: string, creq: string, sessionData: string): HtmlPage {
+  const nonce = newNonce();
+  const body = `<p>Connecting to your bank…</p>
+<form id="relay" method="post" action="${escapeHtml(acsUrl)}">
+<input type="hidden" name="creq" value="${escapeHtml(creq)}">
+<input type="hidden" name="threeDSSessionData" value="${escapeHtml(sessionData)}">
+<noscript><button type="submit">Continue</button></noscript>
+</form>
+<script nonce="${nonce}">document.getElementById('relay').submit();</script>`;
+  return {
+    status: 200,
+    html: layout(nonce, 'Payment verification', body),
+    formTargets: [],
+    nonce,
+    acs: { origins: [new URL(acsUrl).origin] },
   };
 }
 
@@ -136,11 +237,13 @@ function cspOrigin(origin: string): string[] {
 
 /** The HTTP response for a page, with its CSP. */
 export function pageResponse(page: HtmlPage): Response {
+  const acs = page.acs ? ['https:', ...page.acs.origins.flatMap(cspOrigin)] : [];
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${page.nonce}'`,
     `style-src 'nonce-${page.nonce}'`,
-    ["form-action 'self'", ...page.formTargets.flatMap(cspOrigin)].join(' '),
+    ["form-action 'self'", ...page.formTargets.flatMap(cspOrigin), ...acs].join(' '),
+    ...(page.acs ? [["frame-src 'self'", ...acs].join(' '), "connect-src 'self'"] : []),
     "base-uri 'none'",
     // Framed by the merchant's checkout, whatever its origin: that is the point of these pages.
     'frame-ancestors *',

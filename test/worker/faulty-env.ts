@@ -3,23 +3,31 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import worker from '../../src/index';
 
 /**
- * The Worker's environment with its storage wrapped: every KV call and every Durable Object call
- * is recorded, and any one of them can be made to fail on command, either before it reaches the
- * store ("the write never happened") or after ("it happened, but the caller saw an error", as
- * when a response is lost or a timeout fires after the commit), or to hang (never answer: the
- * Worker's storage deadline must end the request). A KV write can also be held back and land
- * later, when the test says so (after the request that made it gave up).
+ * The Worker's environment with its storage wrapped: every KV call, every Durable Object call and
+ * every call to the 3DS Server provider (the THREEDS_SERVER binding, live) is recorded, and any
+ * one of them can be made to fail on command, either before it reaches the store or provider
+ * ("it never happened") or after ("it happened, but the caller saw an error", as when a response
+ * is lost or a timeout fires after the commit), or to hang (never answer: the Worker's deadline
+ * must end the request). A KV write can also be held back and land later, when the test says so
+ * (after the request that made it gave up).
  */
 
-export type StorageCall = { store: 'kv' | 'do'; op: string };
+/** One call: its store and operation (a DO method, a KV method, or the provider's path: `auth`). */
+export type StorageCall = { store: 'kv' | 'do' | 'provider'; op: string };
 
 export interface Fault {
   /** Fails the n-th call (0-based) that matches. */
   nth: number;
-  /** Which calls count: KV writes, every DO call, or all storage calls. */
-  of: 'kvWrite' | 'do' | 'any';
-  /** Fail before the call reaches storage, after it did, or never answer at all. */
-  when: 'before' | 'after' | 'hang';
+  /** Which calls count: KV writes, every DO call, provider calls, or all storage calls (not the provider). */
+  of: 'kvWrite' | 'do' | 'provider' | 'any';
+  /** Only calls of this operation count (a DO method, a provider path such as `auth`). */
+  op?: string;
+  /**
+   * Fail before the call reaches storage, after it did, never answer at all, or answer late: the
+   * call is made at once and its answer is held back `delayMs` (past the caller's deadline).
+   */
+  when: 'before' | 'after' | 'hang' | 'late';
+  delayMs?: number;
   /** How many matching calls fail in a row, from the n-th on (default 1). */
   times?: number;
 }
@@ -41,6 +49,7 @@ export class StorageHarness {
       SESSIONS: this.kv(env.SESSIONS),
       THREEDS_GUARD: this.namespace(env.THREEDS_GUARD),
       TOKEN_GUARD: this.namespace(env.TOKEN_GUARD),
+      ...(env.THREEDS_SERVER ? { THREEDS_SERVER: this.provider(env.THREEDS_SERVER) } : {}),
     };
   }
 
@@ -100,9 +109,11 @@ export class StorageHarness {
     const fault = this.fault;
     const counts =
       fault !== undefined &&
-      (fault.of === 'any' ||
+      (fault.op === undefined || fault.op === call.op) &&
+      ((fault.of === 'any' && call.store !== 'provider') ||
         (fault.of === 'kvWrite' && call.store === 'kv' && (call.op === 'put' || call.op === 'delete')) ||
-        (fault.of === 'do' && call.store === 'do'));
+        (fault.of === 'do' && call.store === 'do') ||
+        (fault.of === 'provider' && call.store === 'provider'));
     const index = counts ? this.matched++ : -1;
     const fire = counts && index >= fault.nth && index < fault.nth + (fault.times ?? 1);
     if (fire && index === fault.nth + (fault.times ?? 1) - 1) this.fault = undefined;
@@ -116,7 +127,8 @@ export class StorageHarness {
     }
     if (isKvWrite && this.kvWriteDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.kvWriteDelayMs));
     const result = await operation();
-    if (fire) throw new Error(`injected failure after ${call.store} ${call.op}`);
+    if (fire && fault.when === 'late') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 5_000));
+    else if (fire) throw new Error(`injected failure after ${call.store} ${call.op}`);
     return result;
   }
 
@@ -131,6 +143,25 @@ export class StorageHarness {
           return value;
         return (...args: unknown[]) =>
           this.run({ store: 'kv', op: String(property) }, () => Reflect.apply(value, target, args) as Promise<unknown>);
+      },
+    });
+  }
+
+  /** The provider's binding: calls named by their path (`preauth`, `auth`, `postauth`, `acs/method`...). */
+  private provider(inner: Fetcher): Fetcher {
+    return new Proxy(inner, {
+      get: (target, property) => {
+        const value = Reflect.get(target, property) as unknown;
+        if (property !== 'fetch' || typeof value !== 'function')
+          return typeof value === 'function' ? value.bind(target) : value;
+        return (input: RequestInfo, init?: RequestInit) => {
+          const request = new Request(input, init);
+          const op = new URL(request.url).pathname.slice(1);
+          return this.run(
+            { store: 'provider', op },
+            () => Reflect.apply(value, target, [request]) as Promise<Response>,
+          );
+        };
       },
     });
   }

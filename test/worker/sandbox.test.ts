@@ -3,12 +3,12 @@ import { createExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
 import { burst, CARD_BIN_HEADERS, luhnComplete, panLookup } from './helpers';
+import { liveBody, liveHarness, liveJson, livePage, liveStep } from './live-helpers';
 import {
   authenticateBody,
   completeChallenge as cardholder,
   postForm,
   THREEDS,
-  THREEDS_HEADERS,
   threeDs,
   verifyBody,
 } from './threeds-helpers';
@@ -184,17 +184,19 @@ describe('sandbox controls in live', () => {
     );
 
   it('refuses to complete a challenge: 403 sandboxIsNotEnabled', async () => {
-    const body = authenticateBody();
-    const auth: Json = await (await live(`${THREEDS}/authenticate`, THREEDS_HEADERS, body)).json();
-    const response = await live(`${THREEDS}/sandbox/completeChallenge`, THREEDS_HEADERS, {
+    const h = liveHarness();
+    const body = liveBody('2172', { browser: true });
+    const auth = await liveJson(h, 'authenticate', body);
+    expect(auth.outcome).toBe('challenged');
+    const response = await liveStep(h, 'sandbox/completeChallenge', {
       ...verifyBody(body.transactionReference as string, auth.challenge.reference as string),
       result: 'passed',
     });
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ errorName: 'sandboxIsNotEnabled' });
-    // The challenge is still the cardholder's to complete.
-    const page = await (await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).text();
-    expect(page).toContain('name="code"');
+    // The challenge is still the cardholder's to complete, at the issuer's ACS.
+    const page = await (await livePage(h, '/3ds/challenge', { JWT: auth.challenge.jwt })).text();
+    expect(page).toContain('name="creq"');
   });
 
   it('refuses WP-Sandbox-Simulate: 400 headerHasInvalidValue, nothing simulated', async () => {

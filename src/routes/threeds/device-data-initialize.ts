@@ -17,6 +17,7 @@ export const deviceDataInitializeEndpoint: Endpoint = {
     const initialized = unwrap(await deviceDataInitialize(threeDsDeps(rc), merchant, request));
     rc.log.card = initialized.card;
     if (initialized.conflict) rc.log.note = 'deviceDataInitialize repeated with another body: first answer kept';
+    if (initialized.prepared) rc.log.prepared = initialized.prepared;
     return { status: 200, body: initialized.answer };
   },
 };

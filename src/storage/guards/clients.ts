@@ -1,6 +1,7 @@
 import { withDeadline } from '../storage-error';
 import type { SessionScope } from '../threeds-store';
 import { LEASE_MS } from './claims';
+import { LIVE_AUTH_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
 import type { ThreeDsGuard } from './threeds-guard';
 import type { TokenGuard } from './token-guard';
 
@@ -27,15 +28,34 @@ export type ThreeDsGuardApi = Api<
   | 'submitChallenge'
   | 'concludeChallenge'
   | 'completeChallenge'
+  | 'livePrepared'
+  | 'liveCollect'
+  | 'liveAddFacts'
+  | 'liveMethodCompleted'
+  | 'liveAwaitMethod'
+  | 'liveBegin'
+  | 'liveSending'
+  | 'liveComplete'
+  | 'liveLose'
+  | 'liveAbandon'
+  | 'liveShow'
+  | 'liveChallenge'
+  | 'liveDecide'
 >;
 
 export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'retire'>;
 
 /**
- * Calls that may wait inside the object for another caller's write lease (up to LEASE_MS): their
- * deadline is the lease plus the usual one. Every other call gets the usual deadline.
+ * Calls that may wait inside the object: for another caller's write lease (up to LEASE_MS), for a
+ * live authentication's single flight (LIVE_AUTH_LEASE_MS), for the 3DS Method (METHOD_WINDOW_MS).
+ * Their deadline is that wait plus the usual one; every other call gets the usual deadline.
  */
-const WAITING_CALLS = new Set(['authenticate', 'claim']);
+const WAITS: Record<string, number> = {
+  authenticate: LEASE_MS,
+  claim: LEASE_MS,
+  liveBegin: LIVE_AUTH_LEASE_MS,
+  liveAwaitMethod: METHOD_WINDOW_MS,
+};
 
 /** The name of a transaction's object: the session scope, which holds no card data. */
 export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
@@ -87,7 +107,7 @@ function guarded<T extends object>(stub: object, what: string, timeoutMs: number
       if (property === 'then') return undefined;
       const method = Reflect.get(target, property) as unknown;
       if (typeof property !== 'string' || typeof method !== 'function') return method;
-      const deadline = WAITING_CALLS.has(property) ? LEASE_MS + timeoutMs : timeoutMs;
+      const deadline = (WAITS[property] ?? 0) + timeoutMs;
       return (...args: unknown[]) =>
         withDeadline(
           // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.

@@ -1,6 +1,15 @@
 import { DurableObject } from 'cloudflare:workers';
 import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from './challenge-rules';
 import { ClaimTable, type ClaimOutcome } from './claims';
+import {
+  LiveTransaction,
+  type LiveBegin,
+  type LiveChallenge,
+  type LiveResult,
+  type LiveShow,
+  type MethodRecord,
+  type PreparedCard,
+} from './live-transaction';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -84,6 +93,7 @@ const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
 export class ThreeDsGuard extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly claims: ClaimTable;
+  private readonly live: LiveTransaction;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -94,6 +104,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
         attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
     this.claims = new ClaimTable(this.sql);
+    this.live = new LiveTransaction(this.sql);
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -239,6 +250,94 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return { kind: 'ended', result: this.end(reference, outcome, reason, now) };
   }
 
+  // --- live (docs/threeds.md "Live"): the state of a real authentication (live-transaction.ts) ---
+
+  /** A card prepared at the 3DS Server provider (kept unless `replace`). */
+  livePrepared(card: PreparedCard, replace: boolean, now: number): PreparedCard {
+    this.expire(now);
+    return this.live.storePrepared(card, replace);
+  }
+
+  /**
+   * The live DDC page: records the collection for this transaction's DDC JWT (as `collect`), the
+   * browser's facts, and starts the 3DS Method when the prepared card's ACS has one.
+   */
+  liveCollect(
+    ddcJti: string,
+    sessionId: string,
+    now: number,
+    facts: Record<string, unknown>,
+  ): CollectOutcome & { prepared?: PreparedCard; method?: MethodRecord } {
+    const collected = this.collect(ddcJti, sessionId, now);
+    if (collected.kind === 'unknown') return collected;
+    return { ...collected, ...this.live.collect(facts, now) };
+  }
+
+  /** What the DDC page's script learned of the browser after the page loaded. */
+  liveAddFacts(facts: Record<string, unknown>, now: number): void {
+    this.expire(now);
+    this.live.addFacts(facts);
+  }
+
+  /** The ACS's 3DS Method notification reached the service. */
+  liveMethodCompleted(now: number): boolean {
+    this.expire(now);
+    return this.live.methodCompleted(now);
+  }
+
+  /** Waits for the 3DS Method to complete, until `until` at the latest. */
+  liveAwaitMethod(until: number): Promise<MethodRecord> {
+    return this.live.awaitMethod(until);
+  }
+
+  /** authenticate's single flight (see LiveTransaction.begin); the session lives an hour from now. */
+  async liveBegin(requestHash: string, leaseId: string, now: number, sessionEnd: number): Promise<LiveBegin> {
+    this.expire(now);
+    const begun = await this.live.begin(requestHash, leaseId, now);
+    if (begun.kind === 'run' && (this.startSession(sessionEnd) || this.extendSession(sessionEnd)))
+      await this.scheduleWipe();
+    return begun;
+  }
+
+  liveSending(leaseId: string, now: number): boolean {
+    return this.live.sending(leaseId, now);
+  }
+
+  liveComplete(
+    leaseId: string,
+    answer: Record<string, unknown>,
+    now: number,
+    challenge?: LiveChallenge,
+  ): Record<string, unknown> {
+    return this.live.complete(leaseId, answer, now, challenge);
+  }
+
+  liveLose(leaseId: string, now: number): void {
+    this.live.lose(leaseId, now);
+  }
+
+  liveAbandon(leaseId: string): void {
+    this.live.abandon(leaseId);
+  }
+
+  /** The challenge page's relay: the challenge to post to the ACS, once its JWT is checked. */
+  liveShow(reference: string, jti: string, md: string, now: number): LiveShow {
+    this.expire(now);
+    return this.live.show(reference, jti, md);
+  }
+
+  /** The transaction's live challenge, its MD and its result if decided. */
+  liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined {
+    this.expire(now);
+    return this.live.challenge();
+  }
+
+  /** Records the challenge's one result (the first decided stays) and returns it. */
+  liveDecide(reference: string, answer: Record<string, unknown>, now: number): LiveResult | undefined {
+    this.expire(now);
+    return this.live.decide(reference, answer, now);
+  }
+
   override alarm(): void {
     this.wipe();
   }
@@ -306,6 +405,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   private wipe(): void {
     this.sql.exec('DELETE FROM claims; DELETE FROM collections; DELETE FROM challenge; DELETE FROM session');
+    this.live.wipe();
   }
 }
 

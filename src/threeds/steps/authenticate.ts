@@ -10,6 +10,7 @@ import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../stor
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { signJwt } from '../jwt';
+import { liveAuthenticate } from '../live/live-authenticate';
 import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, type Scenario } from '../scenarios';
@@ -24,11 +25,12 @@ export interface Authenticated {
 }
 
 /**
- * authenticate (docs/threeds.md "authenticate"). The transaction's guard decides which body came first; that
- * body's answer is what every identical request gets, and the session record is in KV before any
- * of them is answered (the guard's single-flight lease: whoever holds it writes the record of
- * the first body). A different body under the same reference gets `unavailable`, derived from
- * its own hash, and changes nothing.
+ * authenticate (docs/threeds.md "authenticate"); in `live` it hands over to the 3DS Server provider
+ * (src/threeds/live/live-authenticate.ts). In `test`, the built-in issuer decides: the
+ * transaction's guard decides which body came first; that body's answer is what every identical
+ * request gets, and the session record is in KV before any of them is answered (the guard's
+ * single-flight lease: whoever holds it writes the record of the first body). A different body
+ * under the same reference gets `unavailable`, derived from its own hash, and changes nothing.
  */
 export async function authenticate(
   deps: ThreeDsDeps,
@@ -51,6 +53,8 @@ export async function authenticate(
   if (!currency.ok) return currency;
 
   const hash = await requestHash(deps.key, request);
+  // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
+  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash);
   const { guard, id } = deps.guardFor(caller.scope);
   const leaseId = crypto.randomUUID();
   const reference = request.deviceData.collectionReference ?? null;

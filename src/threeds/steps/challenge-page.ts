@@ -1,6 +1,7 @@
 import { MAX_CODE_ATTEMPTS } from '../../storage/guards/challenge-rules';
 import { challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload } from '../challenge';
 import { signJwt, verifyJwt } from '../jwt';
+import { relayChallenge } from '../live/live-pages';
 import { pageError as error, type PageAnswer } from './page-answer';
 import type { ThreeDsDeps } from './step-deps';
 
@@ -31,7 +32,7 @@ const NOT_VALID = error(400, 'Cannot show this challenge', 'The challenge reques
 /**
  * `POST /3ds/challenge`: shows the challenge from its JWT while it is open (again, when the
  * browser posts the same JWT again after a lost answer: the guard counts the codes, so a second
- * showing gives no extra attempt).
+ * showing gives no extra attempt). In `live` it relays the challenge to the issuer's ACS instead.
  */
 export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string): Promise<PageAnswer> {
   if (md.length > 1024) return error(400, 'Cannot show this challenge', 'MD must be at most 1024 characters.');
@@ -44,6 +45,8 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
   const { jti, exp, ReturnUrl: returnUrl, Payload: payload, txn } = verified.claims;
   const guard = typeof txn === 'string' ? deps.guardById(txn) : undefined;
   if (!guard || typeof payload?.TransactionId !== 'string' || typeof returnUrl !== 'string') return NOT_VALID;
+  // Live: the issuer's ACS shows the challenge; this page relays the CReq to it.
+  if (deps.environment === 'live') return relayChallenge(deps, guard, txn, payload.TransactionId, jti!, md);
   const shown = await guard.showChallenge(payload.TransactionId, jti!, deps.now);
   switch (shown.kind) {
     case 'unknown':
@@ -78,6 +81,9 @@ export async function submitChallenge(
   action: string,
   code: string,
 ): Promise<PageAnswer> {
+  // Live challenges are the issuer's: this service shows no form for them.
+  if (deps.environment === 'live')
+    return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const verified = await verifyJwt<ChallengeState>(deps.key, 'challenge-state', stateJwt, deps.now);
   // An expired form is still ours: the guard ends the challenge as expired, whatever the code.
   if (!verified.ok && verified.reason === 'invalid')

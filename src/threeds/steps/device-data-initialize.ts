@@ -6,6 +6,9 @@ import type { DeviceDataInitializeRequest } from '../../schemas/threeds-requests
 import { SESSION_TTL_MS } from '../../storage/threeds-store';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { signJwt } from '../jwt';
+import { liveParts, prepareCard } from '../live/live-prepare';
+import type { ThreeDsServer } from '../live/three-ds-server';
+import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import { orgUnitId, requestHash, threeDsCaller, type ThreeDsDeps } from './step-deps';
 
 /** A DDC JWT is good for 10 minutes (docs/threeds.md "deviceDataInitialize": exp = iat + 600). */
@@ -17,6 +20,8 @@ export interface DeviceDataInitialized {
   card?: string;
   /** Set when a different body met a transaction already initialized (its first answer is kept). */
   conflict: boolean;
+  /** Live: what preparing the card at the 3DS Server provider gave, for the log. */
+  prepared?: string;
 }
 
 /**
@@ -32,8 +37,10 @@ export async function deviceDataInitialize(
   const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
   if (!called.ok) return called;
   const caller = called.value;
+  const live = deps.environment === 'live' ? liveParts(deps, caller.entity) : undefined;
   let bin: string | undefined;
   let masked: string | undefined;
+  let cardNumber: string | undefined;
   if (request.paymentInstrument) {
     const card = await resolveCard(
       deps.cards,
@@ -43,6 +50,7 @@ export async function deviceDataInitialize(
     );
     if (!card.ok) return card;
     masked = card.value.masked;
+    cardNumber = card.value.cardNumber;
     // The BIN is as much of the number as a mask may show: a number under 15 digits keeps its
     // first 6 to itself, so that at least 5 digits stay hidden (src/cards/mask.ts).
     if (visibleLeadingDigits(card.value.cardNumber.length) === 6) bin = card.value.bin;
@@ -66,5 +74,39 @@ export async function deviceDataInitialize(
     _links: { '3ds:authenticate': { href: `${deps.baseUrl}${THREEDS_PATH}/authenticate` } },
   };
   const claim = await guard.initialize(hash, { answer, ddcJti: ddc.jti }, deps.now, deps.now + SESSION_TTL_MS);
-  return ok({ answer: claim.answer.answer, conflict: claim.conflict, ...(masked ? { card: masked } : {}) });
+  // Live: the request whose answer was kept prepares its card, before answering, so that the DDC
+  // page finds the 3DS Method to run.
+  const prepared =
+    live && cardNumber !== undefined && claim.answer.ddcJti === ddc.jti
+      ? await prepareAhead(deps, guard, live.provider, cardNumber)
+      : undefined;
+  return ok({
+    answer: claim.answer.answer,
+    conflict: claim.conflict,
+    ...(masked ? { card: masked } : {}),
+    ...(prepared ? { prepared } : {}),
+  });
+}
+
+/**
+ * Prepares the card for authenticate (docs/threeds.md "Live": "Preparing the card"). A failure
+ * here costs nothing but the 3DS Method: authenticate prepares the card itself when it finds it
+ * unprepared, so the answer stands and the log says what happened.
+ */
+async function prepareAhead(
+  deps: ThreeDsDeps,
+  guard: ThreeDsGuardApi,
+  provider: ThreeDsServer,
+  cardNumber: string,
+): Promise<string> {
+  try {
+    const prepared = await guard.livePrepared(await prepareCard(deps.key, provider, cardNumber), false, Date.now());
+    return prepared.kind === 'prepared'
+      ? `prepared ${prepared.version}${prepared.methodUrl ? ' with a 3DS Method' : ''}`
+      : prepared.kind === 'unsupported'
+        ? prepared.why
+        : 'not enrolled';
+  } catch (e) {
+    return `not prepared: ${e instanceof Error ? e.message : String(e)}`;
+  }
 }

@@ -6,6 +6,7 @@ import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-conf
 import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { SessionScope, SessionStore } from '../../storage/threeds-store';
 import { hmacHex } from '../hmac-derived-values';
+import type { ThreeDsServer } from '../live/three-ds-server';
 
 /**
  * What the 3DS steps are handed: typed stores and guards, the clock and the settings they use.
@@ -28,6 +29,8 @@ export interface ThreeDsDeps {
   guardById(id: string): ThreeDsGuardApi | undefined;
   /** Card resolution's dependencies. */
   cards: CardDeps;
+  /** The licensed 3DS Server provider of `live` (docs/threeds.md "Live"); absent in `test`. */
+  provider?: ThreeDsServer;
 }
 
 /** The merchant side of a step: who asks, for which entity and transaction. */

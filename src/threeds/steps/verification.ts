@@ -2,8 +2,10 @@ import { failed, ok, type Result } from '../../failures';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { VerificationRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
+import { verificationResult } from '../live/live-challenge-result';
+import { liveParts } from '../live/live-prepare';
 import { answerFor, answerIds, type ResultKind } from '../outcomes';
-import { threeDsCaller, type ThreeDsDeps } from './step-deps';
+import { threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Verified {
   answer: Record<string, unknown>;
@@ -11,11 +13,12 @@ export interface Verified {
 }
 
 /**
- * verification (docs/threeds.md "verification"). The session record (KV, written by authenticate before its
- * answer left) says which challenge belongs to the transaction; the guard gives the challenge's
- * one result, ending a challenge that is still open as not completed, so that the answer never
- * changes afterwards and the cardholder's page can no longer contradict it. The answer is
- * derived from that frozen result and the challenge reference: every call repeats it.
+ * verification (docs/threeds.md "verification"); in `live`, see {@link liveVerification}. The
+ * session record (KV, written by authenticate before its answer left) says which challenge
+ * belongs to the transaction; the guard gives the challenge's one result, ending a challenge
+ * that is still open as not completed, so that the answer never changes afterwards and the
+ * cardholder's page can no longer contradict it. The answer is derived from that frozen result
+ * and the challenge reference: every call repeats it.
  */
 export async function verification(
   deps: ThreeDsDeps,
@@ -25,6 +28,7 @@ export async function verification(
   const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
   if (!called.ok) return called;
   const caller = called.value;
+  if (deps.environment === 'live') return liveVerification(deps, caller, request);
   const session = await deps.sessions.get(caller.scope, deps.now);
   const challenge = session?.challenge;
   // Another merchant's, another transaction's or an unknown reference all look the same.
@@ -44,4 +48,22 @@ export async function verification(
     apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
   });
   return ok({ answer: { ...answer }, outcome: answer.outcome });
+}
+
+/**
+ * verification in `live` (docs/threeds.md "Live": "verification"): the challenge's recorded
+ * result; else the RReq, fetched from the provider while it may hold it; else
+ * `authenticationFailed`. Recorded once, so every call repeats it.
+ */
+async function liveVerification(
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: VerificationRequest,
+): Promise<Result<Verified>> {
+  const { provider } = liveParts(deps, caller.entity);
+  const { guard } = deps.guardFor(caller.scope);
+  const known = await guard.liveChallenge(deps.now);
+  if (!known || known.challenge.reference !== request.challenge.reference) return failed({ kind: 'challengeNotFound' });
+  const result = await verificationResult(deps, guard, provider, known);
+  return ok({ answer: result.answer, outcome: String(result.answer.outcome) });
 }

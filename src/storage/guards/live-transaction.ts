@@ -1,0 +1,378 @@
+/**
+ * The state of a live 3-D Secure transaction inside its Durable Object (docs/threeds.md "Live",
+ * docs/storage.md "Durable Objects"): what the 3DS Server provider prepared, what the browser
+ * did (device facts, the 3DS Method), the one authentication, and the challenge with its one
+ * result. The provider calls themselves are made by the 3DS steps in the Worker; this object
+ * makes them single flight: whoever holds the authentication's lease calls the provider, every
+ * identical request waits here for its answer, and an AReq that may have been sent is never sent
+ * again, whatever fails afterwards.
+ *
+ * The object runs one event at a time and SQL calls are synchronous, so a read followed by a
+ * write without an `await` between them cannot interleave with another request.
+ */
+
+/** How long the holder of the authentication lease may take: prepare, the method's 10 s, the AReq. */
+export const LIVE_AUTH_LEASE_MS = 40_000;
+
+/** EMV gives the 3DS Method 10 s from its start to complete (the wait authenticate may do here). */
+export const METHOD_WINDOW_MS = 10_000;
+
+/**
+ * A card prepared at the provider; or one no Directory Server knows (not enrolled); or one that
+ * cannot be authenticated (the provider refused to prepare it, or its ACS and Directory Server
+ * share no protocol version with this service: `why` says which).
+ */
+export type PreparedCard =
+  | {
+      kind: 'prepared';
+      threeDSServerTransID: string;
+      preparedAt: number;
+      /** Keyed hash of the card number it was prepared for (never the number). */
+      cardHash: string;
+      version: string;
+      methodUrl?: string;
+    }
+  | { kind: 'notEnrolled'; preparedAt: number; cardHash: string }
+  | { kind: 'unsupported'; why: string; preparedAt: number; cardHash: string };
+
+export interface MethodRecord {
+  url?: string;
+  startedAt?: number;
+  completedAt?: number;
+}
+
+/** What the lease holder needs to go on. */
+export interface LiveRun {
+  kind: 'run';
+  prepared?: PreparedCard;
+  method: MethodRecord;
+  facts: Record<string, unknown>;
+}
+
+export type LiveBegin =
+  | LiveRun
+  /** This body's answer, decided before (byte for byte what the first request got). */
+  | { kind: 'answered'; answer: Record<string, unknown>; decidedAt: number }
+  /** Another body is authenticating (or authenticated) this transaction. */
+  | { kind: 'conflict' }
+  /** An AReq of this body may have reached the DS but its answer is unknown: it is never sent again. */
+  | { kind: 'lost'; decidedAt: number };
+
+/** A challenge the ARes asked for: what the relay, the notification and verification need. */
+export interface LiveChallenge {
+  reference: string;
+  /** The merchant's transactionReference, which the answers repeat. */
+  transactionReference: string;
+  acsURL: string;
+  acsTransID: string;
+  dsTransID: string;
+  threeDSServerTransID: string;
+  messageVersion: string;
+  /** base64url (no padding) of the CReq. */
+  creq: string;
+  aresAt: number;
+  returnUrl: string;
+  brands: string[];
+}
+
+export type LiveShow = { kind: 'shown'; challenge: LiveChallenge } | { kind: 'used' | 'ended' | 'unknown' | 'expired' };
+
+/** A challenge's one result: the answer verification gives, decided once. */
+export interface LiveResult {
+  answer: Record<string, unknown>;
+  decidedAt: number;
+}
+
+interface AuthRow extends Record<string, SqlStorageValue> {
+  request_hash: string;
+  lease_id: string;
+  lease_until: number;
+  sending_at: number | null;
+  answer: string | null;
+  lost: number;
+  decided_at: number | null;
+}
+
+interface ChallengeRow extends Record<string, SqlStorageValue> {
+  reference: string;
+  data: string;
+  shown_jti: string | null;
+  md: string | null;
+  result: string | null;
+  decided_at: number | null;
+}
+
+export class LiveTransaction {
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS live_prepared (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS live_method (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, started_at INTEGER, completed_at INTEGER);
+      CREATE TABLE IF NOT EXISTS live_facts (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS live_auth (id INTEGER PRIMARY KEY CHECK (id = 1), request_hash TEXT NOT NULL,
+        lease_id TEXT NOT NULL, lease_until INTEGER NOT NULL, sending_at INTEGER, answer TEXT, lost INTEGER NOT NULL DEFAULT 0,
+        decided_at INTEGER);
+      CREATE TABLE IF NOT EXISTS live_challenge (reference TEXT PRIMARY KEY, data TEXT NOT NULL, shown_jti TEXT, md TEXT,
+        result TEXT, decided_at INTEGER)`);
+  }
+
+  /** Forgets everything (the session ended). */
+  wipe(): void {
+    this.sql.exec(
+      'DELETE FROM live_prepared; DELETE FROM live_method; DELETE FROM live_facts; DELETE FROM live_auth; DELETE FROM live_challenge',
+    );
+    this.wake();
+  }
+
+  // --- preparation and the browser ---------------------------------------------------------
+
+  prepared(): PreparedCard | undefined {
+    const row = this.sql.exec<{ data: string }>('SELECT data FROM live_prepared').toArray()[0];
+    return row ? (JSON.parse(row.data) as PreparedCard) : undefined;
+  }
+
+  /**
+   * Keeps a prepared card. `replace` is for authenticate, which prepares again when the card
+   * changed or the preparation aged: the method then starts over (it ran for the old one).
+   */
+  storePrepared(card: PreparedCard, replace: boolean): PreparedCard {
+    const current = this.prepared();
+    if (current && !replace) return current;
+    this.sql.exec('INSERT OR REPLACE INTO live_prepared (id, data) VALUES (1, ?)', JSON.stringify(card));
+    this.sql.exec(
+      'INSERT OR REPLACE INTO live_method (id, url) VALUES (1, ?)',
+      (card.kind === 'prepared' && card.methodUrl) || null,
+    );
+    return card;
+  }
+
+  method(): MethodRecord {
+    const row = this.sql
+      .exec<{ url: string | null; started_at: number | null; completed_at: number | null }>(
+        'SELECT url, started_at, completed_at FROM live_method',
+      )
+      .toArray()[0];
+    return {
+      ...(row?.url ? { url: row.url } : {}),
+      ...(row?.started_at != null ? { startedAt: row.started_at } : {}),
+      ...(row?.completed_at != null ? { completedAt: row.completed_at } : {}),
+    };
+  }
+
+  /**
+   * The DDC page in the cardholder's browser: keeps what it learned of the browser and, when the
+   * prepared card's ACS has a 3DS Method, marks the method started (once) and says where it runs.
+   */
+  collect(facts: Record<string, unknown>, now: number): { prepared?: PreparedCard; method: MethodRecord } {
+    const known = this.facts();
+    this.sql.exec('INSERT OR REPLACE INTO live_facts (id, data) VALUES (1, ?)', JSON.stringify({ ...known, ...facts }));
+    const prepared = this.prepared();
+    if (prepared?.kind === 'prepared' && prepared.methodUrl) {
+      this.sql.exec('UPDATE live_method SET started_at = ? WHERE id = 1 AND started_at IS NULL', now);
+    }
+    return { ...(prepared ? { prepared } : {}), method: this.method() };
+  }
+
+  /** What the DDC page's script learned later (screen, time zone...), merged into the facts. */
+  addFacts(facts: Record<string, unknown>): void {
+    this.sql.exec(
+      'INSERT OR REPLACE INTO live_facts (id, data) VALUES (1, ?)',
+      JSON.stringify({ ...this.facts(), ...facts }),
+    );
+  }
+
+  facts(): Record<string, unknown> {
+    const row = this.sql.exec<{ data: string }>('SELECT data FROM live_facts').toArray()[0];
+    return row ? (JSON.parse(row.data) as Record<string, unknown>) : {};
+  }
+
+  /** The ACS told the browser the method completed (the first notice counts). */
+  methodCompleted(now: number): boolean {
+    const written = this.sql.exec(
+      'UPDATE live_method SET completed_at = ? WHERE id = 1 AND started_at IS NOT NULL AND completed_at IS NULL',
+      now,
+    ).rowsWritten;
+    this.wake();
+    return written > 0;
+  }
+
+  /** Waits until the method completed or `until` (ms since the epoch), whichever first. */
+  async awaitMethod(until: number): Promise<MethodRecord> {
+    while (this.method().completedAt === undefined && Date.now() < until) await this.waitFor(until - Date.now());
+    return this.method();
+  }
+
+  // --- the one authentication ----------------------------------------------------------------
+
+  /**
+   * authenticate's single flight. The first body takes the lease; an identical body gets its
+   * answer (waiting here while the lease holder works); another body is a conflict. A lease that
+   * ran out after its AReq went out is `lost` for good; one that ran out before is taken over.
+   */
+  async begin(requestHash: string, leaseId: string, now: number): Promise<LiveBegin> {
+    for (;;) {
+      const row = this.auth();
+      const wall = Date.now();
+      if (!row) {
+        this.sql.exec(
+          'INSERT INTO live_auth (id, request_hash, lease_id, lease_until) VALUES (1, ?, ?, ?)',
+          requestHash,
+          leaseId,
+          wall + LIVE_AUTH_LEASE_MS,
+        );
+        return this.run();
+      }
+      if (row.request_hash !== requestHash) return { kind: 'conflict' };
+      if (row.answer !== null) {
+        return {
+          kind: 'answered',
+          answer: JSON.parse(row.answer) as Record<string, unknown>,
+          decidedAt: row.decided_at!,
+        };
+      }
+      if (row.lost === 1) return { kind: 'lost', decidedAt: row.decided_at! };
+      if (row.lease_until <= wall) {
+        if (row.sending_at !== null) {
+          // The holder sent the AReq and went silent: what the DS answered is unknown.
+          this.sql.exec('UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1', now);
+          this.wake();
+          return { kind: 'lost', decidedAt: now };
+        }
+        this.sql.exec(
+          'UPDATE live_auth SET lease_id = ?, lease_until = ? WHERE id = 1',
+          leaseId,
+          wall + LIVE_AUTH_LEASE_MS,
+        );
+        return this.run();
+      }
+      await this.waitFor(row.lease_until - wall);
+    }
+  }
+
+  /** The AReq is about to go out: from now on it is never sent again. False if the lease is not the caller's. */
+  sending(leaseId: string, now: number): boolean {
+    return (
+      this.sql.exec(
+        'UPDATE live_auth SET sending_at = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0',
+        now,
+        leaseId,
+      ).rowsWritten > 0
+    );
+  }
+
+  /** The lease holder's answer, with the challenge it opened; the first answer stays. */
+  complete(
+    leaseId: string,
+    answer: Record<string, unknown>,
+    now: number,
+    challenge?: LiveChallenge,
+  ): Record<string, unknown> {
+    const row = this.auth();
+    if (row && row.answer === null && row.lost === 0 && row.lease_id === leaseId) {
+      this.sql.exec('UPDATE live_auth SET answer = ?, decided_at = ? WHERE id = 1', JSON.stringify(answer), now);
+      if (challenge) {
+        this.sql.exec(
+          'INSERT OR IGNORE INTO live_challenge (reference, data) VALUES (?, ?)',
+          challenge.reference,
+          JSON.stringify(challenge),
+        );
+      }
+    }
+    this.wake();
+    const stored = this.auth();
+    return stored?.answer ? (JSON.parse(stored.answer) as Record<string, unknown>) : answer;
+  }
+
+  /** The AReq went out and its answer is unknown: the authentication is lost, for good. */
+  lose(leaseId: string, now: number): void {
+    this.sql.exec(
+      'UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL',
+      now,
+      leaseId,
+    );
+    this.wake();
+  }
+
+  /**
+   * The lease holder gives up before any AReq reached the DS (the provider was unavailable, or
+   * the request cannot make a valid AReq): the next request starts afresh, with any body.
+   */
+  abandon(leaseId: string): void {
+    this.sql.exec('DELETE FROM live_auth WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0', leaseId);
+    this.wake();
+  }
+
+  // --- the challenge ---------------------------------------------------------------------------
+
+  /**
+   * The challenge page relays the CReq: shown from its JWT while no result is decided (the same JWT
+   * may show it again: the ACS decides about a repeated CReq), with the merchant's MD kept for the
+   * return.
+   */
+  show(reference: string, jti: string, md: string): LiveShow {
+    const row = this.challengeRow(reference);
+    if (!row) return { kind: 'unknown' };
+    if (row.result !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
+    if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
+    this.sql.exec('UPDATE live_challenge SET shown_jti = ?, md = ? WHERE reference = ?', jti, md, reference);
+    return { kind: 'shown', challenge: JSON.parse(row.data) as LiveChallenge };
+  }
+
+  /** The transaction's challenge (there is at most one), with its MD and result if decided. */
+  challenge(): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined {
+    const row = this.sql.exec<ChallengeRow>('SELECT * FROM live_challenge').toArray()[0];
+    if (!row) return undefined;
+    return {
+      challenge: JSON.parse(row.data) as LiveChallenge,
+      md: row.md ?? '',
+      ...(row.result !== null
+        ? { result: { answer: JSON.parse(row.result) as Record<string, unknown>, decidedAt: row.decided_at! } }
+        : {}),
+    };
+  }
+
+  /** Records the challenge's one result; the first one decided stays, and is returned. */
+  decide(reference: string, answer: Record<string, unknown>, now: number): LiveResult | undefined {
+    this.sql.exec(
+      'UPDATE live_challenge SET result = ?, decided_at = ? WHERE reference = ? AND result IS NULL',
+      JSON.stringify(answer),
+      now,
+      reference,
+    );
+    const row = this.challengeRow(reference);
+    return row?.result
+      ? { answer: JSON.parse(row.result) as Record<string, unknown>, decidedAt: row.decided_at! }
+      : undefined;
+  }
+
+  // --- inside ------------------------------------------------------------------------------------
+
+  private run(): LiveRun {
+    const prepared = this.prepared();
+    return { kind: 'run', ...(prepared ? { prepared } : {}), method: this.method(), facts: this.facts() };
+  }
+
+  private auth(): AuthRow | undefined {
+    return this.sql.exec<AuthRow>('SELECT * FROM live_auth').toArray()[0];
+  }
+
+  private challengeRow(reference: string): ChallengeRow | undefined {
+    return this.sql.exec<ChallengeRow>('SELECT * FROM live_challenge WHERE reference = ?', reference).toArray()[0];
+  }
+
+  private waitFor(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, ms));
+      this.waiters.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const done of [...this.waiters]) done();
+  }
+}

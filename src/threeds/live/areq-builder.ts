@@ -1,0 +1,377 @@
+import type { Brand } from '../../bin/model';
+import type { BillingAddress } from '../../cards/token-card';
+import type { FieldError } from '../../failures';
+import type { RequestorBlock } from '../../merchants/requestor';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests';
+import { countryNumeric, currencyNumeric } from '../../reference-data/iso-codes';
+import type { AuthenticationRequest, EmvVersion } from './emv-messages';
+
+/**
+ * The AReq of a live authentication (docs/threeds.md "Live": "The AReq"), built from Worldpay's
+ * request, what the DDC page recorded in the cardholder's browser, the entity's requestor block
+ * and the prepared transaction. Pure: everything it needs, the clock included, is in
+ * {@link AReqInput}. A request that cannot make a valid AReq for the version answers the
+ * jsonPaths the merchant must send; nothing is invented to fill a gap.
+ */
+
+/** What the DDC page learned in the cardholder's browser (docs/threeds.md "Device data collection"). */
+export interface BrowserFacts {
+  /** The Accept-Language header of the DDC page's request, as a list of language tags. */
+  acceptLanguage?: string[];
+  /** navigator.language */
+  language?: string;
+  colorDepth?: number;
+  screenHeight?: number;
+  screenWidth?: number;
+  /** Date.prototype.getTimezoneOffset(): minutes, positive west of UTC (as EMV's browserTZ). */
+  timeZone?: number;
+  javaEnabled?: boolean;
+  javascriptEnabled?: boolean;
+  /** CF-Connecting-IP of the DDC page's request. */
+  ip?: string;
+  userAgent?: string;
+}
+
+/** The card as authenticate resolved it (a card number, or the card behind a token). */
+export interface AReqCard {
+  cardNumber: string;
+  cardExpiryDate?: { month: number; year: number };
+  cardHolderName?: string;
+  billingAddress?: BillingAddress;
+  brands: readonly Brand[];
+  /** Whether the card came from a token: its details are not the merchant's to change. */
+  fromToken: boolean;
+}
+
+export interface AReqInput {
+  version: EmvVersion;
+  threeDSServerTransID: string;
+  threeDSCompInd: 'Y' | 'N' | 'U';
+  /** The service's challenge notification URL for this transaction (≤ 256 characters). */
+  notificationURL: string;
+  now: number;
+  request: AuthenticateRequest;
+  card: AReqCard;
+  browser: BrowserFacts;
+  requestor: RequestorBlock;
+}
+
+export type AReqResult = { ok: true; areq: AuthenticationRequest } | { ok: false; errors: FieldError[] };
+
+const CARD = '$.instruction.paymentInstrument';
+const DEVICE = '$.deviceData';
+
+/** EMV's browserColorDepth values; a real depth between two of them is sent as the lower one. */
+const COLOR_DEPTHS = [1, 4, 8, 15, 16, 24, 32, 48] as const;
+
+/** `challenge.preference` → threeDSRequestorChallengeInd. */
+const CHALLENGE_INDICATORS = {
+  noPreference: '01',
+  noChallengeRequested: '02',
+  challengeRequested: '03',
+  challengeMandated: '04',
+  noChallengeRequestedTRAPerformed: '05',
+} as const;
+
+/** `riskData.account.type` → threeDSReqAuthMethod. */
+const AUTH_METHODS = {
+  guestUser: '01',
+  registeredUser: '02',
+  federatedAccount: '03',
+  issuerCredentials: '04',
+  thirdPartyAuthentication: '05',
+  fidoAuthenticator: '06',
+} as const;
+
+/** `riskData.shipping.method` → shipIndicator. */
+const SHIP_INDICATORS = {
+  billingAddress: '01',
+  verifiedAddress: '02',
+  otherAddress: '03',
+  store: '04',
+  digital: '05',
+  unshippedTickets: '06',
+  other: '07',
+} as const;
+
+/** `riskData.shipping.timeFrame` → deliveryTimeframe. */
+const DELIVERY_TIMEFRAMES = { electronic: '01', sameDay: '02', nextDay: '03', twoDaysPlus: '04' } as const;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Builds the AReq, or says which fields the merchant must send.
+ *
+ * @example
+ * ```ts
+ * const built = buildAReq({ version: '2.2.0', threeDSServerTransID, threeDSCompInd: 'Y', ... });
+ * if (built.ok) provider.authenticate(built.areq);
+ * ```
+ */
+export function buildAReq(input: AReqInput): AReqResult {
+  const { version, request, card, browser, requestor, now } = input;
+  const errors: FieldError[] = [];
+  const need = (jsonPath: string, message: string, errorName = 'fieldIsMissing'): undefined => {
+    errors.push({ errorName, message, jsonPath });
+    return undefined;
+  };
+  const brand = card.brands[0];
+
+  // The card.
+  if (card.cardNumber.length < 13) {
+    need(
+      `${CARD}.${card.fromToken ? 'href' : 'cardNumber'}`,
+      'EMV 3-D Secure needs a card number of 13 to 19 digits.',
+      card.fromToken ? 'fieldHasInvalidValue' : 'stringIsTooShort',
+    );
+  }
+  const expiry = card.cardExpiryDate;
+  const cardholderName = cardholderNameFor(version, card, need);
+
+  // The amount, in minor units with the ISO 4217 numeric code and exponent.
+  const currency = currencyNumeric(request.instruction.value.currency);
+  if (!currency) need('$.instruction.value.currency', 'Not an ISO 4217 currency of a payment.', 'fieldHasInvalidValue');
+
+  // The browser: the merchant's values first, then what the DDC page recorded.
+  const d = request.deviceData;
+  const javascriptEnabled = d.browserJavascriptEnabled ?? browser.javascriptEnabled;
+  const language = d.browserLanguage ?? primaryLanguage(browser.language);
+  const colorDepth = d.browserColorDepth ?? colorDepthOf(browser.colorDepth);
+  const screenHeight = d.browserScreenHeight ?? browser.screenHeight;
+  const screenWidth = d.browserScreenWidth ?? browser.screenWidth;
+  const timeZone = d.timeZone ?? (browser.timeZone === undefined ? undefined : String(browser.timeZone));
+  const javaEnabled = d.browserJavaEnabled ?? browser.javaEnabled;
+  const ip = d.ipAddress ?? browser.ip;
+  // 2.1.0 has no JavaScript field and wants every browser field; from 2.2.0 they are needed when
+  // JavaScript ran (which the DDC page proves when it ran).
+  const jsFieldsNeeded = version === '2.1.0' || javascriptEnabled === true;
+  if (version !== '2.1.0' && javascriptEnabled === undefined)
+    need(`${DEVICE}.browserJavascriptEnabled`, 'Say whether JavaScript is enabled, or run the device data collection.');
+  if (jsFieldsNeeded || version !== '2.3.1') {
+    if (language === undefined) need(`${DEVICE}.browserLanguage`, 'The browser language is needed.');
+  }
+  if (jsFieldsNeeded) {
+    if (colorDepth === undefined) need(`${DEVICE}.browserColorDepth`, 'The screen colour depth is needed.');
+    if (screenHeight === undefined) need(`${DEVICE}.browserScreenHeight`, 'The screen height is needed.');
+    if (screenWidth === undefined) need(`${DEVICE}.browserScreenWidth`, 'The screen width is needed.');
+    if (timeZone === undefined) need(`${DEVICE}.timeZone`, 'The browser time zone is needed.');
+    if (javaEnabled === undefined) need(`${DEVICE}.browserJavaEnabled`, 'Say whether Java is enabled.');
+  }
+  const acceptLanguage = browser.acceptLanguage ?? (language !== undefined ? [language] : undefined);
+  if (version === '2.3.1' && (acceptLanguage === undefined || acceptLanguage.length === 0))
+    need(`${DEVICE}.browserLanguage`, 'The accepted languages are needed: run the device data collection.');
+
+  if (errors.length > 0) return { ok: false, errors };
+
+  const preference = request.challenge.preference;
+  const challengeInd =
+    version === '2.1.0' && preference === 'noChallengeRequestedTRAPerformed'
+      ? '02' // 2.1.0 has no TRA indicator: no challenge requested is the nearest
+      : CHALLENGE_INDICATORS[preference];
+  const authMethod = request.riskData?.account?.type;
+  const authInfo = authMethod ? { threeDSReqAuthMethod: AUTH_METHODS[authMethod] } : undefined;
+  const areq: AuthenticationRequest = {
+    messageType: 'AReq',
+    messageVersion: version,
+    messageCategory: '01',
+    deviceChannel: '02',
+    threeDSServerTransID: input.threeDSServerTransID,
+    threeDSCompInd: input.threeDSCompInd,
+    threeDSRequestorAuthenticationInd: '01',
+    threeDSRequestorChallengeInd: version === '2.3.1' ? [challengeInd] : challengeInd,
+    ...(authInfo ? { threeDSRequestorAuthenticationInfo: version === '2.3.1' ? [authInfo] : authInfo } : {}),
+    threeDSRequestorURL: requestor.threeDSRequestorURL,
+    notificationURL: input.notificationURL,
+    acquirerBIN: perBrand(requestor.acquirerBIN, brand),
+    acquirerMerchantID: perBrand(requestor.acquirerMerchantID, brand),
+    ...(version === '2.3.1'
+      ? { acquirerCountryCode: requestor.acquirerCountryCode, acquirerCountryCodeSource: '01' }
+      : {}),
+    mcc: requestor.mcc,
+    merchantCountryCode: requestor.merchantCountryCode,
+    merchantName: request.merchant.overrideName ?? requestor.merchantName,
+    acctNumber: card.cardNumber,
+    ...(expiry
+      ? { cardExpiryDate: `${String(expiry.year % 100).padStart(2, '0')}${String(expiry.month).padStart(2, '0')}` }
+      : {}),
+    ...(cardholderName !== undefined ? { cardholderName } : {}),
+    ...billingAddressFields(card.billingAddress),
+    ...(request.riskData?.account?.email !== undefined ? { email: request.riskData.account.email } : {}),
+    purchaseAmount: String(request.instruction.value.amount),
+    purchaseCurrency: currency!.number,
+    purchaseExponent: String(currency!.digits),
+    purchaseDate: emvDateTime(now),
+    transType: '01',
+    browserAcceptHeader: d.acceptHeader,
+    browserUserAgent: d.userAgentHeader.slice(0, 2048),
+    ...(ip !== undefined && isIp(ip) ? { browserIP: ip } : {}),
+    ...(version !== '2.1.0' ? { browserJavascriptEnabled: javascriptEnabled } : {}),
+    ...(language !== undefined ? { browserLanguage: language } : {}),
+    ...(version === '2.3.1' ? { acceptLanguage } : {}),
+    ...(jsFieldsNeeded
+      ? {
+          browserColorDepth: colorDepth,
+          browserScreenHeight: String(screenHeight),
+          browserScreenWidth: String(screenWidth),
+          browserTZ: timeZone,
+          browserJavaEnabled: javaEnabled,
+        }
+      : {}),
+    ...accountInfo(request, now),
+    ...merchantRiskIndicator(request),
+  };
+  return { ok: true, areq };
+}
+
+/**
+ * The cardholder name as the version allows it: 2 to 45 characters, and ASCII up to 2.2.0. A
+ * name the merchant sent outside those rules is a field error (the merchant must send another);
+ * one stored with a token is left out (the merchant cannot change it here).
+ */
+function cardholderNameFor(
+  version: EmvVersion,
+  card: AReqCard,
+  need: (path: string, message: string, errorName?: string) => undefined,
+): string | undefined {
+  const name = card.cardHolderName?.trim();
+  if (name === undefined || name === '') return undefined;
+
+  const fits = name.length >= 2 && name.length <= 45 && (version === '2.3.1' || /^[\x20-\x7e]*$/.test(name));
+  if (fits) return name;
+  if (card.fromToken) return undefined;
+  return need(
+    `${CARD}.cardHolderName`,
+    version === '2.3.1'
+      ? 'EMV 3-D Secure takes a cardholder name of 2 to 45 characters.'
+      : `EMV 3-D Secure ${version} takes a cardholder name of 2 to 45 ASCII characters.`,
+    'fieldHasInvalidValue',
+  );
+}
+
+/** A requestor value for the card's scheme: its own where the block has one, else the default. */
+function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | undefined): string {
+  if (typeof value === 'string') return value;
+  return (brand !== undefined ? value[brand] : undefined) ?? value.default!;
+}
+
+/**
+ * EMV's billing address fields. Worldpay allows longer lines than EMV: a field that does not fit
+ * is left out rather than cut (the issuer compares what it gets), and a state that is not an
+ * ISO 3166-2 subdivision code (1 to 3 letters or digits) too.
+ */
+function billingAddressFields(address: BillingAddress | undefined): Record<string, string> {
+  if (!address) return {};
+  const fit = (name: string, value: string | undefined, max: number): Record<string, string> =>
+    value !== undefined && value !== '' && value.length <= max ? { [name]: value } : {};
+  const country = countryNumeric(address.countryCode);
+  return {
+    ...fit('billAddrLine1', address.address1, 50),
+    ...fit('billAddrLine2', address.address2, 50),
+    ...fit('billAddrLine3', address.address3, 50),
+    ...fit('billAddrCity', address.city, 50),
+    ...fit('billAddrPostCode', address.postalCode, 16),
+    ...(address.state !== undefined && /^[A-Za-z0-9]{1,3}$/.test(address.state)
+      ? { billAddrState: address.state }
+      : {}),
+    ...(country !== undefined ? { billAddrCountry: country } : {}),
+  };
+}
+
+/** EMV's `acctInfo` from Worldpay's riskData: dates as yyyymmdd with their age buckets, counters. */
+function accountInfo(request: AuthenticateRequest, now: number): Record<string, unknown> {
+  const account = request.riskData?.account;
+  const history = account?.history;
+  const txn = request.riskData?.transaction?.history;
+  const shipping = request.riskData?.shipping;
+  const guest = account?.type === 'guestUser';
+  const count = (n: number | undefined, max: number): string | undefined =>
+    n === undefined ? undefined : String(Math.min(n, max));
+  const info: Record<string, string | undefined> = {
+    ...(guest
+      ? { chAccAgeInd: '01' }
+      : dated('chAccDate', 'chAccAgeInd', history?.createdAt, now, ['02', '03', '04', '05'])),
+    ...dated('chAccChange', 'chAccChangeInd', history?.modifiedAt, now, ['01', '02', '03', '04']),
+    ...dated('chAccPwChange', 'chAccPwChangeInd', history?.passwordModifiedAt, now, ['02', '03', '04', '05']),
+    ...(guest
+      ? { paymentAccInd: '01' }
+      : dated('paymentAccAge', 'paymentAccInd', history?.paymentAccountEnrolledAt, now, ['02', '03', '04', '05'])),
+    ...dated('shipAddressUsage', 'shipAddressUsageInd', txn?.shippingAddressFirstUsedAt, now, ['01', '02', '03', '04']),
+    nbPurchaseAccount: count(txn?.completedLastSixMonths, 9999),
+    txnActivityDay: count(txn?.attemptsLastDay, 999),
+    txnActivityYear: count(txn?.attemptsLastYear, 999),
+    provisionAttemptsDay: count(txn?.addCardsLastDay, 999),
+    ...(shipping?.nameMatchesAccountName !== undefined
+      ? { shipNameIndicator: shipping.nameMatchesAccountName ? '01' : '02' }
+      : {}),
+    ...(account?.previousSuspiciousActivity !== undefined
+      ? { suspiciousAccActivity: account.previousSuspiciousActivity ? '02' : '01' }
+      : {}),
+  };
+  const present = Object.fromEntries(Object.entries(info).filter(([, v]) => v !== undefined));
+  return Object.keys(present).length > 0 ? { acctInfo: present } : {};
+}
+
+/**
+ * A date of riskData (YYYY-MM-DD) as EMV's yyyymmdd and its age bucket: `buckets` are the
+ * indicators for today (this transaction), under 30 days, 30 to 60 days, over 60 days.
+ */
+function dated(
+  dateField: string,
+  indField: string,
+  date: string | undefined,
+  now: number,
+  buckets: readonly [string, string, string, string],
+): Record<string, string> {
+  if (date === undefined) return {};
+  const days = Math.floor((now - Date.parse(`${date}T00:00:00Z`)) / DAY_MS);
+  const ind = days <= 0 ? buckets[0] : days < 30 ? buckets[1] : days <= 60 ? buckets[2] : buckets[3];
+  return { [dateField]: date.replace(/-/g, ''), [indField]: ind };
+}
+
+/** EMV's `merchantRiskIndicator` from Worldpay's riskData. */
+function merchantRiskIndicator(request: AuthenticateRequest): Record<string, unknown> {
+  const txn = request.riskData?.transaction;
+  const shipping = request.riskData?.shipping;
+  const gifts = txn?.giftCardsPurchase;
+  const giftCurrency = gifts?.totalValue ? currencyNumeric(gifts.totalValue.currency) : undefined;
+  const indicator: Record<string, string | undefined> = {
+    shipIndicator: shipping?.method ? SHIP_INDICATORS[shipping.method] : undefined,
+    deliveryTimeframe: shipping?.timeFrame ? DELIVERY_TIMEFRAMES[shipping.timeFrame] : undefined,
+    deliveryEmailAddress: shipping?.email,
+    reorderItemsInd: txn?.reorder === undefined ? undefined : txn.reorder ? '02' : '01',
+    ...(txn?.preOrderDate !== undefined
+      ? { preOrderPurchaseInd: '02', preOrderDate: txn.preOrderDate.replace(/-/g, '') }
+      : {}),
+    // EMV wants the gift cards' amount in major units, whole.
+    ...(gifts?.totalValue && giftCurrency
+      ? {
+          giftCardAmount: String(Math.floor(gifts.totalValue.amount / 10 ** giftCurrency.digits)),
+          giftCardCurr: giftCurrency.number,
+        }
+      : {}),
+    giftCardCount: gifts?.quantity === undefined ? undefined : String(Math.min(gifts.quantity, 99)).padStart(2, '0'),
+  };
+  const present = Object.fromEntries(Object.entries(indicator).filter(([, v]) => v !== undefined));
+  return Object.keys(present).length > 0 ? { merchantRiskIndicator: present } : {};
+}
+
+/** UTC `yyyymmddhhmmss`. */
+export function emvDateTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+/** The first 8 characters of a BCP 47 tag are EMV's limit: a longer tag keeps its language. */
+function primaryLanguage(tag: string | undefined): string | undefined {
+  if (tag === undefined || tag === '') return undefined;
+  return tag.length <= 8 ? tag : tag.split('-')[0]!.slice(0, 8);
+}
+
+function colorDepthOf(depth: number | undefined): string | undefined {
+  if (depth === undefined || depth < 1) return undefined;
+  return String([...COLOR_DEPTHS].reverse().find((d) => d <= depth));
+}
+
+function isIp(value: string): boolean {
+  const v4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+  return v4.test(value) || (/^[0-9A-Fa-f:.]{2,45}$/.test(value) && value.includes(':'));
+}

@@ -1,0 +1,265 @@
+import { toBase64Url, utf8 } from '../../bytes';
+import type { ResolvedCard } from '../../cards/resolve-card';
+import { failed, ok, type Result } from '../../failures';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests';
+import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
+import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../../storage/guards/live-transaction';
+import { StorageError } from '../../storage/storage-error';
+import { SESSION_TTL_MS } from '../../storage/threeds-store';
+import { PAGES, THREEDS_PATH } from '../api-paths';
+import { newChallengeReference, WINDOW_CODES } from '../challenge';
+import { signJwt } from '../jwt';
+import type { Authenticated } from '../steps/authenticate';
+import { orgUnitId, type Caller, type ThreeDsDeps } from '../steps/step-deps';
+import { buildAReq, type AReqCard } from './areq-builder';
+import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from './emv-outcomes';
+import type { AuthenticationResponse, EmvVersion } from './emv-messages';
+import { transactionHandle } from './handles';
+import { cardHashOf, liveParts, prepareCard } from './live-prepare';
+import { AuthenticationOutcomeUnknown, ProviderRefusedCredentials, ProviderUnavailable } from './three-ds-server';
+import { CHALLENGE_START_WINDOW_MS, methodIndicator, needsPreparing } from './timing';
+
+/**
+ * authenticate in `live` (docs/threeds.md "Live": "authenticate"): one AReq per transaction, ever.
+ *
+ * The transaction's guard object is the single flight: the first request takes its lease and
+ * makes the provider calls (prepare the card again if needed, wait out the 3DS Method, send the
+ * AReq); every identical request waits in the object for that answer; a different body is a
+ * conflict. Before the AReq goes out the lease holder marks it sending: from then on, whatever
+ * fails, it is never sent again, and a request that finds it sent with no answer answers
+ * `unavailable`. A failure before that point leaves nothing behind (503, retry).
+ */
+export async function liveAuthenticate(
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: AuthenticateRequest,
+  card: ResolvedCard,
+  hash: string,
+): Promise<Result<Authenticated>> {
+  const { provider, requestor } = liveParts(deps, caller.entity);
+  const { guard, id } = deps.guardFor(caller.scope);
+  const context: AnswerContext = {
+    transactionReference: request.transactionReference,
+    brands: card.brands,
+    step: 'authenticate',
+    apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+  };
+  const answered = (answer: object, scenario: string, conflict = false): Result<Authenticated> =>
+    ok({ answer: { ...answer }, card: card.masked, scenario, conflict });
+
+  const leaseId = crypto.randomUUID();
+  const begun = await guard.liveBegin(hash, leaseId, deps.now, deps.now + SESSION_TTL_MS).catch(async (e: unknown) => {
+    // The lease may have been taken though its answer was lost: free it for the retry.
+    await settleLease(() => guard.liveAbandon(leaseId));
+    throw e;
+  });
+  switch (begun.kind) {
+    case 'answered':
+      return answered(begun.answer, 'live: answered before');
+    case 'conflict':
+      return answered(unavailableAnswer(context), 'conflict', true);
+    case 'lost':
+      return answered(unavailableAnswer(context), 'live: AReq sent, its answer unknown');
+  }
+
+  // This request holds the lease: the provider calls are its own.
+  let sent = false;
+  try {
+    const cardHash = await cardHashOf(deps.key, card.cardNumber);
+    const { prepared, method } = await preparedFor(deps, guard, provider, card.cardNumber, cardHash, begun);
+    if (prepared.kind !== 'prepared') {
+      const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
+      const why = prepared.kind === 'unsupported' ? prepared.why : 'not enrolled';
+      return answered(await completed(guard, leaseId, answer), `live: ${why}`);
+    }
+    const threeDSCompInd = await methodOutcome(guard, method);
+    const handle = await transactionHandle(deps.key, id);
+    const built = buildAReq({
+      version: prepared.version as EmvVersion,
+      threeDSServerTransID: prepared.threeDSServerTransID,
+      threeDSCompInd,
+      notificationURL: `${deps.baseUrl}${PAGES.challengeNotification}/${handle}`,
+      now: Date.now(),
+      request,
+      card: areqCard(card),
+      browser: begun.facts,
+      requestor,
+    });
+    if (!built.ok) {
+      await settleLease(() => guard.liveAbandon(leaseId));
+      return failed({ kind: 'bodyDoesNotMatchSchema', errors: built.errors });
+    }
+    // From here the AReq may reach the DS: it is never sent again.
+    if (!(await guard.liveSending(leaseId, Date.now()))) {
+      throw new StorageError('the authentication lease ran out before the AReq was sent');
+    }
+    sent = true;
+    let outcome: Awaited<ReturnType<typeof provider.authenticate>>;
+    try {
+      outcome = await provider.authenticate(built.areq);
+    } catch (e) {
+      // The provider failed before any DS saw the AReq: nothing happened, the next request sends it.
+      if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
+      if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
+      await settleLease(() => guard.liveLose(leaseId, Date.now()));
+      return answered(unavailableAnswer(context), 'live: AReq sent, its answer unknown');
+    }
+    if (outcome.kind === 'erro') {
+      const { errorCode, errorComponent } = outcome.erro;
+      const answer = await completed(guard, leaseId, unavailableAnswer(context));
+      return answered(answer, `live: Erro ${errorCode} from ${errorComponent}`);
+    }
+    const ares = outcome.ares;
+    if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
+      const { answer, challenge } = await challengeOf(deps, caller, request, card, id, ares);
+      return answered(await completed(guard, leaseId, answer, challenge), 'live: C');
+    }
+    const answer = answerForEmvResult(ares, context);
+    return answered(await completed(guard, leaseId, answer), `live: ${ares.transStatus ?? 'no transStatus'}`);
+  } catch (e) {
+    // Before the AReq was sent: leave nothing behind. After: it was sent and is never sent again.
+    await settleLease(() => (sent ? guard.liveLose(leaseId, Date.now()) : guard.liveAbandon(leaseId)));
+    throw e;
+  }
+}
+
+/** The card as the AReq takes it. */
+function areqCard(card: ResolvedCard): AReqCard {
+  return {
+    cardNumber: card.cardNumber,
+    brands: card.brands,
+    fromToken: card.tokenId !== undefined,
+    ...(card.cardExpiryDate ? { cardExpiryDate: card.cardExpiryDate } : {}),
+    ...(card.cardHolderName !== undefined ? { cardHolderName: card.cardHolderName } : {}),
+    ...(card.billingAddress ? { billingAddress: card.billingAddress } : {}),
+  };
+}
+
+/**
+ * The card's preparation: deviceDataInitialize's when it is for this card and under 70 s old,
+ * else a new one (whose 3DS Method then never ran: the browser ran the old one's, if any).
+ */
+async function preparedFor(
+  deps: ThreeDsDeps,
+  guard: ThreeDsGuardApi,
+  provider: Parameters<typeof prepareCard>[1],
+  cardNumber: string,
+  cardHash: string,
+  begun: LiveRun,
+): Promise<{ prepared: PreparedCard; method: MethodRecord }> {
+  const known = begun.prepared;
+  if (known && known.cardHash === cardHash && !needsPreparing(known.preparedAt, Date.now())) {
+    return { prepared: known, method: begun.method };
+  }
+  const prepared = await guard.livePrepared(await prepareCard(deps.key, provider, cardNumber), true, Date.now());
+  return { prepared, method: prepared.kind === 'prepared' && prepared.methodUrl ? { url: prepared.methodUrl } : {} };
+}
+
+/** threeDSCompInd, once a 3DS Method still running has had the rest of its 10 s. */
+async function methodOutcome(guard: ThreeDsGuardApi, method: MethodRecord): Promise<'Y' | 'N' | 'U'> {
+  let indicator = methodIndicator(method, Date.now());
+  if (indicator.kind === 'wait') {
+    const awaited = await guard.liveAwaitMethod(Date.now() + indicator.ms);
+    indicator = methodIndicator(awaited, Date.now());
+  }
+  // A wait that ended a hair early (clocks of two machines) is a method that did not complete in time.
+  return indicator.kind === 'indicator' ? indicator.value : 'N';
+}
+
+/**
+ * Records the lease holder's answer (tried three times: the AReq went out, so this answer is the
+ * only one there will ever be). If it cannot be recorded, nobody was told it: the transaction is
+ * marked lost, for good, and this request answers 503; its retries answer `unavailable`.
+ */
+async function completed(
+  guard: ThreeDsGuardApi,
+  leaseId: string,
+  answer: object,
+  challenge?: LiveChallenge,
+): Promise<Record<string, unknown>> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await guard.liveComplete(leaseId, { ...answer }, Date.now(), challenge);
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last instanceof Error ? last : new StorageError('the authentication answer could not be recorded');
+}
+
+/**
+ * The `challenged` answer and the challenge the guard keeps: the challenge page relays the CReq
+ * (base64url, no padding) to the ACS; the JWT expires 30 s after the ARes, as the ACS refuses a
+ * later CReq.
+ */
+async function challengeOf(
+  deps: ThreeDsDeps,
+  caller: Caller,
+  request: AuthenticateRequest,
+  card: ResolvedCard,
+  guardId: string,
+  ares: AuthenticationResponse,
+): Promise<{ answer: Record<string, unknown>; challenge: LiveChallenge }> {
+  const aresAt = Date.now();
+  const reference = newChallengeReference();
+  const creq = toBase64Url(
+    utf8(
+      JSON.stringify({
+        threeDSServerTransID: ares.threeDSServerTransID,
+        acsTransID: ares.acsTransID,
+        messageVersion: ares.messageVersion,
+        messageType: 'CReq',
+        challengeWindowSize: WINDOW_CODES[request.challenge.windowSize] ?? '02',
+      }),
+    ),
+  );
+  const acsURL = ares.acsURL!;
+  const { jwt } = await signJwt(
+    deps.key,
+    'challenge',
+    {
+      OrgUnitId: await orgUnitId(deps.key, caller.scope),
+      ReturnUrl: request.challenge.returnUrl,
+      Payload: { ACSUrl: acsURL, Payload: creq, TransactionId: reference },
+      ObjectifyPayload: true,
+      txn: guardId,
+    },
+    CHALLENGE_START_WINDOW_MS / 1000,
+    aresAt,
+  );
+  const url = `${deps.baseUrl}${PAGES.challenge}`;
+  return {
+    answer: {
+      outcome: 'challenged',
+      transactionReference: request.transactionReference,
+      authentication: { version: ares.messageVersion },
+      challenge: { reference, url, jwt, payload: creq },
+      _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
+    },
+    challenge: {
+      reference,
+      transactionReference: request.transactionReference,
+      acsURL,
+      acsTransID: ares.acsTransID,
+      dsTransID: ares.dsTransID,
+      threeDSServerTransID: ares.threeDSServerTransID,
+      messageVersion: ares.messageVersion,
+      creq,
+      aresAt,
+      returnUrl: request.challenge.returnUrl,
+      brands: [...card.brands],
+    },
+  };
+}
+
+/** An ACS URL the browser can be sent to: absolute http(s). */
+function isWebUrl(value: string | undefined): value is string {
+  if (value === undefined) return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}

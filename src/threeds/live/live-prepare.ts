@@ -1,0 +1,65 @@
+import { FailureError } from '../../failures';
+import type { EntityConfig } from '../../merchants/merchant-config';
+import type { RequestorBlock } from '../../merchants/requestor';
+import type { PreparedCard } from '../../storage/guards/live-transaction';
+import { hmacHex } from '../hmac-derived-values';
+import type { ThreeDsDeps } from '../steps/step-deps';
+import { chooseVersion } from './emv-versions';
+import type { ThreeDsServer } from './three-ds-server';
+
+/**
+ * Preparing a card at the 3DS Server provider (docs/threeds.md "Live": "Preparing the card"): its
+ * card range data, the transaction id the AReq will carry, the protocol version and the 3DS
+ * Method URL, or that no Directory Server knows the card. What is kept names the card by a keyed
+ * hash, never by its number.
+ */
+
+/** The keyed hash that tells whether a prepared card is the card being authenticated. */
+export function cardHashOf(key: Uint8Array<ArrayBuffer>, cardNumber: string): Promise<string> {
+  return hmacHex(key, `live-card:${cardNumber}`);
+}
+
+/** Prepares the card: one /preauth call. Throws ProviderUnavailable (503) or a refused key (500). */
+export async function prepareCard(
+  key: Uint8Array<ArrayBuffer>,
+  provider: ThreeDsServer,
+  cardNumber: string,
+): Promise<PreparedCard> {
+  // The provider keeps a preparation 80 s from when it made it: count from before the call.
+  const preparedAt = Date.now();
+  const cardHash = await cardHashOf(key, cardNumber);
+  const prepared = await provider.prepare({ acctNumber: cardNumber });
+  if (prepared.kind === 'notEnrolled') return { kind: 'notEnrolled', preparedAt, cardHash };
+  if (prepared.kind === 'refused') {
+    const { errorCode, errorComponent, errorDescription } = prepared.erro;
+    const why = `preparation refused: Erro ${errorCode} from ${errorComponent} (${errorDescription})`;
+    return { kind: 'unsupported', why, preparedAt, cardHash };
+  }
+  const choice = chooseVersion(prepared.crd);
+  if (!choice) return { kind: 'unsupported', why: 'no protocol version in common', preparedAt, cardHash };
+  return {
+    kind: 'prepared',
+    threeDSServerTransID: prepared.crd.threeDSServerTransID,
+    preparedAt,
+    cardHash,
+    version: choice.version,
+    ...(choice.methodUrl ? { methodUrl: choice.methodUrl } : {}),
+  };
+}
+
+/**
+ * What a live step needs that `test` does not: the provider and the entity's requestor block.
+ * Their absence is this deployment's misconfiguration (the live Worker checks both at start-up;
+ * the `test` Worker run with ENVIRONMENT=live may lack them): 503, logged.
+ */
+export function liveParts(
+  deps: ThreeDsDeps,
+  entity: EntityConfig,
+): { provider: ThreeDsServer; requestor: RequestorBlock } {
+  const missing = (what: string): never => {
+    throw new FailureError({ kind: 'misconfigured', what }, what);
+  };
+  if (!deps.provider) missing('live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY');
+  if (!entity.threeDSRequestor) missing('the entity has no threeDSRequestor block for live 3-D Secure');
+  return { provider: deps.provider!, requestor: entity.threeDSRequestor! };
+}
