@@ -117,3 +117,39 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
     rmSync(outdir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Serves the fake 3DS Server provider (docs/fake-3ds-server.md) on a local port, bundled from its
+ * own wrangler.toml: the provider a live Worker started with `THREEDS_SERVER_URL` at its URL
+ * calls, and whose ACS pages a browser loads (the fake names the origin it is called at).
+ */
+export async function startFakeProvider(options: { root: string; quiet?: boolean }): Promise<LocalWorker> {
+  const config = join(options.root, 'src', 'fake-3ds-server', 'wrangler.toml');
+  const outdir = mkdtempSync(join(tmpdir(), 'fake-3ds-bundle-'));
+  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '-c', config, '--outdir', outdir], {
+    cwd: options.root,
+    stdio: 'pipe',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  try {
+    return await started({
+      ...workerOptions,
+      modules: [
+        { type: 'ESModule' as const, path: join(outdir, 'index.js'), contents: readFileSync(join(outdir, 'index.js')) },
+      ],
+      modulesRoot: outdir,
+      modulesRules: undefined,
+      host: '127.0.0.1',
+      port: 0,
+      ...(options.quiet
+        ? {
+            handleRuntimeStdio: (stdout: Readable, stderr: Readable) =>
+              void [stdout, stderr].forEach((s) => s.resume()),
+          }
+        : {}),
+    } as ConstructorParameters<typeof Miniflare>[0]);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}

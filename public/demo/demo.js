@@ -8,8 +8,24 @@
     const then = s.verification ? ` → ${s.verification}` : '';
     $('name').add(new Option(`${s.cardHolderName} (${s.authenticate}${then})`, s.cardHolderName));
   }
-  $('name').add(new Option('any other name (risk rules decide)', 'Jane Doe'));
-  $('name').value = '3ds2-challenge-identified';
+  if (config.environment === 'live') {
+    // A local live checkout: the fake 3DS Server provider decides by the card's last four digits.
+    $('environment').textContent = 'live environment, local 3DS Server provider';
+    $('name-note').textContent = 'Cardholder name';
+    $('name').add(new Option('Jane Doe', 'Jane Doe'));
+    const samples = $('samples');
+    samples.replaceChildren('Try: ');
+    for (const c of config.liveCards) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.dataset.card = c.cardNumber;
+      button.textContent = c.label;
+      samples.append(button, ' ');
+    }
+  } else {
+    $('name').add(new Option('any other name (risk rules decide)', 'Jane Doe'));
+    $('name').value = '3ds2-challenge-identified';
+  }
   for (const size of config.windowSizes) $('window').add(new Option(size, size));
   $('window').value = '390x400';
 

@@ -8,11 +8,13 @@ import { publicBaseUrl } from '../routes/deps-from-request';
 import { WINDOW_SIZES } from '../schemas/threeds-requests';
 import { THREEDS_PATH } from '../threeds/api-paths';
 import { escapeHtml } from '../threeds/page-html';
+import { scenarioCard } from '../fake-3ds-server/test-cards';
 import { SCENARIOS } from '../threeds/scenarios';
 
 /**
  * The demo checkout at /demo (`test` only: the live Worker, src/live.ts, does not contain it, and
- * every /demo path answers 404 when ENVIRONMENT is not `test`): a card form that shows the BIN
+ * every /demo path answers 404 when ENVIRONMENT is not `test`, but in a local live checkout
+ * against the fake provider): a card form that shows the BIN
  * answer as the cardholder types (binLookup with the demo merchant's publishable key, from the
  * page), then runs the whole 3DS flow in the page. Its server side is this file: a small merchant
  * backend that calls the 3DS API as a merchant's server would, through the Worker's whole
@@ -32,10 +34,40 @@ const DEMO_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Every /demo path is a 404 outside `test`. */
+/**
+ * Every /demo path is a 404 outside `test`, except in a local live checkout: `npm run start:live`
+ * sets DEMO_IN_LIVE so that the demo runs live 3-D Secure against the fake 3DS Server provider.
+ */
 function testOnly(rc: RequestContext): void {
-  if (rc.settings.environment !== 'test') fail({ kind: 'resourceNotFound' });
+  if (rc.settings.environment === 'test') return;
+  if (rc.settings.environment === 'live' && rc.env.DEMO_IN_LIVE === 'true') return;
+  fail({ kind: 'resourceNotFound' });
 }
+
+/**
+ * The demo page's CSP. In live the challenge frame goes on to the issuer's ACS (any https origin,
+ * or the local fake provider's), so frames may load those too.
+ */
+function demoCsp(rc: RequestContext): string {
+  if (rc.settings.environment !== 'live') return DEMO_CSP;
+  const provider = rc.settings.threeDsServer ? ` ${new URL(rc.settings.threeDsServer.baseUrl).origin}` : '';
+  return DEMO_CSP.replace("frame-src 'self'", `frame-src 'self' https:${provider}`);
+}
+
+/**
+ * Cards of the fake 3DS Server provider's scenarios (docs/fake-3ds-server.md), for the demo in a
+ * local live checkout: the provider decides by the last four digits. 2.2.0 cards, which take the
+ * local http pages.
+ */
+const LIVE_DEMO_CARDS = [
+  ['frictionless, 3DS Method completes', '2000'],
+  ['frictionless, 3DS Method times out', '2200'],
+  ['challenge (code 1234)', '2072'],
+  ['challenge passes by itself', '2070'],
+  ['attempted (A)', '2020'],
+  ['declined (N)', '2010'],
+  ['unavailable (U)', '2050'],
+] as const;
 
 /** `username:password` of the demo merchant, or 503 when the demo is not configured. */
 function demoCredentials(rc: RequestContext): { username: string; authorization: string } {
@@ -45,9 +77,9 @@ function demoCredentials(rc: RequestContext): { username: string; authorization:
   return { username: value.slice(0, colon), authorization: `Basic ${btoa(value)}` };
 }
 
-function withCsp(response: Response): Response {
+function withCsp(response: Response, csp: string): Response {
   const out = new Response(response.body, response);
-  out.headers.set('Content-Security-Policy', DEMO_CSP);
+  out.headers.set('Content-Security-Policy', csp);
   out.headers.set('X-Content-Type-Options', 'nosniff');
   return out;
 }
@@ -55,7 +87,7 @@ function withCsp(response: Response): Response {
 /** `GET /demo`: the page. */
 async function demoPage(rc: RequestContext): Promise<Response> {
   testOnly(rc);
-  return withCsp(await rc.env.ASSETS.fetch(new URL('/demo/', rc.url)));
+  return withCsp(await rc.env.ASSETS.fetch(new URL('/demo/', rc.url)), demoCsp(rc));
 }
 
 /** `GET /demo/*`: the page's script, styles and images. */
@@ -63,7 +95,7 @@ async function demoFile(rc: RequestContext): Promise<Response> {
   testOnly(rc);
   const response = await rc.env.ASSETS.fetch(new Request(rc.url, { method: 'GET' }));
   if (response.status === 404) fail({ kind: 'resourceNotFound' });
-  return withCsp(response);
+  return withCsp(response, demoCsp(rc));
 }
 
 /**
@@ -80,11 +112,19 @@ function demoConfig(rc: RequestContext): Promise<EndpointResult> {
     body: {
       publishableKey: key?.key ?? null,
       entity: DEMO_ENTITY,
-      scenarios: SCENARIOS.map((s) => ({
-        cardHolderName: s.name,
-        authenticate: s.authenticate,
-        ...(s.verification ? { verification: s.verification } : {}),
-      })),
+      environment: rc.settings.environment,
+      scenarios:
+        rc.settings.environment === 'test'
+          ? SCENARIOS.map((s) => ({
+              cardHolderName: s.name,
+              authenticate: s.authenticate,
+              ...(s.verification ? { verification: s.verification } : {}),
+            }))
+          : [],
+      liveCards:
+        rc.settings.environment === 'live'
+          ? LIVE_DEMO_CARDS.map(([label, suffix]) => ({ label, cardNumber: scenarioCard(suffix, '457173') }))
+          : [],
       windowSizes: WINDOW_SIZES,
     },
   });
@@ -172,7 +212,7 @@ async function demoReturn(rc: RequestContext): Promise<Response> {
   return new Response(html, {
     headers: {
       'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': DEMO_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'"),
+      'Content-Security-Policy': demoCsp(rc).replace("frame-ancestors 'none'", "frame-ancestors 'self'"),
     },
   });
 }

@@ -21,7 +21,12 @@ const outside: string[] = [];
 beforeAll(async () => {
   [worker, live] = await Promise.all([
     startLocalWorker({ root: process.cwd(), quiet: true }),
-    startLocalWorker({ root: process.cwd(), quiet: true, vars: { ENVIRONMENT: 'live' } }),
+    // Live settings require a provider URL (else every request is a 503); no DEMO_IN_LIVE.
+    startLocalWorker({
+      root: process.cwd(),
+      quiet: true,
+      vars: { ENVIRONMENT: 'live', THREEDS_SERVER_URL: 'https://provider.invalid' },
+    }),
   ]);
   browser = await launchChromium();
 }, 120_000);
