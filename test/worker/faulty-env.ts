@@ -34,6 +34,8 @@ export interface Fault {
 
 export class StorageHarness {
   readonly calls: StorageCall[] = [];
+  /** The JSON answers of the provider calls that answered (live), in order. */
+  readonly providerAnswers: { op: string; body: Record<string, any> }[] = [];
   private fault: Fault | undefined;
   private matched = 0;
   private kvWriteDelayMs = 0;
@@ -157,10 +159,17 @@ export class StorageHarness {
         return (input: RequestInfo, init?: RequestInit) => {
           const request = new Request(input, init);
           const op = new URL(request.url).pathname.slice(1);
-          return this.run(
-            { store: 'provider', op },
-            () => Reflect.apply(value, target, [request]) as Promise<Response>,
-          );
+          return this.run({ store: 'provider', op }, async () => {
+            const response = (await Reflect.apply(value, target, [request])) as Response;
+            const body: unknown = await response
+              .clone()
+              .json()
+              .catch(() => undefined);
+            if (typeof body === 'object' && body !== null) {
+              this.providerAnswers.push({ op, body: body as Record<string, any> });
+            }
+            return response;
+          });
         };
       },
     });

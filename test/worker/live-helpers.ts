@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { fromBase64Url } from '../../src/bytes';
+import type { EmvMessageType, EmvVersion } from '../../src/emv/emv-rules';
+import { emvProblems } from '../../src/emv/emv-validator';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { StorageHarness } from './faulty-env';
 import { call } from './helpers';
@@ -222,3 +224,23 @@ export function verifyBodyOf(body: Json, answer: Json): Json {
 }
 
 export { newReference };
+
+/** Asserts an EMV message passes its version's field rules (browser channel, payment). */
+export function expectValidEmv(message: EmvMessageType, value: Json): void {
+  const version = value.messageVersion as EmvVersion;
+  expect(emvProblems(message, version, { channel: 'BRW', category: 'PA' }, value), `${message} ${version}`).toEqual([]);
+}
+
+/**
+ * Asserts every EMV message the fake holds for a transaction passes its rules: the AReq the
+ * service built, the ARes, the Erro, the RReq and the CRes of its challenge.
+ */
+export async function expectValidMessages(threeDSServerTransID: string): Promise<Json> {
+  const saw = await fakeTransaction(threeDSServerTransID);
+  if (saw.areq) expectValidEmv('AReq', saw.areq);
+  if (saw.ares) expectValidEmv('ARes', saw.ares);
+  if (saw.lastErro) expectValidEmv('Erro', saw.lastErro);
+  if (saw.rreq) expectValidEmv('RReq', saw.rreq);
+  if (saw.challenge?.cres) expectValidEmv('CRes', saw.challenge.cres);
+  return saw;
+}

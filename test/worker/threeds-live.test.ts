@@ -6,6 +6,8 @@ import {
   collectInBrowser,
   creqOf,
   endChallenge,
+  expectValidEmv,
+  expectValidMessages,
   fake,
   fakeTransaction,
   liveBody,
@@ -90,6 +92,8 @@ describe('live authenticate, frictionless', () => {
   ])('card …%s answers %o', async (suffix, expected, authentication) => {
     const h = liveHarness();
     const answer = await liveJson(h, 'authenticate', liveBody(suffix, { browser: true }));
+    const saw = await expectValidMessages(h.providerAnswers.find((a) => a.op === 'preauth')!.body.threeDSServerTransID);
+    expect(saw.ares ?? saw.lastErro).toBeDefined();
     expect(answer).toMatchObject(expected);
     if (authentication) expect(answer.authentication).toMatchObject({ version: '2.2.0', ...authentication });
     else expect(answer.authentication).toBeUndefined();
@@ -287,6 +291,9 @@ describe('live challenge', () => {
     expect(hiddenField(ended.html, 'MD')).toBe('order-42');
 
     const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
+    const saw = await expectValidMessages(creqOf(answer).threeDSServerTransID);
+    expect(saw.rreq.transStatus).toBe('Y');
+    expectValidEmv('CReq', creqOf(answer));
     expect(verified).toEqual({
       outcome: 'authenticated',
       transactionReference: body.transactionReference,
@@ -314,6 +321,7 @@ describe('live challenge', () => {
     await livePage(h, '/3ds/challenge', { JWT: answer.challenge.jwt });
     const ended = await endChallenge(h, answer, result);
     expect(ended.html).toContain('Payment not verified');
+    await expectValidMessages(creqOf(answer).threeDSServerTransID);
     const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified).toMatchObject(expected);
     expect(verified.authentication).toMatchObject({ eci: '07', ...detail });
