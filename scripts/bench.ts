@@ -10,10 +10,12 @@
  *    in a fresh process per run (rows/s, peak memory, gzip size, the 30 s target); with
  *    --population, the coverage of that population's BINs by the embedded index and by the
  *    layering with the population as its last layer.
+ * 5. Live: live 3DS flows against the fake 3DS Server provider beside this tree's `test` flows, and
+ *    the provider calls of each flow.
  * 3. Requests: workerd CPU per login scenario, a legitimate client's latency under a flood of
  *    wrong passwords, and panLookup against a bare Worker, this tree against `--requests-baseline`.
  *
- *   npm run bench -- [--only bin|scale|requests|threeds] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|threeds|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
  *                    [--population FILE [--population-format NAME]]
@@ -38,6 +40,7 @@ import { runCoverage, runScaleBench } from './bench/scale';
 import { runDataset, type Dataset, type DatasetResult } from './bench/run-dataset';
 import { renderAgreement, renderTable, renderTargets } from './bench/table';
 import { runHttpBench } from './bench/http-bench';
+import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
 import { generateSyntheticCsv } from './bench/synthetic-bins';
 
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
       'population-format': { type: 'string' },
     },
   });
-  const parts = ['bin', 'scale', 'threeds', 'requests'];
+  const parts = ['bin', 'scale', 'threeds', 'live', 'requests'];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -160,6 +163,19 @@ async function main(): Promise<void> {
     });
     console.log(
       `\n## 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('live')) {
+    const report = await runLiveBench({
+      root: ROOT,
+      runs: runCount,
+      flows: positiveInt(values.flows, 'flows'),
+      concurrency: positiveInt(values.concurrency, 'concurrency'),
+      log,
+    });
+    console.log(
+      `\n## Live 3DS flows against the fake provider (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }

@@ -105,7 +105,9 @@ export async function timedFlows(base: URL, kind: FlowKind, flows: number, concu
       while (next < flows) {
         next++;
         const start = performance.now();
-        requests += await runFlow(base, kind, false);
+        // Awaited first: `requests += await …` would add to the count read before the await.
+        const made = await runFlow(base, kind, false);
+        requests += made;
         latencies.push(performance.now() - start);
       }
     }),
