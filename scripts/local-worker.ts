@@ -73,11 +73,49 @@ export interface LocalWorkerOptions {
   vars?: Record<string, string>;
 }
 
-export async function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWorker> {
-  const { root } = options;
+export function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWorker> {
+  const secrets = parseEnv(readFileSync(join(options.root, '.dev.vars.example'), 'utf8')) as Record<string, string>;
+  return serveBundle({
+    root: options.root,
+    config: join(options.root, 'wrangler.toml'),
+    deployArgs: ['--env', ''],
+    bindings: { ...secrets, ENVIRONMENT: 'test', ...options.vars },
+    ...(options.entry !== undefined ? { entry: options.entry } : {}),
+    ...(options.quiet ? { quiet: true } : {}),
+  });
+}
+
+/**
+ * Serves the fake 3DS Server provider (docs/fake-3ds-server.md) on a local port, bundled from its
+ * own wrangler.toml: the provider a live Worker started with `THREEDS_SERVER_URL` at its URL
+ * calls, and whose ACS pages a browser loads (the fake names the origin it is called at).
+ */
+export function startFakeProvider(options: { root: string; quiet?: boolean }): Promise<LocalWorker> {
+  const config = join(options.root, 'src', 'fake-3ds-server', 'wrangler.toml');
+  return serveBundle({
+    root: options.root,
+    config,
+    deployArgs: ['-c', config],
+    ...(options.quiet ? { quiet: true } : {}),
+  });
+}
+
+/**
+ * Bundles a Worker as `wrangler deploy` does (`deployArgs` pick its configuration and
+ * environment) and serves the bundle with the bindings its configuration declares, plus
+ * `bindings`.
+ */
+async function serveBundle(o: {
+  root: string;
+  config: string;
+  deployArgs: string[];
+  bindings?: Record<string, string>;
+  entry?: string;
+  quiet?: boolean;
+}): Promise<LocalWorker> {
   const outdir = mkdtempSync(join(tmpdir(), 'card-edge-bundle-'));
-  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--env', '', '--outdir', outdir], {
-    cwd: root,
+  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', ...o.deployArgs, '--outdir', outdir], {
+    cwd: o.root,
     stdio: 'pipe',
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
   });
@@ -86,12 +124,11 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
     .filter((f) => f.endsWith('.bin'))
     .sort();
   modules.unshift('index.js');
-  if (options.entry !== undefined) {
-    writeFileSync(join(outdir, 'harness-entry.js'), options.entry);
+  if (o.entry !== undefined) {
+    writeFileSync(join(outdir, 'harness-entry.js'), o.entry);
     modules.unshift('harness-entry.js');
   }
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, 'wrangler.toml'));
-  const secrets = parseEnv(readFileSync(join(root, '.dev.vars.example'), 'utf8')) as Record<string, string>;
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(o.config);
   // The modules are read into memory below: the bundle folder can go once Miniflare has them.
   try {
     return await started({
@@ -103,46 +140,10 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
       })),
       modulesRoot: outdir,
       modulesRules: undefined,
-      bindings: { ...workerOptions.bindings, ...secrets, ENVIRONMENT: 'test', ...options.vars },
+      bindings: { ...workerOptions.bindings, ...o.bindings },
       host: '127.0.0.1',
       port: 0,
-      ...(options.quiet
-        ? {
-            handleRuntimeStdio: (stdout: Readable, stderr: Readable) =>
-              void [stdout, stderr].forEach((s) => s.resume()),
-          }
-        : {}),
-    } as ConstructorParameters<typeof Miniflare>[0]);
-  } finally {
-    rmSync(outdir, { recursive: true, force: true });
-  }
-}
-
-/**
- * Serves the fake 3DS Server provider (docs/fake-3ds-server.md) on a local port, bundled from its
- * own wrangler.toml: the provider a live Worker started with `THREEDS_SERVER_URL` at its URL
- * calls, and whose ACS pages a browser loads (the fake names the origin it is called at).
- */
-export async function startFakeProvider(options: { root: string; quiet?: boolean }): Promise<LocalWorker> {
-  const config = join(options.root, 'src', 'fake-3ds-server', 'wrangler.toml');
-  const outdir = mkdtempSync(join(tmpdir(), 'fake-3ds-bundle-'));
-  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '-c', config, '--outdir', outdir], {
-    cwd: options.root,
-    stdio: 'pipe',
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-  });
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
-  try {
-    return await started({
-      ...workerOptions,
-      modules: [
-        { type: 'ESModule' as const, path: join(outdir, 'index.js'), contents: readFileSync(join(outdir, 'index.js')) },
-      ],
-      modulesRoot: outdir,
-      modulesRules: undefined,
-      host: '127.0.0.1',
-      port: 0,
-      ...(options.quiet
+      ...(o.quiet
         ? {
             handleRuntimeStdio: (stdout: Readable, stderr: Readable) =>
               void [stdout, stderr].forEach((s) => s.resume()),

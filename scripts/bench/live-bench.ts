@@ -1,6 +1,6 @@
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { startFakeProvider, startLocalWorker, type LocalWorker } from '../local-worker';
-import { timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
+import { timed, timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
 
 /**
  * The live part of `npm run bench` (`--only live`): full live 3-D Secure flows of this tree's
@@ -136,35 +136,6 @@ export async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise
   return { requests, preparedId, authenticatedId };
 }
 
-/** `flows` live flows of one kind, `concurrency` at a time. */
-async function timedLiveFlows(
-  base: URL,
-  fake: URL,
-  kind: FlowKind,
-  flows: number,
-  concurrency: number,
-): Promise<FlowRun> {
-  const latencies: number[] = [];
-  let requests = 0;
-  let next = 0;
-  const began = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < flows) {
-        next++;
-        const start = performance.now();
-        const made = (await runLiveFlow(base, fake, kind)).requests;
-        requests += made;
-        latencies.push(performance.now() - start);
-      }
-    }),
-  );
-  const seconds = (performance.now() - began) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { flowsPerSecond: flows / seconds, requestsPerSecond: requests / seconds, p50: at(0.5), p99: at(0.99) };
-}
-
 /** The provider calls of one flow of each kind, as the fake saw them. */
 async function providerCalls(live: URL, fake: URL): Promise<Record<FlowKind, string>> {
   const out = {} as Record<FlowKind, string>;
@@ -203,7 +174,8 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
       },
       {
         label: 'live (fake provider)',
-        run: (kind: FlowKind, n: number) => timedLiveFlows(live.url, fake.url, kind, n, o.concurrency),
+        run: (kind: FlowKind, n: number) =>
+          timed(async () => (await runLiveFlow(live.url, fake.url, kind)).requests, n, o.concurrency),
       },
     ];
     const results = new Map<string, FlowRun[]>();

@@ -95,7 +95,15 @@ export interface FlowRun {
 }
 
 /** `flows` flows of one kind, `concurrency` at a time; latency is each whole flow's. */
-export async function timedFlows(base: URL, kind: FlowKind, flows: number, concurrency: number): Promise<FlowRun> {
+export function timedFlows(base: URL, kind: FlowKind, flows: number, concurrency: number): Promise<FlowRun> {
+  return timed(() => runFlow(base, kind, false), flows, concurrency);
+}
+
+/**
+ * Runs `flows` flows, `concurrency` at a time: flows/s, requests/s (each flow says how many
+ * requests it made), and the p50 and p99 of each whole flow's latency.
+ */
+export async function timed(flow: () => Promise<number>, flows: number, concurrency: number): Promise<FlowRun> {
   const latencies: number[] = [];
   let requests = 0;
   let next = 0;
@@ -106,7 +114,7 @@ export async function timedFlows(base: URL, kind: FlowKind, flows: number, concu
         next++;
         const start = performance.now();
         // Awaited first: `requests += await …` would add to the count read before the await.
-        const made = await runFlow(base, kind, false);
+        const made = await flow();
         requests += made;
         latencies.push(performance.now() - start);
       }

@@ -1,22 +1,11 @@
+import { isLuhnValid } from '../bin/luhn';
+
 /**
  * Card numbers for the fake 3DS Server's scenarios (src/fake-3ds-server/scenarios.ts), which, like
  * 3dsecure.io's sandbox, reads its scenario from the last four digits. Those four digits are
  * chosen, so the digit before them is the one that makes the number pass the Luhn check the
  * service applies to every card number.
  */
-
-function luhnValid(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = Number(digits[digits.length - 1 - i]);
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
 
 /**
  * A Luhn-valid card number that starts with `prefix` and ends with the 4-digit `suffix`.
@@ -33,7 +22,7 @@ export function scenarioCard(suffix: string, prefix = '400010', length = 16): st
   const body = prefix.padEnd(length - 5, '0');
   for (let x = 0; x <= 9; x++) {
     const candidate = `${body}${x}${suffix}`;
-    if (luhnValid(candidate)) return candidate;
+    if (isLuhnValid(candidate)) return candidate;
   }
   throw new Error('unreachable: one of ten digits always fits');
 }

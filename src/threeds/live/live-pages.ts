@@ -3,8 +3,7 @@ import { FailureError } from '../../failures';
 import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { LiveChallenge } from '../../storage/guards/live-transaction';
 import { PAGES } from '../api-paths';
-import { derivedUuid } from '../hmac-derived-values';
-import { verifyJwt } from '../jwt';
+import { DDC_REFUSED, ddcOf } from '../steps/device-data-collection';
 import { pageError as error, type PageAnswer } from '../steps/page-answer';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import type { BrowserFacts } from './areq-builder';
@@ -75,16 +74,11 @@ export function scriptFacts(posted: unknown): BrowserFacts {
  * `test`), and answers the page that runs the 3DS Method while its 10 s are not over.
  */
 export async function collectDeviceDataLive(deps: ThreeDsDeps, jwt: string, headers: Headers): Promise<PageAnswer> {
-  const refused: PageAnswer = { kind: 'ddc', message: { MessageType: 'profile.completed', Status: false } };
-  const verified = await verifyJwt<{ txn?: unknown }>(deps.key, 'ddc', jwt, deps.now);
-  if (!verified.ok || typeof verified.claims.txn !== 'string') return refused;
-  const guard = deps.guardById(verified.claims.txn);
-  if (!guard) return refused;
-  const jti = verified.claims.jti!;
-  const sessionId = `0_${await derivedUuid(deps.key, `ddc-session:${jti}`)}`;
-  const collected = await guard.liveCollect(jti, sessionId, deps.now, { ...headerFacts(headers) });
-  if (collected.kind === 'unknown') return refused;
-  const handle = await transactionHandle(deps.key, verified.claims.txn);
+  const ddc = await ddcOf(deps, jwt);
+  if (!ddc) return DDC_REFUSED;
+  const collected = await ddc.guard.liveCollect(ddc.jti, ddc.sessionId, deps.now, { ...headerFacts(headers) });
+  if (collected.kind === 'unknown') return DDC_REFUSED;
+  const handle = await transactionHandle(deps.key, ddc.guardId);
   const { prepared, method } = collected;
   const running =
     prepared?.kind === 'prepared' &&

@@ -1,5 +1,6 @@
 import { derivedUuid } from '../hmac-derived-values';
 import { verifyJwt } from '../jwt';
+import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { PageAnswer } from './page-answer';
 import type { ThreeDsDeps } from './step-deps';
 
@@ -10,13 +11,30 @@ import type { ThreeDsDeps } from './step-deps';
  * the transaction's guard (`txn`), which decides; the page holds no state of its own.
  */
 export async function collectDeviceData(deps: ThreeDsDeps, jwt: string): Promise<PageAnswer> {
-  const refused: PageAnswer = { kind: 'ddc', message: { MessageType: 'profile.completed', Status: false } };
-  const verified = await verifyJwt<{ txn?: unknown }>(deps.key, 'ddc', jwt, deps.now);
-  if (!verified.ok || typeof verified.claims.txn !== 'string') return refused;
-  const guard = deps.guardById(verified.claims.txn);
-  if (!guard) return refused;
-  const jti = verified.claims.jti!;
-  const collected = await guard.collect(jti, `0_${await derivedUuid(deps.key, `ddc-session:${jti}`)}`, deps.now);
-  if (collected.kind === 'unknown') return refused;
+  const ddc = await ddcOf(deps, jwt);
+  if (!ddc) return DDC_REFUSED;
+  const collected = await ddc.guard.collect(ddc.jti, ddc.sessionId, deps.now);
+  if (collected.kind === 'unknown') return DDC_REFUSED;
   return { kind: 'ddc', message: { MessageType: 'profile.completed', SessionId: collected.sessionId, Status: true } };
+}
+
+/** What the DDC page tells its parent for a JWT it cannot take. */
+export const DDC_REFUSED: PageAnswer = { kind: 'ddc', message: { MessageType: 'profile.completed', Status: false } };
+
+/**
+ * A DDC JWT's transaction: its guard and id, the JWT's id, and the collection's SessionId
+ * (derived from the JWT's id, so a repost answers the same one); undefined for a JWT this
+ * service did not issue, or an expired one.
+ */
+export async function ddcOf(
+  deps: ThreeDsDeps,
+  jwt: string,
+): Promise<{ guard: ThreeDsGuardApi; guardId: string; jti: string; sessionId: string } | undefined> {
+  const verified = await verifyJwt<{ txn?: unknown }>(deps.key, 'ddc', jwt, deps.now);
+  if (!verified.ok || typeof verified.claims.txn !== 'string') return undefined;
+  const guard = deps.guardById(verified.claims.txn);
+  if (!guard) return undefined;
+  const jti = verified.claims.jti!;
+  const sessionId = `0_${await derivedUuid(deps.key, `ddc-session:${jti}`)}`;
+  return { guard, guardId: verified.claims.txn, jti, sessionId };
 }
