@@ -48,7 +48,16 @@ export type Failure =
   | { kind: 'tokenNotFound' }
   /** POST /tokens of a number no card scheme claims (Worldpay's 422). */
   | { kind: 'unrecognizedCardBrand' }
+  /** A token updated 50 times in the last 30 days (Worldpay's 429); the next is possible in `retryAfter` s. */
+  | { kind: 'maximumUpdatesExceeded'; retryAfter: number }
+  /** A 17th card in a namespace (Worldpay's 403). */
+  | { kind: 'tooManyTokensForNamespace' }
   | { kind: 'challengeNotFound' }
+  /**
+   * 3DS v2 and v3: a different authenticate body under a transactionReference already
+   * authenticated (v1 answers outcome `unavailable` instead).
+   */
+  | { kind: 'transactionReferenceDuplicate' }
   /** A sandbox control called in `live`. */
   | { kind: 'sandboxNotEnabled' }
   /** KV or a Durable Object failed, timed out or hung: 503 with Retry-After. */

@@ -11,3 +11,4 @@ export default createWorker(API_ROUTES, embeddedServices({ live: true })) satisf
 /** The Durable Objects that decide what KV cannot (docs/storage.md). */
 export { ThreeDsGuard } from './storage/guards/threeds-guard';
 export { TokenGuard } from './storage/guards/token-guard';
+export { NamespaceGuard } from './storage/guards/namespace-guard';

@@ -7,7 +7,7 @@
  */
 import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { CARD_BIN_MEDIA_TYPE, THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../../src/http/media-types';
+import { CARD_BIN_API, THREE_DS_API, TOKENS_API, type ApiProfile } from '../../src/http/api-headers';
 import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin-requests';
 import { checkErrorName } from '../../src/schemas/field-errors';
 import { SCENARIOS } from '../../src/threeds/scenarios';
@@ -17,7 +17,8 @@ import {
   DEVICE_DATA_INITIALIZE,
   VERIFICATION,
 } from '../../src/schemas/threeds-requests';
-import { CREATE_TOKEN } from '../../src/schemas/token-requests';
+import { CREATE_TOKEN, TOKEN_UPDATES } from '../../src/schemas/token-requests';
+import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import {
   CARD_BIN_DATA,
   DEVICE_DATA_INITIALIZE_ANSWER,
@@ -26,10 +27,16 @@ import {
   SANDBOX_CHALLENGE_ANSWER,
   THREEDS_ANSWER,
   TOKEN_CONFLICT,
+  TOKEN_LIST,
   TOKEN_RESOURCE,
 } from './responses';
 
 type Json = Record<string, unknown>;
+
+/** The body of each token update, as its own schema (`TokenUpdate_<attribute>`). */
+const TOKEN_UPDATE_SCHEMAS = Object.fromEntries(
+  Object.entries(TOKEN_UPDATES).map(([attribute, schema]) => [`TokenUpdate_${attribute}`, schema]),
+);
 
 /** Request and answer schemas, named as components. */
 export const SCHEMAS: Record<string, v.GenericSchema> = {
@@ -47,6 +54,8 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   CreateTokenRequest: CREATE_TOKEN,
   TokenResource: TOKEN_RESOURCE,
   TokenConflict: TOKEN_CONFLICT,
+  TokenList: TOKEN_LIST,
+  ...TOKEN_UPDATE_SCHEMAS,
   ErrorDocument: ERROR_DOCUMENT,
 };
 
@@ -91,27 +100,39 @@ const COMMON_HEADERS = {
 };
 
 interface Api {
-  mediaType: string;
+  /** The media type of each version the API speaks, from the profile the Worker negotiates with. */
+  mediaTypes: readonly string[];
   tag: string;
   responseHeaders: Json;
 }
 
+const mediaTypesOf = (profile: ApiProfile): string[] => profile.versions.map((v) => v.mediaType);
+
 const CARD_BIN: Api = {
-  mediaType: CARD_BIN_MEDIA_TYPE,
+  mediaTypes: mediaTypesOf(CARD_BIN_API),
   tag: 'Card BIN',
   responseHeaders: { 'WP-Api-Version': header('WP-Api-Version'), 'Bin-Data-Version': header('Bin-Data-Version') },
 };
-const THREE_DS: Api = { mediaType: THREE_DS_MEDIA_TYPE, tag: '3-D Secure', responseHeaders: {} };
-const TOKENS: Api = { mediaType: TOKENS_MEDIA_TYPE, tag: 'Tokens', responseHeaders: {} };
+const THREE_DS: Api = { mediaTypes: mediaTypesOf(THREE_DS_API), tag: '3-D Secure', responseHeaders: {} };
+const TOKENS: Api = { mediaTypes: mediaTypesOf(TOKENS_API), tag: 'Tokens', responseHeaders: {} };
+
+/**
+ * A request body or an answer under every media type of the API: each version of an operation
+ * takes and answers the same shapes (docs/compatibility.md says what v2 and v3 clients get).
+ */
+function content(api: Api, schema: string): Json {
+  return Object.fromEntries(api.mediaTypes.map((type) => [type, { schema: ref(schema) }]));
+}
 
 /** The errors every JSON operation may answer, with what each status means. */
 const ERROR_STATUSES: Record<string, string> = {
   '400':
-    'headerIsMissing, headerHasInvalidValue (WP-Api-Version, WP-Sandbox-Simulate), bodyIsEmpty, bodyIsNotJson, bodyDoesNotMatchSchema, urlContainsInvalidValue, entityIsNotConfigured, merchantIsNotConfigured, paymentInstrumentIsNotSupported, currencyIsNotSupported, underlyingPaymentInstrumentHasExpired',
+    'headerIsMissing, headerHasInvalidValue (Content-Type naming another version than Accept, WP-Api-Version, WP-Sandbox-Simulate), bodyIsEmpty, bodyIsNotJson, bodyDoesNotMatchSchema, urlContainsInvalidValue, entityIsNotConfigured, merchantIsNotConfigured, paymentInstrumentIsNotSupported, currencyIsNotSupported, underlyingPaymentInstrumentHasExpired, transactionReferenceIsADuplicate (3DS authenticate, versions 2 and 3)',
   '401': 'headerIsMissing / headerHasInvalidValue (Authorization), accessDenied',
-  '406': 'headerHasInvalidValue: Accept does not allow the media type',
+  '406':
+    'headerHasInvalidValue: Accept allows none of the media types (3DS and Tokens: named explicitly, no wildcards)',
   '413': 'bodyIsTooLarge: over 64 KiB',
-  '415': 'headerHasInvalidValue: Content-Type is not the media type',
+  '415': 'headerHasInvalidValue: Content-Type is none of the media types',
   '429': 'tooManyRequests: failed logins, publishable-key lookups, or WP-Sandbox-Simulate',
   '500': 'internalErrorOccurred',
   '503': 'serviceUnavailable: storage or configuration',
@@ -124,7 +145,7 @@ function errorResponse(api: Api, status: string, description: string): Json {
   return {
     description,
     headers: { ...COMMON_HEADERS, ...api.responseHeaders, ...extra },
-    content: { [api.mediaType]: { schema: ref('ErrorDocument') } },
+    content: content(api, 'ErrorDocument'),
   };
 }
 
@@ -149,7 +170,7 @@ function operation(
     responses[status] = {
       description: s.description,
       headers: { ...COMMON_HEADERS, ...api.responseHeaders, ...s.headers },
-      ...(s.schema ? { content: { [api.mediaType]: { schema: ref(s.schema) } } } : {}),
+      ...(s.schema ? { content: content(api, s.schema) } : {}),
     };
   }
   for (const [status, description] of Object.entries(errors)) {
@@ -168,7 +189,7 @@ function operation(
       { $ref: '#/components/parameters/WP-Sandbox-Simulate' },
       ...(o.parameters ?? []),
     ],
-    ...(o.request ? { requestBody: { required: true, content: { [api.mediaType]: { schema: ref(o.request) } } } } : {}),
+    ...(o.request ? { requestBody: { required: true, content: content(api, o.request) } } : {}),
     responses,
   };
 }
@@ -221,6 +242,22 @@ function page(id: string, summary: string, fields: Record<string, string>, requi
   };
 }
 
+/** A live transaction's handle in a notification URL (docs/threeds.md "Notification URLs"). */
+const HANDLE_PARAMETER = {
+  name: 'handle',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9a-f]{64}\\.[\\w-]{22}$' },
+};
+
+/** The token id in a token path. */
+const TOKEN_ID_PARAMETER = {
+  name: 'tokenId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9A-HJ-NP-Z]{15,21}$' },
+};
+
 const MAGIC_VALUES = SCENARIOS.map((s) => `\`${s.name}\``).join(', ');
 
 export function buildOpenApiDocument(version: string): Json {
@@ -252,9 +289,13 @@ export function buildOpenApiDocument(version: string): Json {
     info: {
       title: 'card-edge',
       version,
-      summary: 'Card BIN lookup, 3-D Secure and tokens on Cloudflare Workers, wire-compatible with Worldpay Access v1.',
+      summary:
+        'Card BIN lookup, 3-D Secure and tokens on Cloudflare Workers, wire-compatible with Worldpay Access (Card BIN v1; 3DS and Tokens v1, v2, v3).',
       description:
         'Every JSON endpoint takes HTTP Basic credentials and answers errors as one `ErrorDocument`. ' +
+        'The 3DS and Tokens operations speak versions 1, 2 and 3, each named by its media type: `Accept` picks the version ' +
+        '(named explicitly), `Content-Type` must name the same one, and the answer, errors included, is in that media type; ' +
+        'version 3 adds `authenticationOutage` to authenticate, versions 2 and 3 `transactionReferenceIsADuplicate`. ' +
         'In the `test` environment the 3DS cardholder name picks an outcome (' +
         MAGIC_VALUES +
         '), the challenge page shows its code (1234), and the sandbox controls work: ' +
@@ -266,9 +307,9 @@ export function buildOpenApiDocument(version: string): Json {
     security: [{ basicAuth: [] }],
     tags: [
       { name: 'Card BIN', description: 'Brand, BIN, funding, issuer and country of a card (Worldpay Card BIN v1).' },
-      { name: '3-D Secure', description: 'Customer verification (Worldpay 3DS v1).' },
+      { name: '3-D Secure', description: 'Customer verification (Worldpay 3DS v1, v2 and v3).' },
       { name: '3-D Secure pages', description: 'The issuer-side pages this service serves as a test ACS.' },
-      { name: 'Tokens', description: 'Tokens for card numbers (Worldpay Tokens v1).' },
+      { name: 'Tokens', description: 'Tokens for card numbers (Worldpay Tokens v1, v2 and v3).' },
       { name: 'Sandbox', description: 'Test-environment controls (extensions), refused in live.' },
     ],
     paths: {
@@ -376,6 +417,23 @@ export function buildOpenApiDocument(version: string): Json {
         }),
       },
       '/tokens': {
+        get: operation(TOKENS, {
+          id: 'queryTokens',
+          summary: "List a namespace's tokens, or find a token by id",
+          description:
+            '`namespace` lists its live tokens (oldest first; at most 16); with `tokenId`, that one token. `tokenId` alone finds a token without a namespace.',
+          parameters: [
+            {
+              name: 'namespace',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', minLength: 1, maxLength: 64 },
+            },
+            { name: 'tokenId', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: 256 } },
+          ],
+          success: { '200': { description: 'The tokens found.', schema: 'TokenList' } },
+          errors: { '404': 'resourceNotFound: no live token of the merchant matches' },
+        }),
         post: operation(TOKENS, {
           id: 'createToken',
           summary: 'Create a token for a card',
@@ -393,18 +451,14 @@ export function buildOpenApiDocument(version: string): Json {
               headers: { Location: header('Location') },
             },
           },
-          errors: { '422': 'unrecognizedCardBrand' },
+          errors: {
+            '403': 'tooManyTokensForNamespace: the namespace holds 16 other cards',
+            '422': 'unrecognizedCardBrand',
+          },
         }),
       },
       '/tokens/{tokenId}': {
-        parameters: [
-          {
-            name: 'tokenId',
-            in: 'path',
-            required: true,
-            schema: { type: 'string', pattern: '^[0-9A-HJ-NP-Z]{15,21}$' },
-          },
-        ],
+        parameters: [TOKEN_ID_PARAMETER],
         get: operation(TOKENS, {
           id: 'getToken',
           summary: 'Read a token',
@@ -416,6 +470,50 @@ export function buildOpenApiDocument(version: string): Json {
           summary: 'Delete a token',
           success: { '204': { description: 'Deleted.' } },
           errors: { '404': 'resourceNotFound' },
+        }),
+      },
+      ...Object.fromEntries(
+        (Object.keys(UPDATE_PATHS) as (keyof typeof UPDATE_PATHS)[]).map((attribute) => [
+          `/tokens/{tokenId}/${UPDATE_PATHS[attribute]}`,
+          {
+            parameters: [TOKEN_ID_PARAMETER],
+            put: operation(TOKENS, {
+              id: `update${attribute[0]!.toUpperCase()}${attribute.slice(1)}`,
+              summary: `Update the token's ${attribute} (the \`tokens:${attribute}\` link)`,
+              description:
+                'One attribute per call, validated as on creation. At most 50 updates of a token in any rolling 30 days.',
+              request: `TokenUpdate_${attribute}`,
+              success: { '204': { description: 'Updated.' } },
+              errors: {
+                '404': "resourceNotFound: not the merchant's live token",
+                '429': 'maximumUpdatesExceeded (Retry-After: when the next update is possible), or tooManyRequests',
+              },
+            }),
+          },
+        ]),
+      ),
+      '/tokens/{tokenId}/conflicts/{conflictId}': {
+        parameters: [
+          TOKEN_ID_PARAMETER,
+          { name: 'conflictId', in: 'path', required: true, schema: { type: 'string', pattern: '^[\\w-]{22}$' } },
+        ],
+        get: operation(TOKENS, {
+          id: 'getConflicts',
+          summary: 'Read the conflicts of a second tokenization (the `tokens:conflicts` link)',
+          success: { '200': { description: 'The token as it stands, and the conflicts.', schema: 'TokenConflict' } },
+          errors: {
+            '404': "resourceNotFound: the conflict expired (30 minutes), was accepted, or is not the merchant's",
+          },
+        }),
+        put: operation(TOKENS, {
+          id: 'acceptConflicts',
+          summary: 'Accept the conflicts: the token takes every conflicting value',
+          description: 'Counts as one update toward the 50. No body is needed; any body is ignored.',
+          success: { '204': { description: 'Accepted.' } },
+          errors: {
+            '404': "resourceNotFound: the conflict expired, was accepted, or is not the merchant's",
+            '429': 'maximumUpdatesExceeded, or tooManyRequests',
+          },
         }),
       },
       '/3ds/ddc': page(
@@ -432,10 +530,64 @@ export function buildOpenApiDocument(version: string): Json {
       ),
       '/3ds/challenge/submit': page(
         'challengeSubmit',
-        "The challenge form's post",
+        "The challenge form's post (test)",
         { state: 'The form state.', code: 'The one-time code.', action: '`submit` or `cancel`.' },
         ['state'],
       ),
+      '/3ds/method/{handle}': {
+        parameters: [HANDLE_PARAMETER],
+        ...page(
+          'methodNotification',
+          "Live: the issuer ACS's 3DS Method notification (in the DDC page's hidden frame)",
+          { threeDSMethodData: 'What the ACS posts; not needed, not trusted.' },
+          [],
+        ),
+      },
+      '/3ds/challenge/notify/{handle}': {
+        parameters: [HANDLE_PARAMETER],
+        ...page(
+          'challengeNotification',
+          "Live: the issuer ACS's final post of a challenge; the page returns to the merchant's returnUrl",
+          {
+            cres: 'The final CRes, base64url (padded or not); it only says the challenge ended.',
+            threeDSSessionData: 'The transaction handle, as the relay sent it.',
+          },
+          ['cres'],
+        ),
+      },
+      '/3ds/ddc/facts/{handle}': {
+        parameters: [HANDLE_PARAMETER],
+        post: {
+          operationId: 'ddcFacts',
+          tags: ['3-D Secure pages'],
+          summary: "Live: the DDC page's script posts what it learned of the browser",
+          security: [],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    javascriptEnabled: { type: 'boolean' },
+                    javaEnabled: { type: 'boolean' },
+                    language: { type: 'string' },
+                    colorDepth: { type: 'integer' },
+                    screenHeight: { type: 'integer' },
+                    screenWidth: { type: 'integer' },
+                    timeZone: { type: 'integer', description: 'getTimezoneOffset(): minutes, positive west of UTC' },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            '204': { description: 'Recorded (each value kept only when it is what a browser reports).' },
+            '404': { description: 'A handle this service did not issue.' },
+            '503': { description: 'Storage is unavailable: retry.', headers: { 'Retry-After': header('Retry-After') } },
+          },
+        },
+      },
     },
     components: {
       securitySchemes: {

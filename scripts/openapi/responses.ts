@@ -103,7 +103,10 @@ export const DEVICE_DATA_INITIALIZE_ANSWER = v.object({
   _links: links('3ds:authenticate'),
 });
 
-/** Every outcome of authenticate and verification; `challenged` only from authenticate. */
+/**
+ * Every outcome of authenticate and verification; `challenged` only from authenticate,
+ * `authenticationOutage` only from authenticate in version 3 of the API.
+ */
 export const THREEDS_ANSWER = v.object({
   outcome: v.picklist([
     'authenticated',
@@ -113,6 +116,7 @@ export const THREEDS_ANSWER = v.object({
     'notEnrolled',
     'signatureFailed',
     'challenged',
+    'authenticationOutage',
   ]),
   transactionReference: v.string(),
   acsTransactionId: v.optional(v.pipe(v.string(), v.uuid())),
@@ -165,18 +169,40 @@ export const TOKEN_RESOURCE = v.object({
   namespace: v.optional(v.string()),
   paymentInstrument: MASKED_CARD,
   schemeTransactionReference: v.optional(v.string()),
-  _links: links('tokens:token'),
+  _links: v.pipe(
+    links(
+      'tokens:token',
+      'tokens:description',
+      'tokens:cardHolderName',
+      'tokens:cardExpiryDate',
+      'tokens:billingAddress',
+      'tokens:schemeTransactionReference',
+    ),
+    v.description('The token, and the link of each attribute a PUT updates (follow them: their shape may change).'),
+  ),
 });
 
 export const TOKEN_CONFLICT = v.object({
   ...TOKEN_RESOURCE.entries,
   conflicts: v.pipe(
     v.object({
+      conflictsExpiryDateTime: v.pipe(
+        v.string(),
+        v.description('Until when the conflict can be read and accepted (30 minutes).'),
+      ),
       paymentInstrument: v.optional(v.record(v.string(), v.unknown())),
       schemeTransactionReference: v.optional(v.string()),
     }),
-    v.description('What this request sent that differs from the existing token.'),
+    v.description('What the second tokenization sent that differs from the existing token.'),
   ),
+  _links: v.pipe(
+    v.object({ ...TOKEN_RESOURCE.entries._links.pipe[0].entries, 'tokens:conflicts': link }),
+    v.description("The token's links, and `tokens:conflicts`: GET reads the conflict, PUT accepts it."),
+  ),
+});
+
+export const TOKEN_LIST = v.object({
+  _embedded: v.object({ tokens: v.array(TOKEN_RESOURCE) }),
 });
 
 export const SANDBOX_CHALLENGE_ANSWER = v.object({

@@ -13,7 +13,15 @@ import {
   methodNotificationRoute,
 } from '../routes/threeds/page-routes';
 import { verificationEndpoint } from '../routes/threeds/verification';
-import { createTokenEndpoint, deleteTokenEndpoint, getTokenEndpoint } from '../routes/token-endpoints';
+import {
+  acceptConflictsEndpoint,
+  createTokenEndpoint,
+  deleteTokenEndpoint,
+  getConflictsEndpoint,
+  getTokenEndpoint,
+  queryTokensEndpoint,
+  TOKEN_UPDATE_ROUTES,
+} from '../routes/token-endpoints';
 import { PAGES, THREEDS_PATH } from '../threeds/api-paths';
 import type { Route } from './route-table';
 
@@ -38,8 +46,12 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verificationEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/sandbox/completeChallenge`, endpoint: completeChallengeEndpoint },
   { method: 'POST', path: '/tokens', endpoint: createTokenEndpoint },
+  { method: 'GET', path: '/tokens', endpoint: queryTokensEndpoint },
   { method: 'GET', path: '/tokens/:tokenId', endpoint: getTokenEndpoint },
   { method: 'DELETE', path: '/tokens/:tokenId', endpoint: deleteTokenEndpoint },
+  ...TOKEN_UPDATE_ROUTES.map(({ path, endpoint }) => ({ method: 'PUT' as const, path, endpoint })),
+  { method: 'GET', path: '/tokens/:tokenId/conflicts/:conflictId', endpoint: getConflictsEndpoint },
+  { method: 'PUT', path: '/tokens/:tokenId/conflicts/:conflictId', endpoint: acceptConflictsEndpoint },
   { method: 'POST', path: PAGES.ddc, page: ddcRoute },
   { method: 'POST', path: PAGES.challenge, page: challengeRoute },
   { method: 'POST', path: PAGES.challengeSubmit, page: challengeSubmitRoute },

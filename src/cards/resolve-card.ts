@@ -3,7 +3,7 @@ import type { Brand } from '../bin/model';
 import { failed, ok, type Result } from '../failures';
 import { brandRule, cardNumberRule } from '../merchants/entity-rules';
 import type { EntityConfig } from '../merchants/merchant-config';
-import type { TokenStore } from '../storage/token-store';
+import type { TokenRecord, TokenStore } from '../storage/token-store';
 import type { TokenKeys } from './card-crypto';
 import { maskPan } from './mask';
 import {
@@ -56,6 +56,8 @@ export interface CardDeps {
   now: number;
   tokens: TokenStore;
   tokenKeys: () => Promise<TokenKeys>;
+  /** A token was used (a lookup, 3DS): it may be due an extension (docs/tokens.md "Lifetime"). */
+  tokenUsed?: (record: TokenRecord) => void;
 }
 
 /** Who asks: the merchant and its entity. */
@@ -97,6 +99,7 @@ export async function resolveCard(
     const record = await findToken(deps.tokens, owner.username, tokenId, deps.now);
     if (!record) return failed({ kind: 'tokenNotFound' });
     if (cardHasExpired(record.cardExpiryDate, deps.now)) return failed({ kind: 'underlyingPaymentInstrumentExpired' });
+    deps.tokenUsed?.(record);
     card = { ...(await openCard(await deps.tokenKeys(), record)), tokenId };
   } else {
     if (rules.pciFeature !== undefined) {

@@ -19,17 +19,24 @@ export const MAX_DISCARDED_BYTES = 10 * 1024 * 1024;
  * (a chunked body has no Content-Length).
  */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  const parsed = await readJsonValue(request);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail({ kind: 'bodyNotJson' });
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Reads the body as any JSON value (a token update's body is a bare JSON string for some
+ * attributes), with the same limits as {@link readJsonObject}.
+ */
+export async function readJsonValue(request: Request): Promise<unknown> {
   const text = await readBodyText(request);
   if (text === undefined) fail({ kind: 'bodyNotJson' });
   if (text.trim() === '') fail({ kind: 'bodyEmpty' });
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     fail({ kind: 'bodyNotJson' });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail({ kind: 'bodyNotJson' });
-  return parsed as Record<string, unknown>;
 }
 
 const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

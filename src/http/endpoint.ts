@@ -1,7 +1,7 @@
 import type { BinIndex } from '../bin/bin-index';
 import type { Settings } from '../config/settings';
 import type { MerchantConfig, MerchantDirectory } from '../merchants/merchant-config';
-import type { ApiProfile } from './api-headers';
+import type { ApiProfile, ApiVersion } from './api-headers';
 import type { LoginMemory } from './basic-auth';
 
 /**
@@ -40,6 +40,12 @@ export interface RequestContext {
   readonly self: { fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> };
   /** The matched API, once routing found one: decides the media type of errors. */
   api?: ApiProfile;
+  /**
+   * The version of the API the request negotiated (docs/pipeline.md step 3), once its headers
+   * passed: the answer is written in its media type. Before that, answers use the version Accept
+   * picks, else version 1.
+   */
+  apiVersion?: ApiVersion;
   /** Headers every answer of this request carries, errors included (CORS on the prefix lookup). */
   extraHeaders?: Record<string, string>;
   /** Safe fields for the log line (never a full card number, never credentials). */
@@ -49,10 +55,14 @@ export interface RequestContext {
 /** What an endpoint is handed once the shared pipeline has passed. */
 export interface EndpointCall {
   readonly merchant: MerchantConfig;
-  /** The parsed JSON object body (empty object for GET and DELETE). */
+  /** The parsed JSON object body (empty object for GET and DELETE, and for `hasBody: 'value'`). */
   readonly body: Record<string, unknown>;
+  /** The parsed JSON body of any type, for an endpoint with `hasBody: 'value'`. */
+  readonly value?: unknown;
   readonly params: Readonly<Record<string, string>>;
   readonly rc: RequestContext;
+  /** The negotiated version of the API (docs/pipeline.md step 3): 1 unless the client asked for 2 or 3. */
+  readonly apiVersion: ApiVersion;
 }
 
 export interface EndpointResult {
@@ -64,7 +74,8 @@ export interface EndpointResult {
 /** One endpoint of a JSON API: the API it belongs to, whether it takes a body, and its handler. */
 export interface Endpoint {
   api: ApiProfile;
-  hasBody: boolean;
+  /** Whether it takes a body: a JSON object (`true`), or any JSON value (`'value'`). */
+  hasBody: boolean | 'value';
   /** Whether a publishable key (`Authorization: Bearer pk_…`) may call it, from a listed origin. */
   publishable?: boolean;
   handle(call: EndpointCall): Promise<EndpointResult>;

@@ -122,10 +122,26 @@ export function mapFailure(f: Failure): MappedError {
       return doc(422, 'unrecognizedCardBrand', 'The card brand is not recognized.');
     case 'tokenNotFound':
       return doc(404, 'tokenNotFound', 'No such token exists for this merchant.');
+    case 'maximumUpdatesExceeded':
+      return doc(
+        429,
+        'maximumUpdatesExceeded',
+        'Maximum number of updates for this token exceeded: 50 in any 30 days.',
+        {},
+        { 'Retry-After': String(f.retryAfter) },
+      );
+    case 'tooManyTokensForNamespace':
+      return doc(403, 'tooManyTokensForNamespace', 'Too many tokens created for this namespace: at most 16.');
     case 'sandboxNotEnabled':
       return doc(403, 'sandboxIsNotEnabled', 'Sandbox controls work in the test environment only.');
     case 'challengeNotFound':
       return doc(404, 'challengeNotFound', 'No such challenge exists for this transaction.');
+    case 'transactionReferenceDuplicate':
+      return doc(
+        400,
+        'transactionReferenceIsADuplicate',
+        'This transactionReference was already authenticated with another request; use a new transactionReference.',
+      );
     case 'storageUnavailable':
       return doc(
         503,

@@ -1,9 +1,9 @@
 import { settingsOf } from '../config/settings';
 import { fail, failureOf } from '../failures';
 import type { MerchantConfig } from '../merchants/merchant-config';
-import { checkHeaders } from './api-headers';
+import { answerVersion, checkHeaders, mediaTypeFor } from './api-headers';
 import { signInWithBasicAuth, type LoginMemory } from './basic-auth';
-import { drainBody, readJsonObject } from './body';
+import { drainBody, readJsonObject, readJsonValue } from './body';
 import type { Endpoint, EndpointResult, RequestContext, Services } from './endpoint';
 import { mapFailure } from './error-document';
 import { errorLogFields, logLine } from './log';
@@ -127,19 +127,32 @@ export async function runEndpoint(
     merchant = signedIn instanceof Promise ? await signedIn : signedIn;
   }
   rc.log.merchant = merchant.username;
-  checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody);
+  const apiVersion = checkHeaders(rc.request.headers, endpoint.api, endpoint.hasBody !== false);
+  rc.apiVersion = apiVersion;
   const simulation = rc.request.headers.get(SIMULATE_HEADER);
   if (simulation !== null) await simulate(simulation, rc.settings.environment, (what) => (rc.log.simulated = what));
+  if (endpoint.hasBody === 'value')
+    return endpoint.handle({ merchant, body: {}, value: await readJsonValue(rc.request), params, rc, apiVersion });
   const body = endpoint.hasBody ? await readJsonObject(rc.request) : {};
-  return endpoint.handle({ merchant, body, params, rc });
+  return endpoint.handle({ merchant, body, params, rc, apiVersion });
 }
 
-/** A JSON answer in the API's media type, every header set at construction. */
+/**
+ * The media type of a JSON answer (docs/pipeline.md "Every answer"): the negotiated version's;
+ * before the headers were checked, or when they failed, the version Accept picks, else version 1;
+ * `application/json` outside an API.
+ */
+function answerMediaType(rc: RequestContext): string {
+  if (!rc.api) return 'application/json';
+  return mediaTypeFor(rc.api, rc.apiVersion ?? answerVersion(rc.request.headers, rc.api));
+}
+
+/** A JSON answer in the media type of the API's version, every header set at construction. */
 function jsonResponse(result: EndpointResult, rc: RequestContext): Response {
   const headers = { ...result.headers, ...commonHeaders(rc) };
   if (result.body === undefined) return new Response(null, { status: result.status, headers });
   return new Response(JSON.stringify(result.body), {
     status: result.status,
-    headers: { ...headers, 'Content-Type': rc.api?.mediaType ?? 'application/json' },
+    headers: { ...headers, 'Content-Type': answerMediaType(rc) },
   });
 }

@@ -2,13 +2,14 @@ import { tokenKeys } from '../cards/card-crypto';
 import type { CardDeps } from '../cards/resolve-card';
 import type { ThreeDsServerSettings } from '../config/settings';
 import type { RequestContext } from '../http/endpoint';
-import { threeDsGuard, threeDsGuardById, tokenGuard } from '../storage/guards/clients';
+import { namespaceGuard, threeDsGuard, threeDsGuardById, tokenGuard } from '../storage/guards/clients';
 import type { KvAccess } from '../storage/kv';
 import { SessionStore } from '../storage/threeds-store';
 import { TokenStore } from '../storage/token-store';
 import { threeDsecureIo, type ThreeDsServer } from '../threeds/live/three-ds-server';
 import type { ThreeDsDeps } from '../threeds/steps/step-deps';
 import type { TokenDeps } from '../tokens/token-steps';
+import { extendIfDue, extensionDue } from '../tokens/token-updates';
 
 /**
  * Builds the domain steps' dependencies from a request: the settings parsed once, the injected
@@ -36,6 +37,10 @@ export function cardDeps(rc: RequestContext, now = Date.now()): CardDeps {
     now,
     tokens: new TokenStore(kvAccess(rc)),
     tokenKeys: () => tokenKeys(settings),
+    // A token used past half its life is extended after the answer (a failure waits for the next use).
+    tokenUsed: (record) => {
+      if (extensionDue(record, now)) rc.ctx.waitUntil(extendIfDue(tokenDeps(rc), record).catch(() => undefined));
+    },
   };
 }
 
@@ -45,7 +50,9 @@ export function tokenDeps(rc: RequestContext): TokenDeps {
     ...cardDeps(rc),
     environment: rc.settings.environment,
     background: (work) => rc.ctx.waitUntil(work),
-    guardFor: (username, fingerprint) => tokenGuard(rc.env.TOKEN_GUARD, username, fingerprint, timeoutMs),
+    guardFor: (username, fingerprint, namespace) =>
+      tokenGuard(rc.env.TOKEN_GUARD, username, fingerprint, namespace, timeoutMs),
+    namespaceFor: (username, namespace) => namespaceGuard(rc.env.NAMESPACE_GUARD, username, namespace, timeoutMs),
   };
 }
 

@@ -51,6 +51,20 @@ export interface TokenRecord extends Stored {
   /** ISO 8601, whole seconds; the same instant as expiresAt. */
   tokenExpiryDateTime: string;
   createdAt: number;
+  /**
+   * The record's version: 1 when created, one more at each update or extension (absent in
+   * records written before updates existed: 1). The card's TokenGuard only accepts the next one.
+   */
+  version?: number;
+  /** When the token was last updated (ms). */
+  updatedAt?: number;
+  /**
+   * When the token's lifetime last started: its creation, or its last extension; it is extended
+   * once used past half of it (docs/tokens.md "Lifetime").
+   */
+  lifeStartedAt?: number;
+  /** The merchant chose the expiry (`tokenExpiryDateTime`): it is never extended. */
+  expiryChosen?: boolean;
 }
 
 /** What is left of a deleted token: no card data at all. */
@@ -58,6 +72,8 @@ export interface TokenTombstone extends Stored {
   tokenId: string;
   username: string;
   deletedAt: number;
+  /** The namespace the token was in: a retried DELETE frees its place there again. */
+  namespace?: string;
 }
 
 export function isTombstone(r: TokenRecord | TokenTombstone): r is TokenTombstone {
@@ -75,6 +91,14 @@ export class TokenStore {
       now,
     );
     return tombstone ?? record;
+  }
+
+  /** Several tokens in one bulk get (tombstones and records): each its tombstone, record or undefined. */
+  async getMany(tokenIds: readonly string[], now: number): Promise<(TokenRecord | TokenTombstone | undefined)[]> {
+    if (tokenIds.length === 0) return [];
+    const keys = tokenIds.flatMap((id) => [tombstoneKey(id), tokenKey(id)]);
+    const found = await readRecords<TokenRecord | TokenTombstone>(this.kv, keys, now);
+    return tokenIds.map((_, i) => found[2 * i] ?? found[2 * i + 1]);
   }
 
   put(record: TokenRecord, now: number): Promise<void> {

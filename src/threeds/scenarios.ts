@@ -23,6 +23,11 @@ export interface Scenario {
   authenticate: AuthenticateOutcome;
   /** Only for challenged scenarios. */
   verification?: VerificationOutcome;
+  /**
+   * The card schemes' 3-D Secure is down: version 3 of the API answers `authenticationOutage`,
+   * versions 1 and 2 the `authenticate` outcome (`unavailable`); src/threeds/api-versions.ts.
+   */
+  outage?: true;
 }
 
 const S = (
@@ -40,6 +45,11 @@ const TABLE: [string[], Scenario][] = [
   S('3ds2-frictionless-rejected', '3DS_V2_FRICTIONLESS_REJECTED', '2.2.0', 'authenticationFailed'),
   S('3ds2-frictionless-unavailable', '3DS_V2_FRICTIONLESS_UNAVAILABLE', '2.2.0', 'unavailable'),
   S('3ds2-authentication-unavailable', '3DS_V2_AUTH_UNAVAILABLE', '2.2.0', 'unavailable'),
+  // No legacy name: this service's scenario for Worldpay's authenticationOutage (added in 2025).
+  [
+    ['3ds2-authentication-outage'],
+    { name: '3ds2-authentication-outage', version: '2.2.0', authenticate: 'unavailable', outage: true },
+  ],
   S('3ds2-challenge-identified', '3DS_V2_CHALLENGE_IDENTIFIED', '2.2.0', 'challenged', 'authenticated'),
   S(
     '3ds2-challenge-unknown-identity',
@@ -82,6 +92,11 @@ export const SCENARIOS: readonly Scenario[] = TABLE.map(([, s]) => s);
 
 /** The default for a test card with any other cardholder name. */
 export const DEFAULT_SCENARIO: Scenario = BY_NAME.get('3ds2-challenge-identified')!;
+
+/** The scenario of a name (as the guard stored it with the first body); undefined for the risk rules' decisions. */
+export function scenarioNamed(name: string): Scenario | undefined {
+  return BY_NAME.get(name.toLowerCase());
+}
 
 /**
  * The scenario a cardholder name selects in `test`; undefined when there is no name or in

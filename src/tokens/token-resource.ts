@@ -1,4 +1,5 @@
 import type { TokenRecord } from '../storage/token-store';
+import { UPDATE_PATHS } from './update-paths';
 import type { BillingAddress, CardDetails } from '../cards/token-card';
 
 /**
@@ -38,7 +39,40 @@ export function tokenResource(
     ...(token.schemeTransactionReference !== undefined
       ? { schemeTransactionReference: token.schemeTransactionReference }
       : {}),
-    _links: { 'tokens:token': { href } },
+    _links: tokenLinks(href),
+  };
+}
+
+/** A token's links: itself, and the link of each attribute a PUT updates (Worldpay's relations). */
+export function tokenLinks(href: string): Record<string, { href: string }> {
+  return {
+    'tokens:token': { href },
+    ...Object.fromEntries(
+      Object.entries(UPDATE_PATHS).map(([attribute, path]) => [`tokens:${attribute}`, { href: `${href}/${path}` }]),
+    ),
+  };
+}
+
+/**
+ * The token with a conflict (a 409, and `GET` on its `tokens:conflicts` link): the token as it
+ * stands, `conflicts` (when they end, then what was sent differently) and the link that reads
+ * and accepts them.
+ */
+export function conflictResource(
+  resource: Record<string, unknown>,
+  conflicts: Record<string, unknown>,
+  conflict: { href: string; expiresAt: number } | undefined,
+): Record<string, unknown> {
+  const links = resource._links as Record<string, { href: string }>;
+  return {
+    ...resource,
+    conflicts: {
+      ...(conflict
+        ? { conflictsExpiryDateTime: new Date(conflict.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') }
+        : {}),
+      ...conflicts,
+    },
+    _links: { ...links, ...(conflict ? { 'tokens:conflicts': { href: conflict.href } } : {}) },
   };
 }
 

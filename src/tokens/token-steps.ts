@@ -7,9 +7,10 @@ import { failed, ok, type FieldError, type Result } from '../failures';
 import { isIsoDateTime } from '../schemas/fields';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
-import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
-import { isTombstone, type TokenRecord, type TokenTombstone } from '../storage/token-store';
+import { settleLease, type NamespaceGuardApi, type TokenGuardApi } from '../storage/guards/clients';
+import { isTombstone, type TokenRecord } from '../storage/token-store';
 import { conflictsOf, type TokenView } from './token-resource';
+import { DEFAULT_TOKEN_TTL_MS, extendIfDue, guardOf, keepConflict, tombstoneOf } from './token-updates';
 
 /**
  * The token resource (docs/tokens.md, in the shape of Worldpay's tokens document): a token
@@ -25,9 +26,7 @@ import { conflictsOf, type TokenView } from './token-resource';
  * own, so a token record write that lands late never brings a deleted token back.
  */
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** Default token lifetime: 7 days in `test`, 4 years in `live` (Worldpay's v1 defaults). */
-export const DEFAULT_TOKEN_TTL_MS = { test: 7 * DAY_MS, live: Math.round(4 * 365.25 * DAY_MS) } as const;
+export { DEFAULT_TOKEN_TTL_MS };
 /** Tokens may not be asked to live longer than this. */
 export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
 
@@ -35,7 +34,10 @@ export interface TokenDeps extends CardDeps {
   environment: Environment;
   /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
   background(work: Promise<unknown>): void;
-  guardFor(username: string, fingerprint: string): TokenGuardApi;
+  /** The guard of a merchant's card in a namespace (none: the card's own). */
+  guardFor(username: string, fingerprint: string, namespace: string | undefined): TokenGuardApi;
+  /** The index of a merchant's namespace. */
+  namespaceFor(username: string, namespace: string): NamespaceGuardApi;
 }
 
 export interface NewTokenRequest {
@@ -60,6 +62,8 @@ export interface CreatedToken extends TokenAnswer {
    */
   status: 'created' | 'existing' | 'conflict';
   conflicts?: Record<string, unknown>;
+  /** The kept conflict (a 409): its id, for the `tokens:conflicts` link, and its end. */
+  conflict?: { id: string; expiresAt: number };
   masked: string;
 }
 
@@ -126,12 +130,23 @@ export async function createToken(
   const requested = request.tokenExpiryDateTime === undefined ? undefined : Date.parse(request.tokenExpiryDateTime);
   const keys = await deps.tokenKeys();
   const fingerprint = await cardFingerprint(keys, username, card.cardNumber);
-  const guard = deps.guardFor(username, fingerprint);
+  // A namespace holds at most 16 cards: the card takes its place there before its token is made.
+  const index = request.namespace === undefined ? undefined : deps.namespaceFor(username, request.namespace);
+  if (index && (await index.reserve(fingerprint, deps.now, username, request.namespace!)) === 'full') {
+    return failed({ kind: 'tooManyTokensForNamespace' });
+  }
+  const guard = deps.guardFor(username, fingerprint, request.namespace);
   const leaseId = crypto.randomUUID();
   // Whole seconds, as Worldpay writes the date and time.
   const expiresAt = Math.floor((requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]) / 1000) * 1000;
   const view = viewOf(newTokenId(), deps.now, expiresAt, username, fingerprint, request, resolved.value);
-  const candidate: TokenRecord = { ...view, sealed: await sealCard(keys, card, view) };
+  const candidate: TokenRecord = {
+    ...view,
+    sealed: await sealCard(keys, card, view),
+    version: 1,
+    lifeStartedAt: deps.now,
+    ...(requested !== undefined ? { expiryChosen: true } : {}),
+  };
   // One claim per card (its hash is the fingerprint): the guard decides the token, and this
   // request's details are compared with it here.
   const claim = await guard.claim(fingerprint, candidate, deps.now, leaseId).catch(async (e: unknown) => {
@@ -164,21 +179,25 @@ export async function createToken(
       }),
     );
   }
-  const { sealed: _sealed, ...token } = record;
+  // The namespace lists the token once its record is in KV (again for an existing token: a
+  // confirmation that failed before is made now).
+  if (index) await index.confirm(fingerprint, record.tokenId, record.expiresAt, deps.now);
   const masked = resolved.value.masked;
-  if (record.tokenId === candidate.tokenId) return ok({ token, card, status: 'created', masked });
-  const stored = await openCard(keys, record);
+  if (record.tokenId === candidate.tokenId) {
+    const { sealed: _sealed, ...token } = record;
+    return ok({ token, card, status: 'created', masked });
+  }
+  // The card's token already: used again, it may be due an extension.
+  const current = await extendIfDue(deps, record);
+  const { sealed: _sealed, ...token } = current;
+  const stored = await openCard(keys, current);
   const conflicts = conflictsOf(
-    { ...stored, schemeTransactionReference: record.schemeTransactionReference },
+    { ...stored, schemeTransactionReference: current.schemeTransactionReference },
     { ...card, schemeTransactionReference: request.schemeTransactionReference },
   );
-  return ok({
-    token,
-    card: stored,
-    status: conflicts ? 'conflict' : 'existing',
-    ...(conflicts ? { conflicts } : {}),
-    masked,
-  });
+  if (!conflicts) return ok({ token, card: stored, status: 'existing', masked });
+  const conflict = await keepConflict(deps, current, conflicts);
+  return ok({ token, card: stored, status: 'conflict', conflicts, ...(conflict ? { conflict } : {}), masked });
 }
 
 /** The token as this request describes it. */
@@ -215,19 +234,12 @@ function viewOf(
   };
 }
 
-/**
- * What is left of a deleted token: no card data. It lives as long as the token would have, so
- * that no record of the token (a write that lands late) can outlive it, and a retried DELETE
- * answers 204 all that time.
- */
-function tombstoneOf(record: Pick<TokenRecord, 'tokenId' | 'username' | 'expiresAt'>, now: number): TokenTombstone {
-  return { tokenId: record.tokenId, username: record.username, deletedAt: now, expiresAt: record.expiresAt };
-}
-
 /** The merchant's live token with its card details, or resourceNotFound (Worldpay's 404). */
 export async function getToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<TokenAnswer>> {
-  const record = await findToken(deps.tokens, username, tokenId, deps.now);
-  if (!record) return failed({ kind: 'resourceNotFound' });
+  const found = await findToken(deps.tokens, username, tokenId, deps.now);
+  if (!found) return failed({ kind: 'resourceNotFound' });
+  // An inquiry is a use: a token past half its life is extended, and the answer shows it.
+  const record = await extendIfDue(deps, found);
   const { sealed: _sealed, ...token } = record;
   return ok({ token, card: await openCard(await deps.tokenKeys(), record) });
 }
@@ -245,9 +257,12 @@ export async function deleteToken(deps: TokenDeps, username: string, tokenId: st
   if (isTombstone(record)) {
     // Deleted already: a retry after the record's deletion failed finishes it.
     await deps.tokens.forgetRecord(tokenId);
+    if (record.namespace !== undefined) await deps.namespaceFor(username, record.namespace).remove(tokenId);
     return ok(undefined);
   }
-  await deps.guardFor(username, record.fingerprint).retire(tokenId, deps.now);
+  await guardOf(deps, record).retire(tokenId, deps.now);
   await deps.tokens.retire(tombstoneOf(record, deps.now), deps.now);
+  // Its place in its namespace is free (a retry frees it again; a listing skips a deleted token).
+  if (record.namespace !== undefined) await deps.namespaceFor(username, record.namespace).remove(tokenId);
   return ok(undefined);
 }

@@ -9,6 +9,8 @@ import { StorageError } from '../../src/storage/storage-error';
 /** One of every failure kind: the table below must list each (the mapper's switch is exhaustive). */
 const EVERY_FAILURE: [Failure, number, string][] = [
   [{ kind: 'resourceNotFound' }, 404, 'resourceNotFound'],
+  [{ kind: 'maximumUpdatesExceeded', retryAfter: 3600 }, 429, 'maximumUpdatesExceeded'],
+  [{ kind: 'tooManyTokensForNamespace' }, 403, 'tooManyTokensForNamespace'],
   [{ kind: 'methodNotAllowed', allowed: ['POST'] }, 405, 'methodNotAllowed'],
   [{ kind: 'authorizationMissing' }, 401, 'headerIsMissing'],
   [{ kind: 'authorizationMalformed' }, 401, 'headerHasInvalidValue'],
@@ -33,6 +35,7 @@ const EVERY_FAILURE: [Failure, number, string][] = [
   [{ kind: 'tokenNotFound' }, 404, 'tokenNotFound'],
   [{ kind: 'unrecognizedCardBrand' }, 422, 'unrecognizedCardBrand'],
   [{ kind: 'challengeNotFound' }, 404, 'challengeNotFound'],
+  [{ kind: 'transactionReferenceDuplicate' }, 400, 'transactionReferenceIsADuplicate'],
   [{ kind: 'sandboxNotEnabled' }, 403, 'sandboxIsNotEnabled'],
   [{ kind: 'storageUnavailable' }, 503, 'serviceUnavailable'],
   [{ kind: 'misconfigured', what: 'JWT_SIGNING_KEY is not set' }, 503, 'serviceUnavailable'],

@@ -44,6 +44,8 @@ const EXPECTED: Record<
   '3ds2-frictionless-rejected': { auth: 'authenticationFailed', version: '2.2.0' },
   '3ds2-frictionless-unavailable': { auth: 'unavailable', version: '2.2.0' },
   '3ds2-authentication-unavailable': { auth: 'unavailable', version: '2.2.0' },
+  // Version 1 of the API; version 3 gets authenticationOutage (test/worker/media-types.test.ts).
+  '3ds2-authentication-outage': { auth: 'unavailable', version: '2.2.0' },
   '3ds2-challenge-identified': { auth: 'challenged', verify: 'authenticated', version: '2.2.0' },
   '3ds2-challenge-unknown-identity': { auth: 'challenged', verify: 'authenticationFailed', version: '2.2.0' },
   '3ds2-verification-unavailable': { auth: 'challenged', verify: 'unavailable', version: '2.2.0' },

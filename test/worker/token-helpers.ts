@@ -1,3 +1,6 @@
+import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
+import { tokenGuardName } from '../../src/storage/guards/clients';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 type Json = Record<string, any>;
@@ -48,4 +51,68 @@ export async function tokenHref(body: Json, headers: Record<string, string | und
   if (response.status !== 201 && response.status !== 200)
     throw new Error(`token not created: ${response.status} ${await response.text()}`);
   return (await response.json<Json>()).tokenPaymentInstrument.href;
+}
+
+/** A card number no other test tokenizes: a Visa of the 432376 range, with 9 random digits. */
+export function freshCard(prefix = '432376'): string {
+  const digits = Array.from(crypto.getRandomValues(new Uint8Array(9)), (b) => String(b % 10)).join('');
+  return luhnComplete(`${prefix}${digits}`, 16);
+}
+
+/** The path of each updatable attribute under a token's href (its `tokens:<attribute>` link). */
+export const ATTRIBUTE_PATHS = {
+  description: 'description',
+  cardHolderName: 'paymentInstrument/cardHolderName',
+  cardExpiryDate: 'paymentInstrument/cardExpiryDate',
+  billingAddress: 'paymentInstrument/billingAddress',
+  schemeTransactionReference: 'schemeTransactionReference',
+} as const;
+
+export type Attribute = keyof typeof ATTRIBUTE_PATHS;
+
+/** `PUT` of one attribute of a token (its body JSON-encoded, a bare string for the string attributes). */
+export function putAttribute(
+  href: string,
+  attribute: Attribute,
+  value: unknown,
+  headers: Record<string, string | undefined> = {},
+  via?: Fetch,
+): Promise<Response> {
+  return call(`${new URL(href).pathname}/${ATTRIBUTE_PATHS[attribute]}`, {
+    method: 'PUT',
+    body: value,
+    headers: { ...TOKENS_HEADERS, ...headers },
+    via,
+  });
+}
+
+/** A token's KV record (`token:<id>`), or null. */
+export function storedToken(tokenId: string): Promise<Json | null> {
+  return env.SESSIONS.get<Json>(`token:${tokenId}`, 'json');
+}
+
+/** The card's TokenGuard, named as the Worker names it (src/storage/guards/clients.ts). */
+export function tokenGuardOf(record: { username: string; fingerprint: string; namespace?: string }) {
+  const name = tokenGuardName(record.username, record.fingerprint, record.namespace);
+  return env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromName(name));
+}
+
+/** The card's claim in its TokenGuard (src/storage/guards/claims.ts), its answer parsed. */
+export interface TokenClaim {
+  answer: Json;
+  recorded: number;
+  retired: number;
+  expires_at: number;
+}
+
+/** The row of the card's claim in its TokenGuard, white-box; undefined when there is none. */
+export function tokenClaim(record: {
+  username: string;
+  fingerprint: string;
+  namespace?: string;
+}): Promise<TokenClaim | undefined> {
+  return runInDurableObject(tokenGuardOf(record), (_guard, state): TokenClaim | undefined => {
+    const row = state.storage.sql.exec<Json>('SELECT * FROM claims WHERE name = ?', 'token').toArray()[0];
+    return row && ({ ...row, answer: JSON.parse(row.answer as string) as Json } as TokenClaim);
+  });
 }

@@ -45,7 +45,15 @@ describe('token life cycle', () => {
     });
     // Worldpay's token id: 15–21 digits and capitals without I or O.
     expect(token.tokenId).toMatch(/^[0-9A-HJ-NP-Z]{21}$/);
-    expect(token._links).toEqual({ 'tokens:token': { href: token.tokenPaymentInstrument.href } });
+    const href = token.tokenPaymentInstrument.href as string;
+    expect(token._links).toEqual({
+      'tokens:token': { href },
+      'tokens:description': { href: `${href}/description` },
+      'tokens:cardHolderName': { href: `${href}/paymentInstrument/cardHolderName` },
+      'tokens:cardExpiryDate': { href: `${href}/paymentInstrument/cardExpiryDate` },
+      'tokens:billingAddress': { href: `${href}/paymentInstrument/billingAddress` },
+      'tokens:schemeTransactionReference': { href: `${href}/schemeTransactionReference` },
+    });
     expect(token.tokenExpiryDateTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const expiry = Date.parse(token.tokenExpiryDateTime) - Date.now();
     expect(expiry).toBeGreaterThan(7 * DAY - 60_000);
@@ -88,8 +96,12 @@ describe('token life cycle', () => {
       paymentInstrument: { cardExpiryDate: { year: 2035 }, cardHolderName: 'Ada' },
     });
     expect(conflict.conflicts).toEqual({
+      conflictsExpiryDateTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       paymentInstrument: { cardHolderName: 'Ada L', cardExpiryDate: { month: 12, year: 2036 } },
     });
+    expect(conflict._links['tokens:conflicts'].href).toMatch(
+      new RegExp(`^${first.tokenPaymentInstrument.href}/conflicts/[\\w-]{22}$`),
+    );
     // Leaving a detail out is no conflict.
     expect((await createToken(tokenBody({ cardNumber, year: 2035 }))).status).toBe(200);
     await tokenCall('DELETE', first.tokenPaymentInstrument.href);
@@ -119,6 +131,7 @@ describe('token life cycle', () => {
     const conflict = await createToken(moved);
     expect(conflict.status).toBe(409);
     expect((await conflict.json<Json>()).conflicts).toEqual({
+      conflictsExpiryDateTime: expect.any(String),
       paymentInstrument: { billingAddress: { ...billingAddress, city: 'Cambridge' } },
     });
     // Sealed with the card: no part of it is stored in clear.

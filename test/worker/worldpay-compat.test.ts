@@ -1,16 +1,19 @@
 import { describe, expect, inject, it } from 'vitest';
-import { call, CARD_BIN_HEADERS, luhnComplete } from './helpers';
-import { tokenBody, tokenHref, TOKENS_HEADERS } from './token-helpers';
-import { authenticateBody, newReference, THREEDS_HEADERS } from './threeds-helpers';
+import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
+import { call, CARD_BIN_HEADERS, luhnComplete, TEST_AUTH } from './helpers';
+import { tokenBody, tokenHref } from './token-helpers';
+import { authenticateBody, newReference } from './threeds-helpers';
 import { declaredPlaces, expectWorldpayShape, misplacedFields } from './worldpay-compat';
 
 /**
  * Worldpay's own request examples, sent through the Worker. Each example is taken from
  * Worldpay's published document as it is (read from ../shared at test time, never copied), and
- * only what must differ is adapted: credentials and the v1 media types, the entity, card numbers
- * (one a test run has not tokenized yet), transaction references (unique per run), token hrefs
- * (tokens this service issued) and the challenge reference (a live challenge's). Every answer is
- * checked against Worldpay's response schema by `call`.
+ * only what must differ is adapted: credentials, the entity, card numbers (one a test run has not
+ * tokenized yet), transaction references (unique per run), token hrefs (tokens this service
+ * issued) and the challenge reference (a live challenge's). Every example is sent twice: with the
+ * v1 media types (the documents stand in for v1's, docs/compatibility.md) and with the documents'
+ * own v3 media types. Every answer is checked against Worldpay's response schema by `call`, and
+ * must come in the media type of the version asked for.
  */
 
 type Json = Record<string, any>;
@@ -48,20 +51,37 @@ function examplesOf(operationId: string): [string, unknown][] {
   return op.requestExamples.map((e) => [e.name, e.value]);
 }
 
-describe.skipIf(docs === null)("Worldpay's 3DS request examples", () => {
+/** The versions every example is sent with: v1 (the service's default) and v3 (the documents' own). */
+const VERSIONS: ApiVersion[] = [1, 3];
+
+/** Headers of a 3DS or Tokens request in one version's media type. */
+function versioned(types: Readonly<Record<ApiVersion, string>>, version: ApiVersion): Record<string, string> {
+  return { Authorization: TEST_AUTH, Accept: types[version], 'Content-Type': types[version] };
+}
+
+describe.skipIf(docs === null).each(VERSIONS)("Worldpay's 3DS request examples, in v%i", (version) => {
+  const headers = versioned(THREE_DS_MEDIA_TYPES, version);
+
   it.each(examplesOf('deviceDataInitialize'))('deviceDataInitialization: %s', async (_name, example) => {
     const body = await adapt(example);
-    const response = await call('/verifications/customers/3ds/deviceDataInitialization', {
-      body,
-      headers: THREEDS_HEADERS,
-    });
-    await expectV1Answer(response, body.paymentInstrument?.type, '$.paymentInstrument.type');
+    const response = await call('/verifications/customers/3ds/deviceDataInitialization', { body, headers });
+    await expectCardAnswer(
+      response,
+      THREE_DS_MEDIA_TYPES[version],
+      body.paymentInstrument?.type,
+      '$.paymentInstrument.type',
+    );
   });
 
   it.each(examplesOf('authenticate'))('authentication: %s', async (_name, example) => {
     const body = await adapt(example);
-    const response = await call('/verifications/customers/3ds/authentication', { body, headers: THREEDS_HEADERS });
-    await expectV1Answer(response, body.instruction.paymentInstrument.type, '$.instruction.paymentInstrument.type');
+    const response = await call('/verifications/customers/3ds/authentication', { body, headers });
+    await expectCardAnswer(
+      response,
+      THREE_DS_MEDIA_TYPES[version],
+      body.instruction.paymentInstrument.type,
+      '$.instruction.paymentInstrument.type',
+    );
   });
 
   it.each(examplesOf('verify'))('verification: %s', async (_name, example) => {
@@ -69,21 +89,30 @@ describe.skipIf(docs === null)("Worldpay's 3DS request examples", () => {
     // Verification needs a challenge of this transaction: authenticate it first.
     const auth = await call('/verifications/customers/3ds/authenticate', {
       body: authenticateBody({ reference: body.transactionReference, cardHolderName: '3ds2-challenge-identified' }),
-      headers: THREEDS_HEADERS,
+      headers,
     });
     body.challenge.reference = (await auth.json<Json>()).challenge.reference;
-    const response = await call('/verifications/customers/3ds/verification', { body, headers: THREEDS_HEADERS });
+    const response = await call('/verifications/customers/3ds/verification', { body, headers });
     expect(response.status).toBe(200);
+    expect(response.headers.get('Content-Type')).toBe(THREE_DS_MEDIA_TYPES[version]);
     expect((await response.json<Json>()).outcome).toBe('authenticationFailed');
   });
 });
 
 /**
- * 200 for the v1 instruments; Worldpay's v3 document also has `card/networkToken` and
- * `card/wallet+googlepay`, which v1 does not: those are refused at their type, as v1 refuses them.
+ * 200 for the card instruments the service implements (`card/front`, `card/tokenized`), in the
+ * media type asked for; Worldpay's v3 document also has `card/networkToken` and
+ * `card/wallet+googlepay`, which v1 does not and the service does not implement in any version:
+ * those are refused at their type (docs/compatibility.md "Differences").
  */
-async function expectV1Answer(response: Response, type: string | undefined, typePath: string): Promise<void> {
+async function expectCardAnswer(
+  response: Response,
+  mediaType: string,
+  type: string | undefined,
+  typePath: string,
+): Promise<void> {
   const body = await response.json<Json>();
+  expect(response.headers.get('Content-Type')).toBe(mediaType);
   if (type === undefined || THREE_DS_INSTRUMENTS_V1.has(type)) {
     expect(response.status, JSON.stringify(body)).toBe(200);
     return;
@@ -94,17 +123,22 @@ async function expectV1Answer(response: Response, type: string | undefined, type
   ]);
 }
 
-describe.skipIf(docs === null)("Worldpay's tokens and card BIN request examples", () => {
+describe.skipIf(docs === null).each(VERSIONS)("Worldpay's tokens request examples, in v%i", (version) => {
+  const headers = versioned(TOKENS_MEDIA_TYPES, version);
+
   it.each(examplesOf('createSecurityToken'))('POST /tokens: %s', async (_name, example) => {
     const body = await adapt(example);
-    const created = await call('/tokens', { body, headers: TOKENS_HEADERS });
+    const created = await call('/tokens', { body, headers });
     expect(created.status).toBe(201);
+    expect(created.headers.get('Content-Type')).toBe(TOKENS_MEDIA_TYPES[version]);
     // The same request again: the same token, 200.
-    const again = await call('/tokens', { body, headers: TOKENS_HEADERS });
+    const again = await call('/tokens', { body, headers });
     expect(again.status).toBe(200);
     expect((await again.json<Json>()).tokenId).toBe((await created.json<Json>()).tokenId);
   });
+});
 
+describe.skipIf(docs === null)("Worldpay's card BIN request examples, and the documents", () => {
   it.each(examplesOf('panLookup'))('panLookup: %s', async (_name, example) => {
     const body = await adapt(example);
     const response = await call('/api/cardBin/panLookup', { body, headers: CARD_BIN_HEADERS });

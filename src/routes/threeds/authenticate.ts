@@ -10,11 +10,11 @@ import { threeDsDeps } from '../deps-from-request';
 export const authenticateEndpoint: Endpoint = {
   api: THREE_DS_API,
   hasBody: true,
-  async handle({ merchant, body, rc }) {
+  async handle({ merchant, body, rc, apiVersion }) {
     const request = validateBody(AUTHENTICATE, body);
     rc.log.entity = request.merchant.entity;
     rc.log.transactionReference = request.transactionReference;
-    const authenticated = unwrap(await authenticate(threeDsDeps(rc), merchant, request));
+    const authenticated = unwrap(await authenticate(threeDsDeps(rc), merchant, request, apiVersion));
     rc.log.card = authenticated.card;
     rc.log.scenario = authenticated.scenario;
     rc.log.outcome = String(authenticated.answer.outcome);

@@ -131,6 +131,69 @@ export class ClaimTable {
     this.wake(name);
   }
 
+  /**
+   * A live, unretired claim's answer once no other caller is writing its record: waits while
+   * another caller's write lease is live and unconfirmed, so that writes of one claim never
+   * overlap (a newer answer is written only after the older write ended, or its lease ran out).
+   */
+  async settled<A>(name: string, now: number, leaseId = ''): Promise<A | undefined> {
+    for (;;) {
+      const row = this.live(name, now);
+      if (!row || row.retired === 1) return undefined;
+      const wallClock = Date.now();
+      if (row.recorded === 1 || row.lease_until <= wallClock || row.lease_id === leaseId) {
+        return JSON.parse(row.answer) as A;
+      }
+      await this.waitFor(name, row.lease_until - wallClock);
+    }
+  }
+
+  /**
+   * A live, unretired claim's answer, with its write lease given to `leaseId` (to change the
+   * answer and write it: token updates), once no other caller holds the lease. `accept` says
+   * whether this answer is the caller's to change; if not, nothing is taken. Callers queue here,
+   * one at a time; the holder releases with `released` (changing nothing), writes the answer as
+   * it is and confirms with `recorded`, or hands the lease to a new answer with `replace`.
+   */
+  async hold<A>(
+    name: string,
+    now: number,
+    leaseId: string,
+    accept: (answer: A) => boolean,
+    options: { unlessRecorded?: boolean } = {},
+  ): Promise<{ answer: A; recorded: boolean } | undefined> {
+    for (;;) {
+      // The check and the taking are one synchronous block: two callers woken together cannot
+      // both find the lease free.
+      const row = this.live(name, now);
+      if (!row || row.retired === 1) return undefined;
+      const wallClock = Date.now();
+      if (row.recorded === 1 || row.lease_until <= wallClock || row.lease_id === leaseId) {
+        const answer = JSON.parse(row.answer) as A;
+        if (!accept(answer)) return undefined;
+        // `unlessRecorded`: a caller that only makes sure the answer is written needs no lease.
+        if (options.unlessRecorded && row.recorded === 1) return { answer, recorded: true };
+        this.sql.exec(
+          'UPDATE claims SET lease_id = ?, lease_until = ?, recorded = 0 WHERE name = ?',
+          ...[leaseId, wallClock + LEASE_MS, name],
+        );
+        return { answer, recorded: false };
+      }
+      await this.waitFor(name, row.lease_until - wallClock);
+    }
+  }
+
+  /**
+   * Replaces a live claim's answer and gives its write lease to `leaseId`: the answer must be
+   * written again (its caller checked, in the same event, that it may: see `settled`).
+   */
+  replace<A>(name: string, answer: A, expiresAt: number, leaseId: string): void {
+    this.sql.exec(
+      'UPDATE claims SET answer = ?, expires_at = ?, recorded = 0, lease_id = ?, lease_until = ? WHERE name = ?',
+      ...[JSON.stringify(answer), expiresAt, leaseId, Date.now() + LEASE_MS, name],
+    );
+  }
+
   /** The claim's answer, if the step was claimed, is live and not retired. */
   answerOf<A>(name: string, now: number): A | undefined {
     const row = this.live(name, now);

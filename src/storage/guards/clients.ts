@@ -3,6 +3,7 @@ import type { SessionScope } from '../threeds-store';
 import { LEASE_MS } from './claims';
 import { LIVE_AUTH_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
 import type { ThreeDsGuard } from './threeds-guard';
+import type { NamespaceGuard } from './namespace-guard';
 import type { TokenGuard } from './token-guard';
 
 /**
@@ -43,16 +44,32 @@ export type ThreeDsGuardApi = Api<
   | 'liveDecide'
 >;
 
-export type TokenGuardApi = Api<TokenGuard, 'claim' | 'recorded' | 'released' | 'retire'>;
+export type TokenGuardApi = Api<
+  TokenGuard,
+  | 'claim'
+  | 'recorded'
+  | 'released'
+  | 'retire'
+  | 'current'
+  | 'unwritten'
+  | 'update'
+  | 'conflict'
+  | 'getConflict'
+  | 'liveToken'
+>;
 
 /**
- * Calls that may wait inside the object: for another caller's write lease (up to LEASE_MS), for a
+ * Calls that may wait inside the object: for another caller's write lease (up to LEASE_MS: the
+ * claims, and a token's `current` and `update`, which wait for a write in flight), for a
  * live authentication's single flight (LIVE_AUTH_LEASE_MS), for the 3DS Method (METHOD_WINDOW_MS).
  * Their deadline is that wait plus the usual one; every other call gets the usual deadline.
  */
 const WAITS: Record<string, number> = {
   authenticate: LEASE_MS,
   claim: LEASE_MS,
+  current: LEASE_MS,
+  unwritten: LEASE_MS,
+  update: LEASE_MS,
   liveBegin: LIVE_AUTH_LEASE_MS,
   liveAwaitMethod: METHOD_WINDOW_MS,
 };
@@ -60,8 +77,17 @@ const WAITS: Record<string, number> = {
 /** The name of a transaction's object: the session scope, which holds no card data. */
 export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
 
-/** The name of a merchant card's object: the merchant and the keyed hash of the card. */
-export const tokenGuardName = (username: string, fingerprint: string): string => `${username}:${fingerprint}`;
+/**
+ * The name of a merchant card's object: the merchant, the keyed hash of the card, and the
+ * namespace when there is one (a card has one token per namespace, and one outside any).
+ */
+export const tokenGuardName = (username: string, fingerprint: string, namespace?: string): string =>
+  namespace === undefined ? `${username}:${fingerprint}` : `${username}:${fingerprint}:ns:${namespace}`;
+
+/** The name of a merchant namespace's object (a username holds no `:`). */
+export const namespaceGuardName = (username: string, namespace: string): string => `${username}:${namespace}`;
+
+export type NamespaceGuardApi = Api<NamespaceGuard, 'reserve' | 'confirm' | 'remove' | 'list'>;
 
 /** A transaction's guard and its id (the JWTs of the browser pages carry the id). */
 export function threeDsGuard(
@@ -92,9 +118,21 @@ export function tokenGuard(
   ns: DurableObjectNamespace<TokenGuard>,
   username: string,
   fingerprint: string,
+  namespace: string | undefined,
   timeoutMs: number,
 ): TokenGuardApi {
-  return guarded<TokenGuardApi>(ns.get(ns.idFromName(tokenGuardName(username, fingerprint))), 'TokenGuard', timeoutMs);
+  const name = tokenGuardName(username, fingerprint, namespace);
+  return guarded<TokenGuardApi>(ns.get(ns.idFromName(name)), 'TokenGuard', timeoutMs);
+}
+
+export function namespaceGuard(
+  ns: DurableObjectNamespace<NamespaceGuard>,
+  username: string,
+  namespace: string,
+  timeoutMs: number,
+): NamespaceGuardApi {
+  const name = namespaceGuardName(username, namespace);
+  return guarded<NamespaceGuardApi>(ns.get(ns.idFromName(name)), 'NamespaceGuard', timeoutMs);
 }
 
 /**

@@ -1,19 +1,21 @@
 import { toBase64Url, utf8 } from '../../bytes';
 import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
+import type { ApiVersion } from '../../http/media-types';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests';
 import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../../storage/guards/live-transaction';
 import { StorageError } from '../../storage/storage-error';
 import { SESSION_TTL_MS } from '../../storage/threeds-store';
 import { PAGES, THREEDS_PATH } from '../api-paths';
+import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
 import { signJwt } from '../jwt';
 import type { Authenticated } from '../steps/authenticate';
 import { orgUnitId, type Caller, type ThreeDsDeps } from '../steps/step-deps';
 import { buildAReq, type AReqCard } from './areq-builder';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from './emv-outcomes';
-import type { AuthenticationResponse, EmvVersion } from './emv-messages';
+import type { AuthenticationResponse, EmvVersion, ErrorMessage } from './emv-messages';
 import { transactionHandle } from './handles';
 import { cardHashOf, liveParts, prepareCard } from './live-prepare';
 import { AuthenticationOutcomeUnknown, ProviderRefusedCredentials, ProviderUnavailable } from './three-ds-server';
@@ -28,6 +30,10 @@ import { CHALLENGE_START_WINDOW_MS, methodIndicator, needsPreparing } from './ti
  * conflict. Before the AReq goes out the lease holder marks it sending: from then on, whatever
  * fails, it is never sent again, and a request that finds it sent with no answer answers
  * `unavailable`. A failure before that point leaves nothing behind (503, retry).
+ *
+ * The stored answer names no version of the API; each request renders it for its own `version`
+ * (src/threeds/api-versions.ts): an answer stored with {@link DS_UNREACHABLE} is `unavailable`
+ * for versions 1 and 2 and `authenticationOutage` for version 3.
  */
 export async function liveAuthenticate(
   deps: ThreeDsDeps,
@@ -35,6 +41,7 @@ export async function liveAuthenticate(
   request: AuthenticateRequest,
   card: ResolvedCard,
   hash: string,
+  version: ApiVersion = 1,
 ): Promise<Result<Authenticated>> {
   const { provider, requestor } = liveParts(deps, caller.entity);
   const { guard, id } = deps.guardFor(caller.scope);
@@ -44,8 +51,8 @@ export async function liveAuthenticate(
     step: 'authenticate',
     apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
   };
-  const answered = (answer: object, scenario: string, conflict = false): Result<Authenticated> =>
-    ok({ answer: { ...answer }, card: card.masked, scenario, conflict });
+  const answered = (answer: Record<string, unknown>, scenario: string, conflict = false): Result<Authenticated> =>
+    ok({ answer: rendered(answer, version), card: card.masked, scenario, conflict });
 
   const leaseId = crypto.randomUUID();
   const begun = await guard.liveBegin(hash, leaseId, deps.now, deps.now + SESSION_TTL_MS).catch(async (e: unknown) => {
@@ -57,9 +64,10 @@ export async function liveAuthenticate(
     case 'answered':
       return answered(begun.answer, 'live: answered before');
     case 'conflict':
-      return answered(unavailableAnswer(context), 'conflict', true);
+      if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
+      return answered({ ...unavailableAnswer(context) }, 'conflict', true);
     case 'lost':
-      return answered(unavailableAnswer(context), 'live: AReq sent, its answer unknown');
+      return answered({ ...unavailableAnswer(context) }, 'live: AReq sent, its answer unknown');
   }
 
   // This request holds the lease: the provider calls are its own.
@@ -102,12 +110,14 @@ export async function liveAuthenticate(
       if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
       if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
       await settleLease(() => guard.liveLose(leaseId, Date.now()));
-      return answered(unavailableAnswer(context), 'live: AReq sent, its answer unknown');
+      return answered({ ...unavailableAnswer(context) }, 'live: AReq sent, its answer unknown');
     }
     if (outcome.kind === 'erro') {
       const { errorCode, errorComponent } = outcome.erro;
-      const answer = await completed(guard, leaseId, unavailableAnswer(context));
-      return answered(answer, `live: Erro ${errorCode} from ${errorComponent}`);
+      const unavailable = { ...unavailableAnswer(context) };
+      const outage = dsUnreachable(outcome.erro);
+      const answer = await completed(guard, leaseId, outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable);
+      return answered(answer, `live: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`);
     }
     const ares = outcome.ares;
     if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
@@ -121,6 +131,32 @@ export async function liveAuthenticate(
     await settleLease(() => (sent ? guard.liveLose(leaseId, Date.now()) : guard.liveAbandon(leaseId)));
     throw e;
   }
+}
+
+/**
+ * The mark of a stored `unavailable` answer that is an outage (the Directory Server could not be
+ * reached): never sent, it tells {@link rendered} to answer `authenticationOutage` to version 3.
+ * Added last, so that removing it leaves the answer's bytes as they were.
+ */
+export const DS_UNREACHABLE = '~dsUnreachable';
+
+/** The stored answer as this request's version of the API has it, without the outage mark. */
+function rendered(stored: Record<string, unknown>, version: ApiVersion): Record<string, unknown> {
+  const answer = { ...stored };
+  if (answer[DS_UNREACHABLE] !== true) return answer;
+  delete answer[DS_UNREACHABLE];
+  return outageAnswer(answer, version);
+}
+
+/**
+ * Whether the provider's Erro to the AReq says the Directory Server could not be reached: EMV
+ * error 405 (system connection failure) from the DS, or from the 3DS Server naming the Directory
+ * Server ("Unable to contact Directory Server"). The only Erro after which the service can say
+ * that the card schemes' 3-D Secure is down: any other Erro is about this transaction.
+ */
+export function dsUnreachable(erro: ErrorMessage): boolean {
+  if (erro.errorCode !== '405') return false;
+  return erro.errorComponent === 'D' || /directory server/i.test(`${erro.errorDescription} ${erro.errorDetail}`);
 }
 
 /** The card as the AReq takes it. */

@@ -1,6 +1,7 @@
 import type { Brand } from '../../bin/model';
 import { resolveCard } from '../../cards/resolve-card';
-import { ok, type Result } from '../../failures';
+import { failed, ok, type Result } from '../../failures';
+import type { ApiVersion } from '../../http/media-types';
 import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests';
@@ -8,19 +9,20 @@ import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients'
 import type { AuthClaim } from '../../storage/guards/threeds-guard';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
 import { PAGES, THREEDS_PATH } from '../api-paths';
+import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { signJwt } from '../jwt';
 import { liveAuthenticate } from '../live/live-authenticate';
 import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk-rules';
-import { scenarioFor, type Scenario } from '../scenarios';
+import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { orgUnitId, requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Authenticated {
   answer: Record<string, unknown>;
   card: string;
   scenario: string;
-  /** A different body met a transaction already authenticated: answered `unavailable`. */
+  /** A different body met a transaction already authenticated: answered `unavailable` (version 1). */
   conflict: boolean;
 }
 
@@ -30,12 +32,15 @@ export interface Authenticated {
  * transaction's guard decides which body came first; that body's answer is what every identical
  * request gets, and the session record is in KV before any of them is answered (the guard's
  * single-flight lease: whoever holds it writes the record of the first body). A different body
- * under the same reference gets `unavailable`, derived from its own hash, and changes nothing.
+ * under the same reference gets `unavailable`, derived from its own hash, and changes nothing
+ * (versions 2 and 3 of the API: the error transactionReferenceIsADuplicate). The answer is
+ * rendered for the request's `version` of the API (src/threeds/api-versions.ts).
  */
 export async function authenticate(
   deps: ThreeDsDeps,
   merchant: MerchantConfig,
   request: AuthenticateRequest,
+  version: ApiVersion = 1,
 ): Promise<Result<Authenticated>> {
   // Business rules in order (docs/pipeline.md step 6): entity and feature, brand, then currency.
   const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
@@ -54,7 +59,7 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
-  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash);
+  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version);
   const { guard, id } = deps.guardFor(caller.scope);
   const leaseId = crypto.randomUUID();
   const reference = request.deviceData.collectionReference ?? null;
@@ -103,6 +108,7 @@ export async function authenticate(
     deps.background(settleLease(() => guard.authenticationRecorded(leaseId)));
   }
   if (claim.conflict) {
+    if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
     // Not stored: derived from this body's hash, so its own retries repeat it.
     const ids = await answerIds(deps.key, `unavailable:${hash}`);
     const answer = answerFor('unavailable', {
@@ -115,7 +121,10 @@ export async function authenticate(
     });
     return ok({ answer: { ...answer }, card: card.masked, scenario: 'conflict', conflict: true });
   }
-  return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
+  // The stored answer names no version: an outage scenario's `unavailable` is rendered per version.
+  const stored = claim.answer.answer;
+  const answer = scenarioNamed(claim.answer.scenario)?.outage ? outageAnswer(stored, version) : stored;
+  return ok({ answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
 }
 
 /**
