@@ -156,6 +156,86 @@
 
   const SIZES = { '250x400': [250, 400], '390x400': [390, 400], '500x600': [500, 600], '600x400': [600, 400] };
 
+  // Saved cards: the shopper's tokens (namespace demo-shopper), through the demo merchant's server.
+  async function cardsApi(method, path, body) {
+    const response = await fetch(`/demo/merchant/${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+  const savedStatus = (text) => ($('saved-status').textContent = text);
+
+  async function showCards() {
+    const { body } = await cardsApi('GET', 'cards');
+    const list = $('saved-list');
+    list.replaceChildren();
+    for (const token of body._embedded?.tokens ?? []) {
+      const card = token.paymentInstrument;
+      const item = document.createElement('li');
+      item.dataset.tokenId = token.tokenId;
+      const expiry = `${String(card.cardExpiryDate.month).padStart(2, '0')}/${card.cardExpiryDate.year}`;
+      const line = document.createElement('div');
+      line.className = 'token';
+      line.textContent = `${card.cardNumber} · ${card.cardHolderName ?? 'no name'} · expires ${expiry} · token until ${token.tokenExpiryDateTime.slice(0, 10)}`;
+      const name = document.createElement('input');
+      name.placeholder = 'new cardholder name';
+      name.className = 'new-name';
+      const rename = button('Update name', () =>
+        change(token.tokenId, { attribute: 'cardHolderName', value: name.value }),
+      );
+      rename.className = 'rename';
+      const later = button('Expiry +1 year', () =>
+        change(token.tokenId, {
+          attribute: 'cardExpiryDate',
+          value: { month: card.cardExpiryDate.month, year: card.cardExpiryDate.year + 1 },
+        }),
+      );
+      later.className = 'extend';
+      const remove = button('Delete', () => change(token.tokenId, { delete: true }));
+      remove.className = 'delete';
+      item.append(line, name, rename, later, remove);
+      list.append(item);
+    }
+    if (list.children.length === 0) savedStatus('No saved card yet.');
+  }
+
+  function button(text, onClick) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = text;
+    b.addEventListener('click', onClick);
+    return b;
+  }
+
+  async function change(tokenId, what) {
+    const { status, body } = await cardsApi('POST', 'cards/change', { tokenId, ...what });
+    savedStatus(status < 300 ? 'Saved card changed.' : `${body.errorName}: ${body.message}`);
+    await showCards();
+  }
+
+  $('save-card').addEventListener('click', async () => {
+    const { status, body } = await cardsApi('POST', 'cards', {
+      cardNumber: digits(),
+      month: Number($('month').value),
+      year: Number($('year').value),
+      cardHolderName: $('name').value,
+    });
+    $('saved-status').replaceChildren();
+    if (status === 201 || status === 200) savedStatus(status === 201 ? 'Card saved.' : 'This card was saved already.');
+    else if (status === 409) {
+      // Saved already with other details: the conflict can be accepted (the token takes them).
+      const conflictId = body._links['tokens:conflicts'].href.split('/').pop();
+      savedStatus(`Saved already with other details (${JSON.stringify(body.conflicts.paymentInstrument ?? {})}). `);
+      const accept = button('Accept the new details', () => change(body.tokenId, { conflict: conflictId }));
+      accept.id = 'accept-conflict';
+      $('saved-status').append(accept);
+    } else savedStatus(`${body.errorName}: ${body.message}`);
+    await showCards();
+  });
+  showCards();
+
   $('checkout').addEventListener('submit', async (event) => {
     event.preventDefault();
     $('pay').disabled = true;

@@ -1,12 +1,13 @@
 import { fail } from '../failures';
 import type { EndpointResult, RequestContext } from '../http/endpoint';
-import { THREE_DS_MEDIA_TYPE } from '../http/media-types';
+import { THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../http/media-types';
 import { readJsonObject } from '../http/body';
 import { originListed } from '../merchants/origins';
 import type { Route } from '../app/route-table';
 import { publicBaseUrl } from '../routes/deps-from-request';
 import { WINDOW_SIZES } from '../schemas/threeds-requests';
 import { THREEDS_PATH } from '../threeds/api-paths';
+import { UPDATE_PATHS } from '../tokens/update-paths';
 import { escapeHtml } from '../threeds/page-html';
 import { scenarioCard } from '../fake-3ds-server/test-cards';
 import { SCENARIOS } from '../threeds/scenarios';
@@ -131,19 +132,82 @@ function demoConfig(rc: RequestContext): Promise<EndpointResult> {
 }
 
 /** Calls one step of the 3DS API as the demo merchant's server, through the Worker's pipeline. */
-async function callThreeDs(rc: RequestContext, step: string, body: unknown): Promise<EndpointResult> {
-  const request = new Request(`${rc.url.origin}${THREEDS_PATH}/${step}`, {
-    method: 'POST',
+function callThreeDs(rc: RequestContext, step: string, body: unknown): Promise<EndpointResult> {
+  return callApi(rc, 'POST', `${THREEDS_PATH}/${step}`, THREE_DS_MEDIA_TYPE, body);
+}
+
+/** Calls the service's API as the demo merchant's server would, through the Worker's whole pipeline. */
+async function callApi(
+  rc: RequestContext,
+  method: string,
+  path: string,
+  mediaType: string,
+  body?: unknown,
+): Promise<EndpointResult> {
+  const request = new Request(`${rc.url.origin}${path}`, {
+    method,
     headers: {
       Authorization: demoCredentials(rc).authorization,
-      Accept: THREE_DS_MEDIA_TYPE,
-      'Content-Type': THREE_DS_MEDIA_TYPE,
+      Accept: mediaType,
+      ...(body !== undefined ? { 'Content-Type': mediaType } : {}),
       'WP-CorrelationId': rc.correlationId,
     },
-    body: JSON.stringify(body),
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const response = await rc.self.fetch(request, rc.env, rc.ctx);
-  return { status: response.status, body: await response.json() };
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? { status: response.status } : (JSON.parse(text) as unknown) };
+}
+
+/** The demo shopper's saved cards: one namespace of the demo merchant's tokens (docs/tokens.md "Namespaces"). */
+const DEMO_NAMESPACE = 'demo-shopper';
+
+/** A token id as the demo page sends it back (it came from a listing). */
+function tokenIdOf(value: unknown): string {
+  if (typeof value !== 'string' || !/^[0-9A-Z]{15,21}$/.test(value)) fail({ kind: 'resourceNotFound' });
+  return value;
+}
+
+/** `GET /demo/merchant/cards`: the shopper's saved cards (an empty list when there are none). */
+async function demoCards(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  const listed = await callApi(rc, 'GET', `/tokens?namespace=${DEMO_NAMESPACE}`, TOKENS_MEDIA_TYPE);
+  return listed.status === 404 ? { status: 200, body: { _embedded: { tokens: [] } } } : listed;
+}
+
+/** `POST /demo/merchant/cards`: saves the card (POST /tokens in the shopper's namespace): 201, 200 or 409. */
+async function demoSaveCard(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  const card = await readJsonObject(rc.request);
+  return callApi(rc, 'POST', '/tokens', TOKENS_MEDIA_TYPE, {
+    paymentInstrument: {
+      type: 'card/front',
+      cardNumber: card.cardNumber,
+      cardExpiryDate: { month: card.month, year: card.year },
+      ...(typeof card.cardHolderName === 'string' && card.cardHolderName !== ''
+        ? { cardHolderName: card.cardHolderName }
+        : {}),
+    },
+    merchant: { entity: DEMO_ENTITY },
+    namespace: DEMO_NAMESPACE,
+  });
+}
+
+/**
+ * `POST /demo/merchant/cards/change` `{tokenId, attribute, value}`: one update (`PUT` on the
+ * attribute's link), or `{tokenId, conflict}`: accepts a conflict, or `{tokenId, delete: true}`.
+ */
+async function demoChangeCard(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  const input = await readJsonObject(rc.request);
+  const tokenId = tokenIdOf(input.tokenId);
+  if (input.delete === true) return callApi(rc, 'DELETE', `/tokens/${tokenId}`, TOKENS_MEDIA_TYPE);
+  if (typeof input.conflict === 'string' && /^[\w-]{22}$/.test(input.conflict)) {
+    return callApi(rc, 'PUT', `/tokens/${tokenId}/conflicts/${input.conflict}`, TOKENS_MEDIA_TYPE, {});
+  }
+  const path = UPDATE_PATHS[input.attribute as keyof typeof UPDATE_PATHS];
+  if (path === undefined) fail({ kind: 'resourceNotFound' });
+  return callApi(rc, 'PUT', `/tokens/${tokenId}/${path}`, TOKENS_MEDIA_TYPE, input.value);
 }
 
 /** `POST /demo/merchant/init`: the merchant's server starts 3DS (deviceDataInitialize). */
@@ -224,5 +288,8 @@ export const DEMO_ROUTES: readonly Route[] = [
   { method: 'POST', path: '/demo/merchant/init', page: demoInit },
   { method: 'POST', path: '/demo/merchant/authenticate', page: demoAuthenticate },
   { method: 'POST', path: '/demo/merchant/return', page: demoReturn },
+  { method: 'GET', path: '/demo/merchant/cards', page: demoCards },
+  { method: 'POST', path: '/demo/merchant/cards', page: demoSaveCard },
+  { method: 'POST', path: '/demo/merchant/cards/change', page: demoChangeCard },
   { method: 'GET', path: '/demo/*', page: demoFile },
 ];

@@ -120,6 +120,38 @@ describe('the demo checkout', () => {
     await page.close();
   });
 
+  it('saves the card as a token, changes it, accepts a conflicting save and deletes it', async () => {
+    const page = await openDemo();
+    await typeCard(page, '4571736000000000');
+    await page.selectOption('#name', '3ds2-frictionless-identified');
+    const saved = page.locator('#saved-list li');
+    await page.click('#save-card');
+    await expect.poll(() => saved.count()).toBe(1);
+    expect(await saved.first().textContent()).toContain(
+      '457173******0000 · 3ds2-frictionless-identified · expires 12/2035',
+    );
+
+    // An update per attribute: the cardholder name, then the expiry date.
+    await saved.first().locator('.new-name').fill('Ada King');
+    await saved.first().locator('.rename').click();
+    await expect.poll(() => saved.first().textContent()).toContain('Ada King · expires 12/2035');
+    await saved.first().locator('.extend').click();
+    await expect.poll(() => saved.first().textContent()).toContain('expires 12/2036');
+
+    // Saving the card again with other details: a conflict, which the shopper accepts.
+    await page.fill('#year', '2036');
+    await page.selectOption('#name', '3ds2-challenge-identified');
+    await page.click('#save-card');
+    await page.locator('#accept-conflict').click();
+    await expect.poll(() => saved.first().textContent()).toContain('3ds2-challenge-identified · expires 12/2036');
+    expect(await saved.count()).toBe(1);
+
+    await saved.first().locator('.delete').click();
+    await expect.poll(() => saved.count()).toBe(0);
+    expect(await page.textContent('#saved-status')).toContain('No saved card yet.');
+    await page.close();
+  });
+
   it('loads nothing from another origin', () => {
     expect(outside).toEqual([]);
   });
