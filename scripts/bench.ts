@@ -15,7 +15,7 @@
  * 3. Requests: workerd CPU per login scenario, a legitimate client's latency under a flood of
  *    wrong passwords, and panLookup against a bare Worker, this tree against `--requests-baseline`.
  *
- *   npm run bench -- [--only bin|scale|requests|threeds|live] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|path|threeds|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
  *                    [--population FILE [--population-format NAME]]
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
       'population-format': { type: 'string' },
     },
   });
-  const parts = ['bin', 'scale', 'threeds', 'live', 'requests'];
+  const parts = ['bin', 'scale', 'threeds', 'live', 'requests', 'path'];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -145,8 +145,14 @@ async function main(): Promise<void> {
       );
     }
   }
-  if (selected('requests')) {
-    const report = await runHttpBench({ root: ROOT, baselineRef: values['requests-baseline'], runs: runCount, log });
+  if (selected('requests') || values.only === 'path') {
+    const report = await runHttpBench({
+      root: ROOT,
+      baselineRef: values['requests-baseline'],
+      runs: runCount,
+      log,
+      pathOnly: values.only === 'path',
+    });
     console.log(
       `\n## Request path and logins (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );

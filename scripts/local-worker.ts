@@ -19,6 +19,10 @@ export interface LocalWorker {
   stop: () => Promise<void>;
   /** The workerd process serving it (for the benchmark's CPU readings), when it could be told. */
   pid?: number;
+  /** workerd's inspector (DevTools protocol), when asked for with `inspector: true`. */
+  inspector?: URL;
+  /** The bundle's source map (JSON), when the inspector was asked for: to name profiled frames. */
+  sourceMap?: string;
 }
 
 /** The workerd processes this Node process has started. */
@@ -44,12 +48,19 @@ async function started(options: ConstructorParameters<typeof Miniflare>[0]): Pro
   const mf = new Miniflare(options);
   const url = await mf.ready;
   const pid = [...workerdChildren()].find((p) => !before.has(p));
-  return { url, stop: () => mf.dispose(), ...(pid !== undefined ? { pid } : {}) };
+  const inspector = options.inspectorPort !== undefined ? await mf.getInspectorURL() : undefined;
+  return {
+    url,
+    stop: () => mf.dispose(),
+    ...(pid !== undefined ? { pid } : {}),
+    ...(inspector !== undefined ? { inspector } : {}),
+  };
 }
 
 /** A worker from one module's source (the benchmark's bare baseline), served the same way. */
-export function startScriptWorker(script: string): Promise<LocalWorker> {
+export function startScriptWorker(script: string, o: { inspector?: boolean } = {}): Promise<LocalWorker> {
   return started({
+    ...(o.inspector ? { inspectorPort: 0 } : {}),
     modules: true,
     script,
     compatibilityDate: '2026-04-20',
@@ -71,6 +82,15 @@ export interface LocalWorkerOptions {
   quiet?: boolean;
   /** Vars over the defaults (`ENVIRONMENT: 'test'` and the local secrets), e.g. `{ ENVIRONMENT: 'live' }`. */
   vars?: Record<string, string>;
+  /**
+   * Serve without the static assets (default: with them, as wrangler.toml declares). With them,
+   * Miniflare puts two Workers of its own (an RPC proxy and the asset router) in front of every
+   * request; on Cloudflare the router is the platform's. A benchmark that compares the Worker's
+   * own request path with a bare Worker serves both without.
+   */
+  assets?: boolean;
+  /** Opens workerd's inspector and keeps the bundle's source map (the request-path profile of the benchmark). */
+  inspector?: boolean;
 }
 
 export function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWorker> {
@@ -81,6 +101,8 @@ export function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWork
     deployArgs: ['--env', ''],
     bindings: { ...secrets, ENVIRONMENT: 'test', ...options.vars },
     ...(options.entry !== undefined ? { entry: options.entry } : {}),
+    ...(options.assets === false ? { assets: false } : {}),
+    ...(options.inspector ? { inspector: true } : {}),
     ...(options.quiet ? { quiet: true } : {}),
   });
 }
@@ -112,6 +134,8 @@ async function serveBundle(o: {
   bindings?: Record<string, string>;
   entry?: string;
   quiet?: boolean;
+  assets?: false;
+  inspector?: boolean;
 }): Promise<LocalWorker> {
   const outdir = mkdtempSync(join(tmpdir(), 'card-edge-bundle-'));
   execFileSync('npx', ['wrangler', 'deploy', '--dry-run', ...o.deployArgs, '--outdir', outdir], {
@@ -129,9 +153,11 @@ async function serveBundle(o: {
     modules.unshift('harness-entry.js');
   }
   const { workerOptions } = unstable_getMiniflareWorkerOptions(o.config);
+  if (o.assets === false) delete (workerOptions as { assets?: unknown }).assets;
+  const sourceMap = o.inspector ? readFileSync(join(outdir, 'index.js.map'), 'utf8') : undefined;
   // The modules are read into memory below: the bundle folder can go once Miniflare has them.
   try {
-    return await started({
+    const worker = await started({
       ...workerOptions,
       modules: modules.map((name) => ({
         type: name.endsWith('.bin') ? ('Data' as const) : ('ESModule' as const),
@@ -143,6 +169,7 @@ async function serveBundle(o: {
       bindings: { ...workerOptions.bindings, ...o.bindings },
       host: '127.0.0.1',
       port: 0,
+      ...(o.inspector ? { inspectorPort: 0 } : {}),
       ...(o.quiet
         ? {
             handleRuntimeStdio: (stdout: Readable, stderr: Readable) =>
@@ -150,6 +177,7 @@ async function serveBundle(o: {
           }
         : {}),
     } as ConstructorParameters<typeof Miniflare>[0]);
+    return sourceMap !== undefined ? { ...worker, sourceMap } : worker;
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

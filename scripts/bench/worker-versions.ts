@@ -67,6 +67,18 @@ export default {
 };
 `;
 
+/**
+ * An entry module that silences the console before the Worker runs: with the inspector attached,
+ * every console call also goes to it, at ~0.2 ms a call, which would drown the profile.
+ */
+export const MUTED_CONSOLE_ENTRY = `
+import worker from './index.js';
+export * from './index.js';
+console.log = () => {};
+console.error = () => {};
+export default worker;
+`;
+
 export interface WorkerVersion {
   label: string;
   worker: LocalWorker;
@@ -75,6 +87,12 @@ export interface WorkerVersion {
 export interface Versions {
   current: WorkerVersion;
   baseline: WorkerVersion;
+  /**
+   * Both Workers again, each as its bare bundle: no counting entry in front and no static assets
+   * (Miniflare's asset chain), for a like-for-like comparison with a bare Worker. With
+   * `inspector`, served for the profile: the inspector open and the console silenced. Stopped by `stop`.
+   */
+  plain: (o?: { inspector?: boolean }) => Promise<{ current: WorkerVersion; baseline: WorkerVersion }>;
   stop: () => Promise<void>;
 }
 
@@ -101,11 +119,26 @@ export async function startVersions(root: string, baselineRef: string, log: (m: 
       label: commit.startsWith(baselineRef) ? commit : `${baselineRef} (${commit})`,
       worker: await startLocalWorker({ root: dir, entry: COUNTING_ENTRY, quiet: true }),
     };
+    const extra: LocalWorker[] = [];
+    const plainOf = async (label: string, at: string, inspector: boolean): Promise<WorkerVersion> => {
+      const worker = await startLocalWorker({
+        root: at,
+        quiet: true,
+        assets: false,
+        ...(inspector ? { inspector, entry: MUTED_CONSOLE_ENTRY } : {}),
+      });
+      extra.push(worker);
+      return { label, worker };
+    };
     return {
       current,
       baseline,
+      plain: async (o = {}) => ({
+        current: await plainOf(current.label, root, o.inspector ?? false),
+        baseline: await plainOf(baseline.label, dir, o.inspector ?? false),
+      }),
       stop: async () => {
-        await Promise.all([current.worker.stop(), baseline.worker.stop()]);
+        await Promise.all([current.worker.stop(), baseline.worker.stop(), ...extra.map((w) => w.stop())]);
         cleanup();
       },
     };
