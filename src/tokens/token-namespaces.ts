@@ -42,8 +42,10 @@ export async function queryTokens(
     found.forEach((record, i) => {
       if (record && !isTombstone(record) && record.username === username && record.namespace === namespace) {
         records.push(record);
-      } else if (record === undefined || isTombstone(record)) {
-        // Deleted or expired, and its place not freed yet (a DELETE that failed half way): free it.
+      } else if (record !== undefined && isTombstone(record)) {
+        // Deleted, and its place not freed yet (a DELETE that failed half way): free it. A record
+        // not found is left alone: KV may not show a token made elsewhere yet (expired tokens
+        // leave the index by their end, which it keeps).
         deps.background(index.remove(entries[i]!.tokenId));
       }
     });

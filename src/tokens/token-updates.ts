@@ -71,18 +71,30 @@ export async function rewriteToken(
   const guard = guardOf(deps, located);
   const leaseId = crypto.randomUUID();
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const current = await guard.current(located.tokenId, deps.now, leaseId);
-    if (!current) return failed({ kind: 'resourceNotFound' });
-    const version = current.version ?? 1;
-    let outcome: Awaited<ReturnType<TokenGuardApi['update']>>;
-    let next: TokenRecord;
+    let current: TokenRecord | undefined;
+    let wasRecorded = false;
+    let built: TokenRecord;
+    let outcome: Awaited<ReturnType<TokenGuardApi['update']>> | undefined;
+    let next: TokenRecord | undefined;
     try {
-      next = { ...(await build(current)), version: version + 1 };
-      outcome = await guard.update(located.tokenId, version, next, deps.now, leaseId, options);
+      const held = await guard.current(located.tokenId, deps.now, leaseId);
+      if (!held) return failed({ kind: 'resourceNotFound' });
+      ({ record: current, wasRecorded } = held);
+      built = await build(current);
+      // Nothing to change (an extension another request has made meanwhile): no new version.
+      if (built !== current) {
+        next = { ...built, version: (current.version ?? 1) + 1 };
+        outcome = await guard.update(located.tokenId, current.version ?? 1, next, deps.now, leaseId, options);
+      }
     } catch (e) {
-      // Nothing set (or the answer was lost: then the lease runs out): the next caller goes on.
+      // Nothing set (or an answer was lost, the lease's included): the next caller goes on.
       await settleLease(() => guard.released(leaseId));
       throw e;
+    }
+    if (outcome === undefined || next === undefined) {
+      // The lease goes back as it was taken: the latest version in KV, or still to be written.
+      await settleLease(() => (wasRecorded ? guard.recorded(leaseId) : guard.released(leaseId)));
+      return ok(current);
     }
     switch (outcome.kind) {
       case 'stale':

@@ -161,7 +161,7 @@ export class ClaimTable {
     leaseId: string,
     accept: (answer: A) => boolean,
     options: { unlessRecorded?: boolean } = {},
-  ): Promise<{ answer: A; recorded: boolean } | undefined> {
+  ): Promise<{ answer: A; recorded: boolean; wasRecorded: boolean } | undefined> {
     for (;;) {
       // The check and the taking are one synchronous block: two callers woken together cannot
       // both find the lease free.
@@ -172,12 +172,12 @@ export class ClaimTable {
         const answer = JSON.parse(row.answer) as A;
         if (!accept(answer)) return undefined;
         // `unlessRecorded`: a caller that only makes sure the answer is written needs no lease.
-        if (options.unlessRecorded && row.recorded === 1) return { answer, recorded: true };
+        if (options.unlessRecorded && row.recorded === 1) return { answer, recorded: true, wasRecorded: true };
         this.sql.exec(
           'UPDATE claims SET lease_id = ?, lease_until = ?, recorded = 0 WHERE name = ?',
           ...[leaseId, wallClock + LEASE_MS, name],
         );
-        return { answer, recorded: false };
+        return { answer, recorded: false, wasRecorded: row.recorded === 1 };
       }
       await this.waitFor(name, row.lease_until - wallClock);
     }

@@ -117,7 +117,12 @@ export class NamespaceGuard extends DurableObject<Env> {
           return;
         }
         if (token) this.confirm(fingerprint, token.tokenId, token.expiresAt, now);
-        else this.sql.exec('DELETE FROM entries WHERE fingerprint = ? AND token_id IS NULL', fingerprint);
+        // Only if still stale: the card's own retry may have renewed its reservation meanwhile.
+        else
+          this.sql.exec(
+            'DELETE FROM entries WHERE fingerprint = ? AND token_id IS NULL AND reserved_at <= ?',
+            ...[fingerprint, now - RESERVATION_MS],
+          );
       }),
     );
   }

@@ -98,8 +98,13 @@ export class TokenGuard extends DurableObject<Env> {
    * Undefined when the token is gone. The caller then sets its next version (`update`), or gives
    * the lease back (`released`).
    */
-  async current(tokenId: string, now: number, leaseId: string): Promise<TokenRecord | undefined> {
-    return (await this.claims.hold<TokenRecord>(CLAIM, now, leaseId, (record) => record.tokenId === tokenId))?.answer;
+  async current(
+    tokenId: string,
+    now: number,
+    leaseId: string,
+  ): Promise<{ record: TokenRecord; wasRecorded: boolean } | undefined> {
+    const held = await this.claims.hold<TokenRecord>(CLAIM, now, leaseId, (record) => record.tokenId === tokenId);
+    return held && { record: held.answer, wasRecorded: held.wasRecorded };
   }
 
   /**
