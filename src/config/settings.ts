@@ -53,7 +53,11 @@ export interface ThreeDsServerSettings {
 }
 
 /** The default deadline of an AReq at the provider (docs/configuration.md). */
-export const DEFAULT_AUTHENTICATE_TIMEOUT_MS = 15_000;
+const DEFAULT_AUTHENTICATE_TIMEOUT_MS = 15_000;
+/** The longest THREEDS_SERVER_TIMEOUT_MS: a live authentication's lease covers it (src/storage/guards/live-transaction.ts). */
+export const MAX_AUTHENTICATE_TIMEOUT_MS = 30_000;
+/** The longest STORAGE_TIMEOUT_MS. */
+export const MAX_STORAGE_TIMEOUT_MS = 5_000;
 
 /** The environment cannot serve requests; `problems` says why (logged, never sent): a 503. */
 export class SettingsError extends FailureError {
@@ -67,7 +71,7 @@ export class SettingsError extends FailureError {
  * How long one storage call may take before it counts as failed (`STORAGE_TIMEOUT_MS`): every KV
  * and Durable Object call has this deadline (docs/storage.md "Deadlines").
  */
-export const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
+const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
 
 /** HS256 wants at least 256 bits of key; so does the token HMAC. */
 export const MIN_SECRET_BYTES = 32;
@@ -126,27 +130,17 @@ export function parseSettings(env: Env): Settings | SettingsError {
 /** The 3DS Server provider's URL and key: required in `live`, ignored in `test`. */
 function provider(env: Env, live: boolean, problems: string[]): Settings['threeDsServer'] {
   if (!live) return undefined;
-  const url = env.THREEDS_SERVER_URL?.trim();
   const key = env.THREEDS_SERVER_API_KEY;
-  if (!url) problems.push('THREEDS_SERVER_URL is not set');
-  else {
-    try {
-      const parsed = new URL(url);
-      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('scheme');
-    } catch {
-      problems.push('THREEDS_SERVER_URL must be an absolute http(s) URL');
-    }
-  }
+  if (!env.THREEDS_SERVER_URL?.trim()) problems.push('THREEDS_SERVER_URL is not set');
+  const url = httpUrl('THREEDS_SERVER_URL', env.THREEDS_SERVER_URL, problems);
   if (!key) problems.push('THREEDS_SERVER_API_KEY is not set');
-  const timeout = env.THREEDS_SERVER_TIMEOUT_MS?.trim();
-  let authenticateTimeoutMs = DEFAULT_AUTHENTICATE_TIMEOUT_MS;
-  if (timeout) {
-    authenticateTimeoutMs = Number(timeout);
-    if (!Number.isInteger(authenticateTimeoutMs) || authenticateTimeoutMs < 1_000 || authenticateTimeoutMs > 30_000) {
-      problems.push('THREEDS_SERVER_TIMEOUT_MS must be an integer from 1000 to 30000');
-    }
-  }
-  return url && key ? { baseUrl: url.replace(/\/+$/, ''), apiKey: key, authenticateTimeoutMs } : undefined;
+  const authenticateTimeoutMs = integerMs(
+    'THREEDS_SERVER_TIMEOUT_MS',
+    env.THREEDS_SERVER_TIMEOUT_MS,
+    { min: 1_000, max: MAX_AUTHENTICATE_TIMEOUT_MS, default: DEFAULT_AUTHENTICATE_TIMEOUT_MS },
+    problems,
+  );
+  return url && key ? { baseUrl: url, apiKey: key, authenticateTimeoutMs } : undefined;
 }
 
 /**
@@ -154,16 +148,36 @@ function provider(env: Env, live: boolean, problems: string[]): Settings['threeD
  * long enough for a KV write and its confirmation, each within this deadline.
  */
 function storageTimeout(value: string | undefined, problems: string[]): number {
-  if (value === undefined || value.trim() === '') return DEFAULT_STORAGE_TIMEOUT_MS;
-  const ms = Number(value);
-  if (!Number.isInteger(ms) || ms < 100 || ms > 5_000) {
-    problems.push('STORAGE_TIMEOUT_MS must be an integer from 100 to 5000');
-    return DEFAULT_STORAGE_TIMEOUT_MS;
+  return integerMs(
+    'STORAGE_TIMEOUT_MS',
+    value,
+    { min: 100, max: MAX_STORAGE_TIMEOUT_MS, default: DEFAULT_STORAGE_TIMEOUT_MS },
+    problems,
+  );
+}
+
+/** A whole number of milliseconds within bounds; its default when unset (or wrong, with a problem). */
+function integerMs(
+  name: string,
+  value: string | undefined,
+  bounds: { min: number; max: number; default: number },
+  problems: string[],
+): number {
+  if (value === undefined || value.trim() === '') return bounds.default;
+  const ms = Number(value.trim());
+  if (!Number.isInteger(ms) || ms < bounds.min || ms > bounds.max) {
+    problems.push(`${name} must be an integer from ${bounds.min} to ${bounds.max}`);
+    return bounds.default;
   }
   return ms;
 }
 
 function baseUrl(value: string | undefined, problems: string[]): string | undefined {
+  return httpUrl('PUBLIC_BASE_URL', value, problems);
+}
+
+/** An absolute http(s) URL without its trailing slashes; undefined when unset (or wrong, with a problem). */
+function httpUrl(name: string, value: string | undefined, problems: string[]): string | undefined {
   const trimmed = value?.trim();
   if (!trimmed) return undefined;
   try {
@@ -171,7 +185,7 @@ function baseUrl(value: string | undefined, problems: string[]): string | undefi
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('scheme');
     return trimmed.replace(/\/+$/, '');
   } catch {
-    problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL');
+    problems.push(`${name} must be an absolute http(s) URL`);
     return undefined;
   }
 }

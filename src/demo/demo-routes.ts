@@ -1,7 +1,7 @@
 import { fail } from '../failures';
 import type { EndpointResult, RequestContext } from '../http/endpoint';
 import { THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../http/media-types';
-import { readJsonObject } from '../http/body';
+import { readBodyText, readJsonObject } from '../http/body';
 import { originListed } from '../merchants/origins';
 import type { Route } from '../app/route-table';
 import { publicBaseUrl } from '../routes/deps-from-request';
@@ -81,7 +81,6 @@ function demoCredentials(rc: RequestContext): { username: string; authorization:
 function withCsp(response: Response, csp: string): Response {
   const out = new Response(response.body, response);
   out.headers.set('Content-Security-Policy', csp);
-  out.headers.set('X-Content-Type-Options', 'nosniff');
   return out;
 }
 
@@ -264,7 +263,7 @@ async function demoAuthenticate(rc: RequestContext): Promise<EndpointResult> {
  */
 async function demoReturn(rc: RequestContext): Promise<Response> {
   testOnly(rc);
-  const form = new URLSearchParams(await rc.request.text());
+  const form = new URLSearchParams((await readBodyText(rc.request)) ?? '');
   const verified = await callThreeDs(rc, 'verification', {
     transactionReference: form.get('MD') ?? '',
     merchant: { entity: DEMO_ENTITY },

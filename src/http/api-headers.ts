@@ -109,21 +109,6 @@ export function acceptedVersion(accept: string, api: ApiProfile): ApiVersion | u
 }
 
 /**
- * Whether an Accept header value allows `mediaType` (q=0 entries excluded).
- *
- * @example
- * ```ts
- * acceptAllows('text/html, application/*;q=0.8', 'application/json', true); // true
- * acceptAllows('application/json;q=0', 'application/json', true); // false
- * ```
- */
-export function acceptAllows(accept: string, mediaType: string, wildcards: boolean): boolean {
-  const wanted = mediaType.toLowerCase();
-  const api: ApiProfile = { ...CARD_BIN_API, versions: [{ version: 1, mediaType: wanted }], mediaType: wanted };
-  return acceptedVersion(accept, { ...api, acceptWildcards: wildcards }) !== undefined;
-}
-
-/**
  * The version the answer is written in, without judging the headers: the one Accept picks, else
  * the default. Answers given before the headers are checked (401, 405) and errors of negotiation
  * use it, so that a client gets its own version wherever its Accept says which.

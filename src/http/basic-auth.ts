@@ -30,7 +30,7 @@ import type { MerchantConfig, MerchantDirectory } from '../merchants/merchant-co
 const VERIFIED_TTL_MS = 60_000;
 const MEMORY_MAX = 1_000;
 /** Seconds a client waits after the limit: the limiters' window. */
-export const LOGIN_LIMIT_WINDOW_SECONDS = 60;
+const LOGIN_LIMIT_WINDOW_SECONDS = 60;
 
 /** What one isolate remembers about logins; a new one is a cold isolate. */
 export class LoginMemory {
@@ -65,10 +65,7 @@ export interface LoginLimits {
 }
 
 /** Parses `Authorization: Basic …` into username and password, or ends the request with 401. */
-export function parseBasicAuthorization(
-  header: string | null,
-  memory: LoginMemory,
-): { username: string; password: string } {
+function parseBasicAuthorization(header: string | null, memory: LoginMemory): { username: string; password: string } {
   const known = header === null ? undefined : memory.parsedHeaders.get(header);
   if (known) return known;
   const parsed = parseHeader(header);

@@ -11,7 +11,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * then closes the connection (Cloudflare accepts bodies of 100 MB and more, which are not worth
  * reading to refuse).
  */
-export const MAX_DISCARDED_BYTES = 10 * 1024 * 1024;
+const MAX_DISCARDED_BYTES = 10 * 1024 * 1024;
 
 /**
  * Reads the body as a JSON object, refusing more than MAX_BODY_BYTES without buffering it all:
@@ -77,7 +77,7 @@ export async function readBodyText(request: Request): Promise<string | undefined
  * MAX_DISCARDED_BYTES, then cancels it), so that the client's connection stays usable.
  */
 export async function drainBody(request: Request): Promise<void> {
-  if (request.body === null || request.bodyUsed) return;
+  if (request.bodyUsed || request.body === null) return; // `bodyUsed` first: reading `body` makes the stream's object
   await discard(request.body.getReader() as ReadableStreamDefaultReader<Uint8Array>, 0);
 }
 

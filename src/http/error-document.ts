@@ -166,8 +166,7 @@ export function mapFailure(f: Failure): MappedError {
         {},
         { 'Retry-After': '2' },
       );
-    case 'providerMisconfigured':
-      return doc(500, 'internalErrorOccurred', 'An internal error occurred; quote WP-CorrelationId when reporting it.');
+    case 'providerMisconfigured': // the service's own credentials: an internal error to the merchant
     case 'internal':
       return doc(500, 'internalErrorOccurred', 'An internal error occurred; quote WP-CorrelationId when reporting it.');
   }

@@ -50,8 +50,7 @@ export async function serve(
     rc.log.errorName = mapped.body.errorName;
     response = jsonResponse({ status: mapped.status, body: mapped.body, headers: mapped.headers }, rc);
   }
-  // `bodyUsed` first: reading `body` makes the stream's object.
-  if (!request.bodyUsed && request.body !== null) await drainBody(request);
+  await drainBody(request);
   const status = response.status;
   const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
   const { correlationId } = rc;

@@ -1,13 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { FailureError, type Failure } from '../../src/failures';
 import {
-  acceptAllows,
+  acceptedVersion,
   CARD_BIN_API,
   checkHeaders,
   mediaTypeOf,
   THREE_DS_API,
   TOKENS_API,
+  type ApiProfile,
 } from '../../src/http/api-headers';
+
+/**
+ * Whether an Accept header value allows `mediaType` (q=0 entries excluded): acceptedVersion over
+ * a one-version API of that media type.
+ *
+ * @example
+ * ```ts
+ * acceptAllows('text/html, application/*;q=0.8', 'application/json', true); // true
+ * acceptAllows('application/json;q=0', 'application/json', true); // false
+ * ```
+ */
+function acceptAllows(accept: string, mediaType: string, wildcards: boolean): boolean {
+  const wanted = mediaType.toLowerCase();
+  const api: ApiProfile = { ...CARD_BIN_API, versions: [{ version: 1, mediaType: wanted }], mediaType: wanted };
+  return acceptedVersion(accept, { ...api, acceptWildcards: wildcards }) !== undefined;
+}
 
 /** The failure checkHeaders ends the request with, or undefined when the headers pass. */
 function failureOf(headers: Record<string, string>, api = THREE_DS_API, hasBody = true): Failure | undefined {
