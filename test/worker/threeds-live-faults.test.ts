@@ -1,5 +1,7 @@
 import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LIVE_SENDING_LEASE_MS } from '../../src/storage/guards/live-transaction';
 import type { Fault } from './faulty-env';
 import {
   card,
@@ -257,5 +259,35 @@ describe('card numbers and keys', () => {
     expect(logged).not.toContain(env.THREEDS_SERVER_API_KEY);
     // ... and the guard object keeps no card number either: the fake, which may, has it.
     expect((await fakeTransaction(creqOf(answer).threeDSServerTransID)).acctNumber).toBe(pan);
+  });
+});
+
+describe('the authentication lease', () => {
+  const guardNamed = (name: string) => env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(name));
+
+  it('lasts, once the AReq goes out, until its answer can be recorded', async () => {
+    const guard = guardNamed(`lease-${crypto.randomUUID()}`);
+    const now = Date.now();
+    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000)).kind).toBe('run');
+    expect(await guard.liveSending('holder', Date.now())).toBe(true);
+    await runInDurableObject(guard, (_g, state) => {
+      const row = state.storage.sql.exec<{ lease_until: number }>('SELECT lease_until FROM live_auth').one();
+      expect(row.lease_until).toBeGreaterThanOrEqual(now + LIVE_SENDING_LEASE_MS);
+    });
+  });
+
+  it('gives the holder of a lease that ran out after sending the answer everyone gets: none recorded', async () => {
+    const guard = guardNamed(`lease-${crypto.randomUUID()}`);
+    const now = Date.now();
+    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000)).kind).toBe('run');
+    expect(await guard.liveSending('holder', Date.now())).toBe(true);
+    await runInDurableObject(guard, (_g, state) => {
+      state.storage.sql.exec('UPDATE live_auth SET lease_until = 0');
+    });
+    // An identical request finds the lease run out with the AReq sent: lost, for good.
+    expect((await guard.liveBegin('hash', 'other', Date.now(), now + 3_600_000)).kind).toBe('lost');
+    // The ARes arrives late: it is not recorded, and the holder is told so.
+    expect(await guard.liveComplete('holder', { outcome: 'authenticated' }, Date.now())).toBeUndefined();
+    expect((await guard.liveBegin('hash', 'third', Date.now(), now + 3_600_000)).kind).toBe('lost');
   });
 });

@@ -1,3 +1,4 @@
+import { MAX_AUTHENTICATE_TIMEOUT_MS, MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
 /**
  * The state of a live 3-D Secure transaction inside its Durable Object (docs/threeds.md "Live",
  * docs/storage.md "Durable Objects"): what the 3DS Server provider prepared, what the browser
@@ -13,6 +14,14 @@
 
 /** How long the holder of the authentication lease may take: prepare, the method's 10 s, the AReq. */
 export const LIVE_AUTH_LEASE_MS = 40_000;
+
+/**
+ * The lease once the AReq goes out (`sending` renews it): the longest provider deadline, then
+ * recording its answer (up to three tries, each within the longest storage deadline), and a margin.
+ * Shorter, and an identical request could find the lease run out while the ARes is on its way,
+ * and mark the authentication lost under an answer the holder then gives.
+ */
+export const LIVE_SENDING_LEASE_MS = MAX_AUTHENTICATE_TIMEOUT_MS + 3 * MAX_STORAGE_TIMEOUT_MS + 5_000;
 
 /** EMV gives the 3DS Method 10 s from its start to complete (the wait authenticate may do here). */
 export const METHOD_WINDOW_MS = 10_000;
@@ -249,24 +258,30 @@ export class LiveTransaction {
     }
   }
 
-  /** The AReq is about to go out: from now on it is never sent again. False if the lease is not the caller's. */
+  /**
+   * The AReq is about to go out: from now on it is never sent again, and the lease lasts until
+   * its answer can be recorded (LIVE_SENDING_LEASE_MS). False if the lease is not the caller's.
+   */
   sending(leaseId: string, now: number): boolean {
     return (
       this.sql.exec(
-        'UPDATE live_auth SET sending_at = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0',
-        now,
-        leaseId,
+        'UPDATE live_auth SET sending_at = ?, lease_until = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0',
+        ...[now, Date.now() + LIVE_SENDING_LEASE_MS, leaseId],
       ).rowsWritten > 0
     );
   }
 
-  /** The lease holder's answer, with the challenge it opened; the first answer stays. */
+  /**
+   * The lease holder's answer, with the challenge it opened; the first answer stays, and is the
+   * one answered. Undefined when none is recorded: the authentication was marked lost meanwhile
+   * (the lease ran out), and the holder answers as every identical request then does.
+   */
   complete(
     leaseId: string,
     answer: Record<string, unknown>,
     now: number,
     challenge?: LiveChallenge,
-  ): Record<string, unknown> {
+  ): Record<string, unknown> | undefined {
     const row = this.auth();
     if (row && row.answer === null && row.lost === 0 && row.lease_id === leaseId) {
       this.sql.exec('UPDATE live_auth SET answer = ?, decided_at = ? WHERE id = 1', JSON.stringify(answer), now);
@@ -280,7 +295,7 @@ export class LiveTransaction {
     }
     this.wake();
     const stored = this.auth();
-    return stored?.answer ? (JSON.parse(stored.answer) as Record<string, unknown>) : answer;
+    return stored?.answer ? (JSON.parse(stored.answer) as Record<string, unknown>) : undefined;
   }
 
   /** The AReq went out and its answer is unknown: the authentication is lost, for good. */

@@ -308,7 +308,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     answer: Record<string, unknown>,
     now: number,
     challenge?: LiveChallenge,
-  ): Record<string, unknown> {
+  ): Record<string, unknown> | undefined {
     return this.live.complete(leaseId, answer, now, challenge);
   }
 

@@ -78,7 +78,7 @@ export async function liveAuthenticate(
     if (prepared.kind !== 'prepared') {
       const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
       const why = prepared.kind === 'unsupported' ? prepared.why : 'not enrolled';
-      return answered(await completed(guard, leaseId, answer), `live: ${why}`);
+      return answered(await completed(guard, context, leaseId, answer), `live: ${why}`);
     }
     const threeDSCompInd = await methodOutcome(guard, method);
     const handle = await transactionHandle(deps.key, id);
@@ -116,16 +116,21 @@ export async function liveAuthenticate(
       const { errorCode, errorComponent } = outcome.erro;
       const unavailable = { ...unavailableAnswer(context) };
       const outage = dsUnreachable(outcome.erro);
-      const answer = await completed(guard, leaseId, outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable);
+      const answer = await completed(
+        guard,
+        context,
+        leaseId,
+        outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
+      );
       return answered(answer, `live: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`);
     }
     const ares = outcome.ares;
     if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
       const { answer, challenge } = await challengeOf(deps, caller, request, card, id, ares);
-      return answered(await completed(guard, leaseId, answer, challenge), 'live: C');
+      return answered(await completed(guard, context, leaseId, answer, challenge), 'live: C');
     }
     const answer = answerForEmvResult(ares, context);
-    return answered(await completed(guard, leaseId, answer), `live: ${ares.transStatus ?? 'no transStatus'}`);
+    return answered(await completed(guard, context, leaseId, answer), `live: ${ares.transStatus ?? 'no transStatus'}`);
   } catch (e) {
     // Before the AReq was sent: leave nothing behind. After: it was sent and is never sent again.
     await settleLease(() => (sent ? guard.liveLose(leaseId, Date.now()) : guard.liveAbandon(leaseId)));
@@ -209,6 +214,7 @@ async function methodOutcome(guard: ThreeDsGuardApi, method: MethodRecord): Prom
  */
 async function completed(
   guard: ThreeDsGuardApi,
+  context: AnswerContext,
   leaseId: string,
   answer: object,
   challenge?: LiveChallenge,
@@ -216,7 +222,10 @@ async function completed(
   let last: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await guard.liveComplete(leaseId, { ...answer }, Date.now(), challenge);
+      // Nothing recorded: the authentication was lost meanwhile, and is `unavailable` to all.
+      return (
+        (await guard.liveComplete(leaseId, { ...answer }, Date.now(), challenge)) ?? { ...unavailableAnswer(context) }
+      );
     } catch (e) {
       last = e;
     }
