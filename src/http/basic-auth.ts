@@ -47,6 +47,11 @@ export class LoginMemory {
   readonly parsedHeaders = new Map<string, { username: string; password: string }>();
   /** Imported once per key (not per settings object: a key is the same key). */
   readonly credentialKeys = new Map<string, Promise<CryptoKey>>();
+  /**
+   * Cold checks under way, by credentials: identical requests arriving together (a checkout's
+   * burst) share one check, so one slow hash runs and one count is taken against the limits.
+   */
+  readonly checking = new Map<string, { source: string; check: Promise<MerchantConfig> }>();
 }
 
 /** Sets a bounded map's entry, forgetting everything when it is full. */
@@ -104,7 +109,14 @@ export function signInWithBasicAuth(
   const merchant = merchants.merchant(username);
   const hit = memory.verified.get(`${username}\u0000${password}`);
   if (merchant && hit && hit.source === settings.passwordHashesSource && hit.until > Date.now()) return merchant;
-  return checkCold(username, password, merchant, settings, memory, limits());
+  const key = `${username}\u0000${password}`;
+  const under = memory.checking.get(key);
+  if (under && under.source === settings.passwordHashesSource) return under.check;
+  const check = checkCold(username, password, merchant, settings, memory, limits()).finally(() => {
+    if (memory.checking.get(key)?.check === check) memory.checking.delete(key);
+  });
+  memory.checking.set(key, { source: settings.passwordHashesSource, check });
+  return check;
 }
 
 /** A login the cache cannot answer: the issued credential, then the limited slow path, then failure. */

@@ -100,6 +100,23 @@ describe('issued credentials', () => {
     expect((await lookup(environment, basic('test-merchant', 'Tr0ub4dor&3'), newAddress())).status).toBe(401);
   });
 
+  it('checks 20 identical cold logins arriving at once once: one slow hash, one count against the address', async () => {
+    const password = 'correct horse battery staple';
+    const limit = vi.fn(async () => ({ success: true }));
+    const environment: Env = {
+      ...withCredentials({ 'test-merchant': await hashPassword(password) }),
+      LOGIN_ATTEMPTS_BY_ADDRESS: { limit },
+    };
+    const slow = vi.spyOn(crypto.subtle, 'deriveBits');
+    const address = newAddress();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => lookup(environment, basic('test-merchant', password), address)),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(slow).toHaveBeenCalledTimes(1);
+    expect(limit).toHaveBeenCalledTimes(1);
+  });
+
   it('shares one cache entry between spellings of the same header', async () => {
     const password = newPassword();
     const environment = withCredentials({ 'test-merchant': await entryFor('test-merchant', password) });
