@@ -39,7 +39,7 @@ export function cardDeps(rc: RequestContext, now = Date.now()): CardDeps {
     tokenKeys: () => tokenKeys(settings),
     // A token used past half its life is extended after the answer (a failure waits for the next use).
     tokenUsed: (record) => {
-      if (extensionDue(record, now)) rc.ctx.waitUntil(extendIfDue(tokenDeps(rc), record).catch(() => undefined));
+      if (extensionDue(record, now)) rc.ctx.waitUntil(extendIfDue(tokenDeps(rc), record)); // never throws
     },
   };
 }

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { findToken, TOKEN_ID } from '../cards/token-card';
+import { findToken, openCard, TOKEN_ID } from '../cards/token-card';
 import { fail, unwrap } from '../failures';
 import { TOKENS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
@@ -12,7 +12,6 @@ import { conflictResource, tokenResource } from '../tokens/token-resource';
 import { UPDATE_PATHS } from '../tokens/update-paths';
 import { createToken, deleteToken, getToken, tokenExpiryErrors, type TokenDeps } from '../tokens/token-steps';
 import { acceptConflict, extendIfDue, readConflict, updateToken, type TokenChange } from '../tokens/token-updates';
-import { openCard } from '../cards/token-card';
 import { publicBaseUrl, tokenDeps } from './deps-from-request';
 
 /**

@@ -86,6 +86,23 @@ export interface AnswerContext {
   apiBase: string;
 }
 
+/**
+ * `unavailable`, in `test` and in `live` alike: verification's has no `enrolled` and links both
+ * steps.
+ */
+export function unavailableFor(c: Pick<AnswerContext, 'transactionReference' | 'step' | 'apiBase'>): ThreeDsAnswer {
+  const authenticateLink = { '3ds:authenticate': { href: `${c.apiBase}/authenticate` } };
+  const head = { transactionReference: c.transactionReference };
+  return c.step === 'authenticate'
+    ? { outcome: 'unavailable', ...head, status: 'U', enrolled: 'U', _links: authenticateLink }
+    : {
+        outcome: 'unavailable',
+        ...head,
+        status: 'U',
+        _links: { ...authenticateLink, '3ds:verify': { href: `${c.apiBase}/verification` } },
+      };
+}
+
 /** The wire answer for a result, shaped per outcome as Worldpay's document and examples show it. */
 export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
   const { version, ids } = c;
@@ -121,14 +138,7 @@ export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
         _links: authenticateLink,
       };
     case 'unavailable':
-      return c.step === 'authenticate'
-        ? { outcome: 'unavailable', ...head, status: 'U', enrolled: 'U', _links: authenticateLink }
-        : {
-            outcome: 'unavailable',
-            ...head,
-            status: 'U',
-            _links: { ...authenticateLink, '3ds:verify': { href: `${c.apiBase}/verification` } },
-          };
+      return unavailableFor(c);
     case 'bypassed':
       return {
         outcome: 'bypassed',

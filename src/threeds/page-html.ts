@@ -139,7 +139,7 @@ export interface LiveDdc {
 }
 
 /** The message the 3DS Method notification page posts to the DDC page. */
-export const METHOD_COMPLETED_MESSAGE = 'threeDSMethodCompleted';
+const METHOD_COMPLETED_MESSAGE = 'threeDSMethodCompleted';
 
 /**
  * The live DDC page: posts the browser's facts to the service and runs the 3DS Method in a hidden

@@ -26,7 +26,6 @@ import { DEFAULT_TOKEN_TTL_MS, extendIfDue, guardOf, keepConflict, tombstoneOf }
  * own, so a token record write that lands late never brings a deleted token back.
  */
 
-export { DEFAULT_TOKEN_TTL_MS };
 /** Tokens may not be asked to live longer than this. */
 export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
 

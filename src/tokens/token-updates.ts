@@ -1,3 +1,4 @@
+import { toBase64Url } from '../bytes';
 import { keyedHash, open, seal } from '../cards/card-crypto';
 import { openCard, sealCard, type BillingAddress, type CardDetails } from '../cards/token-card';
 import { failed, ok, type Result } from '../failures';
@@ -253,11 +254,7 @@ async function writtenAsItIs(deps: TokenDeps, located: TokenRecord): Promise<Res
 
 /** A conflict id: 22 base64url characters of randomness (128 bits). */
 function newConflictId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
 // --- lifetime ----------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ export interface LiveChallenge {
   brands: string[];
 }
 
-export type LiveShow = { kind: 'shown'; challenge: LiveChallenge } | { kind: 'used' | 'ended' | 'unknown' | 'expired' };
+export type LiveShow = { kind: 'shown'; challenge: LiveChallenge } | { kind: 'used' | 'ended' | 'unknown' };
 
 /** A challenge's one result: the answer verification gives, decided once. */
 export interface LiveResult {

@@ -1,5 +1,5 @@
 import type { Brand } from '../../bin/model';
-import { eciFor, type Authentication, type ThreeDsAnswer } from '../outcomes';
+import { eciFor, unavailableFor, type Authentication, type ThreeDsAnswer } from '../outcomes';
 import type { AuthenticationResponse, ResultsRequest } from './emv-messages';
 
 /**
@@ -87,21 +87,7 @@ export function answerForEmvResult(result: EmvResult, c: AnswerContext): ThreeDs
  * the DS timing out, or nothing known of a challenge's result.
  */
 export function unavailableAnswer(c: AnswerContext): ThreeDsAnswer {
-  const authenticateLink = { '3ds:authenticate': { href: `${c.apiBase}/authenticate` } };
-  return c.step === 'authenticate'
-    ? {
-        outcome: 'unavailable',
-        transactionReference: c.transactionReference,
-        status: 'U',
-        enrolled: 'U',
-        _links: authenticateLink,
-      }
-    : {
-        outcome: 'unavailable',
-        transactionReference: c.transactionReference,
-        status: 'U',
-        _links: { ...authenticateLink, '3ds:verify': { href: `${c.apiBase}/verification` } },
-      };
+  return unavailableFor(c);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { ThreeDsDeps } from '../steps/step-deps';
 import type { BrowserFacts } from './areq-builder';
 import { guardIdOfHandle, transactionHandle } from './handles';
 import { fetchResult } from './live-challenge-result';
-import { DDC_PAGE_GIVES_UP_MS, METHOD_WINDOW_MS } from './timing';
+import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
 
 /**
  * The steps behind the live browser pages (docs/threeds.md "Live": "Pages"): the DDC page that
@@ -80,12 +80,9 @@ export async function collectDeviceDataLive(deps: ThreeDsDeps, jwt: string, head
   if (collected.kind === 'unknown') return DDC_REFUSED;
   const handle = await transactionHandle(deps.key, ddc.guardId);
   const { prepared, method } = collected;
+  // The method runs (its iframe is shown) while authenticate would still wait for it.
   const running =
-    prepared?.kind === 'prepared' &&
-    method?.url !== undefined &&
-    method.completedAt === undefined &&
-    method.startedAt !== undefined &&
-    deps.now < method.startedAt + METHOD_WINDOW_MS;
+    prepared?.kind === 'prepared' && method !== undefined && methodIndicator(method, deps.now).kind === 'wait';
   return {
     kind: 'liveDdc',
     ddc: {
@@ -156,8 +153,6 @@ export async function relayChallenge(
       return error(409, 'This challenge was already used', 'Go back to the shop and try the payment again.');
     case 'ended':
       return error(409, 'This challenge is already complete', 'Go back to the shop to finish the payment.');
-    case 'expired':
-      return error(400, 'This challenge has expired', 'Go back to the shop and try the payment again.');
     case 'unknown':
       return error(400, 'Cannot show this challenge', 'The challenge request is not valid.');
   }

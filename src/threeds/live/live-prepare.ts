@@ -6,6 +6,7 @@ import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import { chooseVersion } from './emv-versions';
 import type { ThreeDsServer } from './three-ds-server';
+import { redactPans } from '../../http/log';
 
 /**
  * Preparing a card at the 3DS Server provider (docs/threeds.md "Live": "Preparing the card"): its
@@ -32,7 +33,8 @@ export async function prepareCard(
   if (prepared.kind === 'notEnrolled') return { kind: 'notEnrolled', preparedAt, cardHash };
   if (prepared.kind === 'refused') {
     const { errorCode, errorComponent, errorDescription } = prepared.erro;
-    const why = `preparation refused: Erro ${errorCode} from ${errorComponent} (${errorDescription})`;
+    // The provider's free text is kept (in the guard, and in the log line) with card numbers masked.
+    const why = `preparation refused: Erro ${errorCode} from ${errorComponent} (${redactPans(errorDescription)})`;
     return { kind: 'unsupported', why, preparedAt, cardHash };
   }
   const choice = chooseVersion(prepared.crd);

@@ -15,7 +15,6 @@
 import { METHOD_WINDOW_MS } from '../../storage/guards/live-transaction';
 
 export { METHOD_WINDOW_MS };
-export const PREPARED_LIFETIME_MS = 80_000;
 export const PREPARE_AGAIN_AFTER_MS = 70_000;
 export const DDC_PAGE_GIVES_UP_MS = 7_000;
 export const CHALLENGE_START_WINDOW_MS = 30_000;
