@@ -1,19 +1,20 @@
 /**
- * `npm run bench`: four reports, each a markdown table ready for the README.
+ * `npm run bench`: five reports, each a markdown table ready for the README, in this order.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.
- * 2. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
- *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
- *    and the storage calls of each step.
- * 4. Scale: a synthetic 375,000-row venelinkochev-format file built on top of the shipped layers,
+ * 2. Scale: a synthetic 375,000-row venelinkochev-format file built on top of the shipped layers,
  *    in a fresh process per run (rows/s, peak memory, gzip size, the 30 s target); with
  *    --population, the coverage of that population's BINs by the embedded index and by the
  *    layering with the population as its last layer.
- * 5. Live: live 3DS flows against the fake 3DS Server provider beside this tree's `test` flows, and
- *    the provider calls of each flow.
  * 3. Requests: workerd CPU per login scenario, a legitimate client's latency under a flood of
- *    wrong passwords, and panLookup against a bare Worker, this tree against `--requests-baseline`.
+ *    wrong passwords, this tree against `--requests-baseline`; and panLookup against a bare Worker
+ *    and the floor (the same answer and log line), with a profile of each (`--only path`: those alone).
+ * 4. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
+ *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
+ *    and the storage calls of each step.
+ * 5. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
+ *    tree's `test` flows, and the provider calls of each flow.
  *
  *   npm run bench -- [--only bin|scale|requests|path|threeds|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]

@@ -80,8 +80,13 @@ export interface LocalWorkerOptions {
   entry?: string;
   /** Drop the Worker's own output (its log lines), as a benchmark wants. */
   quiet?: boolean;
-  /** Vars over the defaults (`ENVIRONMENT: 'test'` and the local secrets), e.g. `{ ENVIRONMENT: 'live' }`. */
+  /** Vars over the defaults (the environment's own, and the local secrets), e.g. `{ THREEDS_SERVER_URL }`. */
   vars?: Record<string, string>;
+  /**
+   * The wrangler.toml environment to bundle and serve: the top level (`test`, with the demo) by
+   * default, or `live` (src/live.ts, its own bindings and vars) as `npm run deploy:live` deploys it.
+   */
+  env?: 'live';
   /**
    * Serve without the static assets (default: with them, as wrangler.toml declares). With them,
    * Miniflare puts two Workers of its own (an RPC proxy and the asset router) in front of every
@@ -98,8 +103,9 @@ export function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWork
   return serveBundle({
     root: options.root,
     config: join(options.root, 'wrangler.toml'),
-    deployArgs: ['--env', ''],
-    bindings: { ...secrets, ENVIRONMENT: 'test', ...options.vars },
+    deployArgs: ['--env', options.env ?? ''],
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    bindings: { ...secrets, ...(options.env === undefined ? { ENVIRONMENT: 'test' } : {}), ...options.vars },
     ...(options.entry !== undefined ? { entry: options.entry } : {}),
     ...(options.assets === false ? { assets: false } : {}),
     ...(options.inspector ? { inspector: true } : {}),
@@ -136,6 +142,7 @@ async function serveBundle(o: {
   quiet?: boolean;
   assets?: false;
   inspector?: boolean;
+  env?: string;
 }): Promise<LocalWorker> {
   const outdir = mkdtempSync(join(tmpdir(), 'card-edge-bundle-'));
   execFileSync('npx', ['wrangler', 'deploy', '--dry-run', ...o.deployArgs, '--outdir', outdir], {
@@ -144,17 +151,18 @@ async function serveBundle(o: {
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
   });
   // Miniflare takes the first module as the main one: the harness entry if any, else the bundle's.
-  const modules = readdirSync(outdir)
-    .filter((f) => f.endsWith('.bin'))
-    .sort();
-  modules.unshift('index.js');
+  const files = readdirSync(outdir);
+  // The bundle's one module, named after its entry (index.js; live.js for the live Worker).
+  const main = files.find((f) => f.endsWith('.js'))!;
+  const modules = files.filter((f) => f.endsWith('.bin')).sort();
+  modules.unshift(main);
   if (o.entry !== undefined) {
     writeFileSync(join(outdir, 'harness-entry.js'), o.entry);
     modules.unshift('harness-entry.js');
   }
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(o.config);
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(o.config, o.env);
   if (o.assets === false) delete (workerOptions as { assets?: unknown }).assets;
-  const sourceMap = o.inspector ? readFileSync(join(outdir, 'index.js.map'), 'utf8') : undefined;
+  const sourceMap = o.inspector ? readFileSync(join(outdir, `${main}.map`), 'utf8') : undefined;
   // The modules are read into memory below: the bundle folder can go once Miniflare has them.
   try {
     const worker = await started({

@@ -125,9 +125,11 @@ const LOGINS: { name: string; requests: number; next: (i: number) => LoadRequest
 
 export async function runHttpBench(o: HttpBenchOptions): Promise<string> {
   const versions = await startVersions(o.root, o.baselineRef, o.log);
-  const bare = await startScriptWorker(BARE_WORKER);
-  const stop = [bare];
+  // Each Worker is stopped at the end, whatever fails after it started.
+  const stop: LocalWorker[] = [];
   try {
+    const bare = await startScriptWorker(BARE_WORKER);
+    stop.push(bare);
     const order: WorkerVersion[] = [versions.baseline, versions.current];
     const plain = await versions.plain();
     const floor = await startFloorWorker(plain.current.worker);
@@ -261,10 +263,13 @@ async function floodTable(o: HttpBenchOptions, order: WorkerVersion[]): Promise<
  */
 async function profile(o: HttpBenchOptions, versions: Versions): Promise<string> {
   const requests = 6_000;
-  const bare = await startScriptWorker(BARE_WORKER, { inspector: true });
-  const plain = await versions.plain({ inspector: true });
-  const floor = await startFloorWorker(plain.current.worker, { inspector: true });
+  const stop: LocalWorker[] = []; // the plain versions stop with `versions`
   try {
+    const bare = await startScriptWorker(BARE_WORKER, { inspector: true });
+    stop.push(bare);
+    const plain = await versions.plain({ inspector: true });
+    const floor = await startFloorWorker(plain.current.worker, { inspector: true });
+    stop.push(floor);
     const columns = [];
     for (const [label, worker, next] of [
       ['bare', bare, () => lookup({})],
@@ -291,7 +296,7 @@ async function profile(o: HttpBenchOptions, versions: Versions): Promise<string>
         "The profiler's own overhead inflates every figure alike; the isolate's time only (Miniflare's entry Worker is outside it).",
     );
   } finally {
-    await Promise.all([bare.stop(), floor.stop()]); // the others stop with `versions`
+    await Promise.all(stop.map((w) => w.stop()));
   }
 }
 

@@ -4,8 +4,9 @@ import { timed, timedFlows, type FlowKind, type FlowRun } from './threeds-flows'
 
 /**
  * The live part of `npm run bench` (`--only live`): full live 3-D Secure flows of this tree's
- * Worker with ENVIRONMENT=live in front of the fake 3DS Server provider, beside the same tree's
- * `test` flows, in the same run (rounds alternate which goes first). Both Workers and the fake are
+ * live Worker (src/live.ts, bundled from wrangler.toml's `[env.live]`) in front of the fake 3DS
+ * Server provider, beside the same tree's `test` flows, in the same run (rounds alternate which
+ * goes first). Both Workers and the fake are
  * bundled as deployed and served by Miniflare on this machine, so the provider's own latency is
  * the fake's (no network, no Directory Server): the table measures the service's part of a live
  * flow and what it costs over `test`. A report, not a test.
@@ -51,7 +52,7 @@ interface LiveFlow {
 }
 
 /** Runs one live flow against the live Worker (`base`) and the fake provider (`fake`). */
-export async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise<LiveFlow> {
+async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise<LiveFlow> {
   sequence += 1;
   const transactionReference = `bench-live-${process.pid}-${Date.now()}-${sequence}`;
   const cardNumber = scenarioCard(kind === 'challenged' ? '2072' : '2000', '457173');
@@ -157,15 +158,16 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
     o.log('bundling and starting the fake provider, the live Worker and the test Worker');
     const fake = await startFakeProvider({ root: o.root, quiet: true });
     workers.push(fake);
-    const [live, test] = await Promise.all([
-      startLocalWorker({
-        root: o.root,
-        quiet: true,
-        vars: { ENVIRONMENT: 'live', THREEDS_SERVER_URL: fake.url.origin },
-      }),
-      startLocalWorker({ root: o.root, quiet: true }),
-    ]);
-    workers.push(live, test);
+    // One after the other, each kept to be stopped as soon as it runs.
+    const live = await startLocalWorker({
+      root: o.root,
+      quiet: true,
+      env: 'live',
+      vars: { THREEDS_SERVER_URL: fake.url.origin },
+    });
+    workers.push(live);
+    const test = await startLocalWorker({ root: o.root, quiet: true });
+    workers.push(test);
     const calls = await providerCalls(live.url, fake.url);
     const modes = [
       {

@@ -44,8 +44,9 @@ const STAGES: Stage[] = [
       source.includes('src/http/pipeline') && /jsonResponse|commonHeaders|withCommonHeaders|answerMediaType/.test(fn),
   },
   { name: 'pipeline (correlation id, URL, the rest)', test: file('src/http/', 'src/failures') },
-  { name: 'the constant Worker’s own code (bare, floor)', test: file('bare-worker') },
 ];
+/** A one-module script (the bare and floor Workers) has no source map: its frames are all its own. */
+const CONSTANT_WORKER = 'the constant Worker’s own code (bare, floor)';
 const OTHER_OURS = 'other code of ours';
 const GC = 'runtime: garbage collector';
 const PROGRAM = 'runtime: workerd outside JavaScript';
@@ -153,7 +154,7 @@ function byStage(profile: Profile, sourceMap: string | undefined, requests: numb
   const ownStage = (n: ProfileNode): string | null => {
     const { url, functionName, lineNumber, columnNumber } = n.callFrame;
     if (url === '') return null;
-    if (!map) return 'the constant Worker’s own code (bare, floor)';
+    if (!map) return CONSTANT_WORKER;
     const original = map.originalPositionFor({ line: lineNumber + 1, column: columnNumber });
     if (original.source === null) return null;
     const source = original.source.replace(/\\/g, '/');
@@ -208,7 +209,7 @@ function byStage(profile: Profile, sourceMap: string | undefined, requests: numb
 
 /** The profile table: a row per stage, a column per Worker, ms per request and the total. */
 export function profileTable(columns: { label: string; profile: StageProfile }[], intro: string): string {
-  const order = [...STAGES.map((s) => s.name), OTHER_OURS, RUNTIME_JS, GC, PROGRAM];
+  const order = [...STAGES.map((s) => s.name), CONSTANT_WORKER, OTHER_OURS, RUNTIME_JS, GC, PROGRAM];
   const rows = order.filter((stage) => columns.some((c) => (c.profile.msPerRequest.get(stage) ?? 0) >= 0.0005));
   const ms = (v: number | undefined): string => (v === undefined || v < 0.0005 ? '–' : v.toFixed(3));
   const total = (c: { profile: StageProfile }): number =>

@@ -71,7 +71,7 @@ export default {
  * An entry module that silences the console before the Worker runs: with the inspector attached,
  * every console call also goes to it, at ~0.2 ms a call, which would drown the profile.
  */
-export const MUTED_CONSOLE_ENTRY = `
+const MUTED_CONSOLE_ENTRY = `
 import worker from './index.js';
 export * from './index.js';
 console.log = () => {};

@@ -13,9 +13,9 @@ function repoArg(): string {
     throw new Error('give the documentation repository: --repo <path to a clone of clearhaus/3DSv2-api-documentation>');
   return repo;
 }
-export const REPO = repoArg();
+const REPO = repoArg();
 
-export function gitShow(path: string): string {
+function gitShow(path: string): string {
   return execFileSync('git', ['-C', REPO, 'show', `HEAD:${path}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 

@@ -493,12 +493,10 @@ function main(): void {
   const objects = new Map<string, string[]>();
   const sources: string[] = [];
   const counts: string[] = [];
-  const allRules = new Map<string, Rule[]>();
   for (const spec of TABLES) {
     const path = `source/_static/${spec.file}`;
     const rows = readTable(path);
     const rules = rows.map((row) => convertRow(spec, row));
-    allRules.set(spec.file, rules);
     const names = new Set(rules.map((x) => x.name));
     if (names.size !== rules.length) review.push(`${spec.file}: duplicate field names`);
     for (const r of rules) {
@@ -513,13 +511,13 @@ function main(): void {
       `// ${spec.kind === 'message' ? 'Message' : 'Object'} ${spec.name} ${spec.versions.join(', ')} (${rules.length} fields) - source: ${path}\nconst ${cn}: FieldRule[] = [\n${rules.map(emitRule).join('\n')}\n];\n`,
     );
     counts.push(`${spec.file}: ${rules.length}`);
+    // the CReq table lists every protocol version as allowed; pin it to the version it is used for
+    const hasVersionEnum = rules.some(
+      (x) => x.name === 'messageVersion' && Array.isArray(x['enum']) && (x['enum'] as string[]).length > 1,
+    );
     for (const v of spec.versions) {
       const target = spec.kind === 'message' ? messages : objects;
       const list = target.get(spec.name) ?? [];
-      // the CReq table lists every protocol version as allowed; pin it to the version it is used for
-      const hasVersionEnum = rules.some(
-        (x) => x.name === 'messageVersion' && Array.isArray(x['enum']) && (x['enum'] as string[]).length > 1,
-      );
       list.push(`'${v}': ${hasVersionEnum ? `pinVersion(${cn}, '${v}')` : cn}`);
       target.set(spec.name, list);
       sources.push(`  '${spec.kind === 'message' ? '' : 'object '}${spec.name} ${v}': '${path}',`);

@@ -66,7 +66,7 @@ export function isEl(n: Node): n is El {
   return typeof n !== 'string';
 }
 
-export function classes(e: El): string[] {
+function classes(e: El): string[] {
   return (e.attrs['class'] ?? '').split(/\s+/).filter(Boolean);
 }
 
@@ -104,7 +104,7 @@ export function text(n: Node): string {
   return rawText(n).replace(/\s+/g, ' ').trim();
 }
 
-export function rawText(n: Node): string {
+function rawText(n: Node): string {
   if (!isEl(n)) return n;
   return n.children.map(rawText).join('');
 }

@@ -7,6 +7,7 @@ import {
   MULTIPLE_ACCOUNT_ACCESS,
   NUMBER_TYPES,
 } from '../../src/bin/model';
+import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 
 /**
  * The Worker's answers as valibot schemas, for the OpenAPI document only (the Worker builds its
@@ -17,6 +18,9 @@ import {
 
 const link = v.object({ href: v.pipe(v.string(), v.url()) });
 const links = (...names: string[]) => v.object(Object.fromEntries(names.map((n) => [n, v.optional(link)])));
+
+/** A token's links: itself, and each attribute a PUT updates. */
+const TOKEN_LINKS = links('tokens:token', ...Object.keys(UPDATE_PATHS).map((attribute) => `tokens:${attribute}`));
 
 export const FIELD_ERROR = v.object({
   errorName: v.string(),
@@ -170,14 +174,7 @@ export const TOKEN_RESOURCE = v.object({
   paymentInstrument: MASKED_CARD,
   schemeTransactionReference: v.optional(v.string()),
   _links: v.pipe(
-    links(
-      'tokens:token',
-      'tokens:description',
-      'tokens:cardHolderName',
-      'tokens:cardExpiryDate',
-      'tokens:billingAddress',
-      'tokens:schemeTransactionReference',
-    ),
+    TOKEN_LINKS,
     v.description('The token, and the link of each attribute a PUT updates (follow them: their shape may change).'),
   ),
 });
@@ -196,7 +193,7 @@ export const TOKEN_CONFLICT = v.object({
     v.description('What the second tokenization sent that differs from the existing token.'),
   ),
   _links: v.pipe(
-    v.object({ ...TOKEN_RESOURCE.entries._links.pipe[0].entries, 'tokens:conflicts': link }),
+    v.object({ ...TOKEN_LINKS.entries, 'tokens:conflicts': link }),
     v.description("The token's links, and `tokens:conflicts`: GET reads the conflict, PUT accepts it."),
   ),
 });
