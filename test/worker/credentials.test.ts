@@ -102,7 +102,7 @@ describe('issued credentials', () => {
 
   it('checks 20 identical cold logins arriving at once once: one slow hash, one count against the address', async () => {
     const password = 'correct horse battery staple';
-    const limit = vi.fn(async () => ({ success: true }));
+    const limit = vi.fn(() => Promise.resolve({ success: true }));
     const environment: Env = {
       ...withCredentials({ 'test-merchant': await hashPassword(password) }),
       LOGIN_ATTEMPTS_BY_ADDRESS: { limit },

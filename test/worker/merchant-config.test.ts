@@ -44,11 +44,15 @@ describe('merchant configuration', () => {
 
   it('gives every 3-D Secure entity the requestor block live needs', () => {
     const live = parseMerchantConfig(merchantsJson, { live: true });
+    let checked = 0;
     for (const merchant of ['test-merchant', 'other-merchant']) {
       for (const [, entity] of live.merchant(merchant)!.entities) {
-        if (entity.threeDS) expect(entity.threeDSRequestor?.merchantName).toBeTruthy();
+        if (!entity.threeDS) continue;
+        expect(entity.threeDSRequestor?.merchantName).toBeTruthy();
+        checked += 1;
       }
     }
+    expect(checked).toBeGreaterThan(0);
   });
 
   it('refuses, for live, a 3-D Secure entity without a requestor block, naming it', () => {

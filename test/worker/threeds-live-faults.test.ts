@@ -11,6 +11,7 @@ import {
   fake,
   fakeTransaction,
   liveBody,
+  deadlinesFor,
   liveHarness,
   liveJson,
   livePage,
@@ -57,7 +58,7 @@ describe('authenticate, one guard call failing', () => {
   }
 
   it.each(cases)('%s failing %s: a 503 or the answer, then the same answer, from one AReq', async (op, when) => {
-    const h = liveHarness();
+    const h = liveHarness(deadlinesFor(when));
     const body = liveBody('2100', { browser: true });
     h.failOn({ of: 'do', op, nth: 0, when });
     const { answer } = await untilAnswered(h, body);
@@ -80,7 +81,7 @@ describe('authenticate, one guard call failing', () => {
 
 describe('authenticate, the provider failing', () => {
   it.each(['before', 'after', 'hang'] as const)('preparing the card failing %s: 503, then the answer', async (when) => {
-    const h = liveHarness();
+    const h = liveHarness(deadlinesFor(when));
     const body = liveBody('2100', { browser: true });
     h.failOn({ of: 'provider', op: 'preauth', nth: 0, when });
     const { answer, statuses } = await untilAnswered(h, body);
@@ -113,7 +114,7 @@ describe('authenticate, the provider failing', () => {
   it.each(['hang', 'late'] as const)(
     'an AReq past the deadline (%s): unavailable at once and for good, never sent again',
     async (when) => {
-      const h = liveHarness();
+      const h = liveHarness(deadlinesFor(when));
       const body = liveBody('2100', { browser: true });
       h.failOn({ of: 'provider', op: 'auth', nth: 0, when, delayMs: 3_000 });
       const first = await liveJson(h, 'authenticate', body);
@@ -197,7 +198,7 @@ describe('the challenge, one call failing', () => {
   ] as const)(
     'the notification failing at %s %s (%s): the cardholder returns to the merchant, and verification has the result',
     async (of, op, when) => {
-      const h = liveHarness();
+      const h = liveHarness(deadlinesFor(when));
       const { body, answer } = await challenged(h);
       h.failOn({ of, op, nth: 0, when });
       const ended = await endChallenge(h, answer, 'Y');
@@ -257,7 +258,22 @@ describe('card numbers and keys', () => {
     expect(logged).toContain(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
     expect(logged).not.toContain(pan);
     expect(logged).not.toContain(env.THREEDS_SERVER_API_KEY);
-    // ... and the guard object keeps no card number either: the fake, which may, has it.
+    // ... and the guard object keeps no card number either (every row of every table, read
+    // here), while the fake, which may keep it, has it: the number did go through.
+    const claims = JSON.parse(atob(answer.challenge.jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as Json;
+    const stub = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromString(claims.txn as string));
+    const stored = await runInDurableObject(stub, (_g, state) => {
+      const tables = state.storage.sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'",
+        )
+        .toArray()
+        .map((t) => t.name);
+      return JSON.stringify(tables.map((t) => [t, state.storage.sql.exec(`SELECT * FROM "${t}"`).toArray()]));
+    });
+    expect(stored).toContain('live_auth');
+    expect(stored).toContain(answer.challenge.reference);
+    expect(stored).not.toContain(pan);
     expect((await fakeTransaction(creqOf(answer).threeDSServerTransID)).acctNumber).toBe(pan);
   });
 });
