@@ -1,7 +1,7 @@
-import { settingsOf, type Settings } from '../config/settings';
+import { settingsOf } from '../config/settings';
 import { fail, failureOf } from '../failures';
 import type { MerchantConfig } from '../merchants/merchant-config';
-import { answerVersion, checkHeaders, mediaTypeFor, type ApiProfile, type ApiVersion } from './api-headers';
+import { answerVersion, checkHeaders, mediaTypeFor } from './api-headers';
 import { signInWithBasicAuth, type LoginMemory } from './basic-auth';
 import { drainBody, readJsonObject, readJsonValue } from './body';
 import type { Endpoint, EndpointResult, RequestContext, Services } from './endpoint';
@@ -33,13 +33,21 @@ export async function serve(
 ): Promise<Response> {
   const started = Date.now();
   const inbound = request.headers.get('WP-CorrelationId');
-  const rc = new Context(
+  const url = new URL(request.url);
+  const rc: RequestContext = {
     request,
     env,
     ctx,
-    inbound !== null && UUID.test(inbound) ? inbound.toLowerCase() : crypto.randomUUID(),
-    state,
-  );
+    url,
+    correlationId: inbound !== null && UUID.test(inbound) ? inbound.toLowerCase() : crypto.randomUUID(),
+    get settings() {
+      return settingsOf(env);
+    },
+    services: state.services,
+    logins: state.logins,
+    self: state.self,
+    log: {},
+  };
   let response: Response;
   try {
     const result = await route(rc);
@@ -51,70 +59,34 @@ export async function serve(
     response = jsonResponse({ status: mapped.status, body: mapped.body, headers: mapped.headers }, rc);
   }
   await drainBody(request);
-  const status = response.status;
-  const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-  const { correlationId } = rc;
-  logLine(
-    { level, correlationId, method: request.method, path: rc.url.pathname, status, durationMs: Date.now() - started },
-    rc.log,
-  );
+  logLine({
+    level: response.status >= 500 ? 'error' : response.status >= 400 ? 'warn' : 'info',
+    correlationId: rc.correlationId,
+    method: request.method,
+    path: url.pathname,
+    status: response.status,
+    durationMs: Date.now() - started,
+    ...rc.log,
+  });
   return response;
 }
 
-/**
- * The state of one request (see {@link RequestContext}). A class, so that every request's
- * context has the same shape; the URL is parsed and the settings read only when asked for.
- */
-class Context implements RequestContext {
-  readonly services: Services;
-  readonly logins: LoginMemory;
-  readonly self: RequestContext['self'];
-  readonly log: RequestContext['log'] = {};
-  api?: ApiProfile;
-  apiVersion?: ApiVersion;
-  extraHeaders?: Record<string, string>;
-  #url?: URL;
-
-  constructor(
-    readonly request: Request,
-    readonly env: Env,
-    readonly ctx: ExecutionContext,
-    readonly correlationId: string,
-    state: WorkerState,
-  ) {
-    this.services = state.services;
-    this.logins = state.logins;
-    this.self = state.self;
-  }
-
-  get url(): URL {
-    return (this.#url ??= new URL(this.request.url));
-  }
-
-  get settings(): Settings {
-    return settingsOf(this.env);
-  }
-}
-
-/** The headers every answer carries, and the API's own, onto `headers` (docs/pipeline.md "Every answer"). */
-function setCommonHeaders(headers: Record<string, string>, rc: RequestContext): Record<string, string> {
-  headers['WP-CorrelationId'] = rc.correlationId;
-  headers['Cache-Control'] = 'no-store';
-  headers['X-Content-Type-Options'] = 'nosniff';
-  const api = rc.api;
-  if (api !== undefined) {
-    if (api.responseHeaders !== undefined)
-      for (const name in api.responseHeaders) headers[name] = api.responseHeaders[name]!;
-    const dataVersion = api.namesBinDataVersion ? rc.services.binIndex.dataVersion : undefined;
-    if (dataVersion !== undefined) headers['Bin-Data-Version'] = dataVersion;
-  }
-  if (rc.extraHeaders !== undefined) for (const name in rc.extraHeaders) headers[name] = rc.extraHeaders[name]!;
-  return headers;
+/** Headers every answer carries (docs/pipeline.md "Every answer"), and the API's own. */
+function commonHeaders(rc: RequestContext): Record<string, string> {
+  const dataVersion = rc.api?.namesBinDataVersion ? rc.services.binIndex.dataVersion : undefined;
+  return {
+    'WP-CorrelationId': rc.correlationId,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...rc.api?.responseHeaders,
+    ...(dataVersion !== undefined ? { 'Bin-Data-Version': dataVersion } : {}),
+    ...rc.extraHeaders,
+  };
 }
 
 /** A Response a route built itself (the HTML pages), given the common headers. */
 function withCommonHeaders(response: Response, rc: RequestContext): Response {
-  for (const [name, value] of Object.entries(setCommonHeaders({}, rc))) response.headers.set(name, value);
+  for (const [name, value] of Object.entries(commonHeaders(rc))) response.headers.set(name, value);
   return response;
 }
 
@@ -130,7 +102,7 @@ export async function runEndpoint(
 ): Promise<EndpointResult> {
   rc.api = endpoint.api;
   rc.log.api = endpoint.api.name;
-  const address = (): string => rc.request.headers.get('CF-Connecting-IP') ?? 'unknown';
+  const address = rc.request.headers.get('CF-Connecting-IP') ?? 'unknown';
   const publishableKey = publishableKeyOf(rc.request.headers.get('Authorization'));
   let merchant: MerchantConfig;
   if (publishableKey !== undefined) {
@@ -141,14 +113,14 @@ export async function runEndpoint(
       publishableKey,
       rc.request.headers.get('Origin'),
       rc.env.PREFIX_LOOKUPS_BY_KEY,
-      address(),
+      address,
       (what) => (rc.log.lookupLimit = what),
     );
   } else {
     const signedIn = signInWithBasicAuth(rc.request, rc.settings, rc.services.merchants, rc.logins, () => ({
       byAddress: rc.env.LOGIN_ATTEMPTS_BY_ADDRESS,
       byUsername: rc.env.LOGIN_FAILURES_BY_USERNAME,
-      address: address(),
+      address,
       note: (what) => (rc.log.loginLimit = what),
     }));
     // The warm path returns the merchant itself: no promise to wait for.
@@ -177,10 +149,10 @@ function answerMediaType(rc: RequestContext): string {
 
 /** A JSON answer in the media type of the API's version, every header set at construction. */
 function jsonResponse(result: EndpointResult, rc: RequestContext): Response {
-  const headers: Record<string, string> = {};
-  if (result.headers !== undefined) for (const name in result.headers) headers[name] = result.headers[name]!;
-  setCommonHeaders(headers, rc);
+  const headers = { ...result.headers, ...commonHeaders(rc) };
   if (result.body === undefined) return new Response(null, { status: result.status, headers });
-  headers['Content-Type'] = answerMediaType(rc);
-  return new Response(JSON.stringify(result.body), { status: result.status, headers });
+  return new Response(JSON.stringify(result.body), {
+    status: result.status,
+    headers: { ...headers, 'Content-Type': answerMediaType(rc) },
+  });
 }

@@ -1,4 +1,3 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maskPan } from '../../src/cards/mask';
 import { FailureError } from '../../src/failures';
@@ -14,20 +13,6 @@ describe('card numbers in log text (pure)', () => {
     ['short 123456789012 too', `short ${maskPan('123456789012')} too`],
   ])('masks %j', (text, masked) => {
     expect(redactPans(text)).toBe(masked);
-  });
-
-  it('masks exactly what the one-pass expression masks, whatever the text (property)', () => {
-    // Text made of digits, separators and letters, where runs of 12 digits and near misses abound.
-    const piece = fc.oneof(fc.stringMatching(/^\d{1,8}$/), fc.constantFrom(' ', '-', '  ', '--', ' -', 'a', '.', ''));
-    const reference = (text: string): string =>
-      text.replace(/\d(?:[ -]?\d){11,18}/g, (m) => maskPan(m.replace(/[ -]/g, '')));
-    fc.assert(
-      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
-        const text = pieces.join('');
-        expect(redactPans(text)).toBe(reference(text));
-      }),
-      { numRuns: 2000 },
-    );
   });
 
   it('leaves runs of fewer than 12 digits alone', () => {
