@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { findToken, openCard, TOKEN_ID } from '../cards/token-card';
+import { findToken, TOKEN_ID } from '../cards/token-card';
 import { fail, unwrap } from '../failures';
 import { TOKENS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
@@ -10,7 +10,14 @@ import type { TokenRecord } from '../storage/token-store';
 import { queryTokens } from '../tokens/token-namespaces';
 import { conflictResource, tokenResource } from '../tokens/token-resource';
 import { UPDATE_PATHS } from '../tokens/update-paths';
-import { createToken, deleteToken, getToken, tokenExpiryErrors, type TokenDeps } from '../tokens/token-steps';
+import {
+  createToken,
+  deleteToken,
+  getToken,
+  tokenAnswer,
+  tokenExpiryErrors,
+  type TokenDeps,
+} from '../tokens/token-steps';
 import { acceptConflict, extendIfDue, readConflict, updateToken, type TokenChange } from '../tokens/token-updates';
 import { publicBaseUrl, tokenDeps } from './deps-from-request';
 
@@ -154,9 +161,8 @@ export const getConflictsEndpoint: Endpoint = {
     const conflictId = call.params.conflictId ?? '';
     const conflict = await readConflict(deps, found, conflictId);
     if (!conflict || conflict.used) fail({ kind: 'resourceNotFound' });
-    const record = await extendIfDue(deps, found);
-    const { sealed: _sealed, ...token } = record;
-    const resource = tokenResource(token, await openCard(await deps.tokenKeys(), record), hrefOf(call, token.tokenId));
+    const { token, card } = await tokenAnswer(await deps.tokenKeys(), await extendIfDue(deps, found));
+    const resource = tokenResource(token, card, hrefOf(call, token.tokenId));
     return {
       status: 200,
       body: conflictResource(resource, conflict.conflicts, {

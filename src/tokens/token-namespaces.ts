@@ -1,8 +1,7 @@
-import { openCard } from '../cards/token-card';
 import { failed, ok, type Result } from '../failures';
 import { isTombstone, type TokenRecord } from '../storage/token-store';
 import { findToken } from '../cards/token-card';
-import type { TokenAnswer, TokenDeps } from './token-steps';
+import { tokenAnswer, type TokenAnswer, type TokenDeps } from './token-steps';
 import { extendIfDue } from './token-updates';
 
 /**
@@ -55,9 +54,7 @@ export async function queryTokens(
   const answers: TokenAnswer[] = [];
   for (const found of records) {
     // An inquiry is a use: a token past half its life is extended.
-    const record = await extendIfDue(deps, found);
-    const { sealed: _sealed, ...token } = record;
-    answers.push({ token, card: await openCard(keys, record) });
+    answers.push(await tokenAnswer(keys, await extendIfDue(deps, found)));
   }
   return ok(answers);
 }

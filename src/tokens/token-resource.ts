@@ -67,9 +67,7 @@ export function conflictResource(
   return {
     ...resource,
     conflicts: {
-      ...(conflict
-        ? { conflictsExpiryDateTime: new Date(conflict.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') }
-        : {}),
+      ...(conflict ? { conflictsExpiryDateTime: isoSeconds(conflict.expiresAt) } : {}),
       ...conflicts,
     },
     _links: { ...links, ...(conflict ? { 'tokens:conflicts': { href: conflict.href } } : {}) },
@@ -103,4 +101,14 @@ export function conflictsOf(stored: ConflictingDetails, sent: ConflictingDetails
       : {}),
   };
   return Object.keys(conflicts).length > 0 ? conflicts : undefined;
+}
+
+/** A time in whole seconds (rounded down), as Worldpay writes token date-times. */
+export function wholeSeconds(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+/** A time as Worldpay writes it: ISO 8601 in UTC, whole seconds (`2026-11-29T16:02:04Z`). */
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

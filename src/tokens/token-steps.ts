@@ -2,6 +2,7 @@ import { cardFingerprint } from '../cards/card-crypto';
 import { visibleLeadingDigits } from '../cards/mask';
 import { resolveCard, type CardDeps, type ResolvedCard } from '../cards/resolve-card';
 import { findToken, openCard, sealCard, type CardDetails } from '../cards/token-card';
+import type { TokenKeys } from '../cards/card-crypto';
 import type { Environment } from '../config/settings';
 import { failed, ok, type FieldError, type Result } from '../failures';
 import { isIsoDateTime } from '../schemas/fields';
@@ -9,7 +10,7 @@ import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
 import { settleLease, type NamespaceGuardApi, type TokenGuardApi } from '../storage/guards/clients';
 import { isTombstone, type TokenRecord } from '../storage/token-store';
-import { conflictsOf, type TokenView } from './token-resource';
+import { conflictsOf, isoSeconds, wholeSeconds, type TokenView } from './token-resource';
 import { DEFAULT_TOKEN_TTL_MS, extendIfDue, guardOf, keepConflict, tombstoneOf } from './token-updates';
 
 /**
@@ -137,7 +138,7 @@ export async function createToken(
   const guard = deps.guardFor(username, fingerprint, request.namespace);
   const leaseId = crypto.randomUUID();
   // Whole seconds, as Worldpay writes the date and time.
-  const expiresAt = Math.floor((requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]) / 1000) * 1000;
+  const expiresAt = wholeSeconds(requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]);
   const view = viewOf(newTokenId(), deps.now, expiresAt, username, fingerprint, request, resolved.value);
   const candidate: TokenRecord = {
     ...view,
@@ -188,8 +189,7 @@ export async function createToken(
   }
   // The card's token already: used again, it may be due an extension.
   const current = await extendIfDue(deps, record);
-  const { sealed: _sealed, ...token } = current;
-  const stored = await openCard(keys, current);
+  const { token, card: stored } = await tokenAnswer(keys, current);
   const conflicts = conflictsOf(
     { ...stored, schemeTransactionReference: current.schemeTransactionReference },
     { ...card, schemeTransactionReference: request.schemeTransactionReference },
@@ -227,7 +227,7 @@ function viewOf(
     ...(request.schemeTransactionReference !== undefined
       ? { schemeTransactionReference: request.schemeTransactionReference }
       : {}),
-    tokenExpiryDateTime: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    tokenExpiryDateTime: isoSeconds(expiresAt),
     createdAt,
     expiresAt,
   };
@@ -238,9 +238,13 @@ export async function getToken(deps: TokenDeps, username: string, tokenId: strin
   const found = await findToken(deps.tokens, username, tokenId, deps.now);
   if (!found) return failed({ kind: 'resourceNotFound' });
   // An inquiry is a use: a token past half its life is extended, and the answer shows it.
-  const record = await extendIfDue(deps, found);
+  return ok(await tokenAnswer(await deps.tokenKeys(), await extendIfDue(deps, found)));
+}
+
+/** A token as answered: its record without the sealed card, and the card opened. */
+export async function tokenAnswer(keys: TokenKeys, record: TokenRecord): Promise<TokenAnswer & { card: CardDetails }> {
   const { sealed: _sealed, ...token } = record;
-  return ok({ token, card: await openCard(await deps.tokenKeys(), record) });
+  return { token, card: await openCard(keys, record) };
 }
 
 /**

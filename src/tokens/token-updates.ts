@@ -5,7 +5,7 @@ import { failed, ok, type Result } from '../failures';
 import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
 import { StorageError } from '../storage/storage-error';
 import type { TokenRecord, TokenTombstone } from '../storage/token-store';
-import type { ConflictingDetails } from './token-resource';
+import { isoSeconds, wholeSeconds, type ConflictingDetails } from './token-resource';
 import type { TokenDeps } from './token-steps';
 
 /**
@@ -183,7 +183,7 @@ export async function keepConflict(
     id: newConflictId(),
     sealed: await seal(keys, text, conflictAad(record)),
     // Whole seconds, as the answer writes the date and time.
-    expiresAt: Math.floor((deps.now + CONFLICT_LIFETIME_MS) / 1000) * 1000,
+    expiresAt: wholeSeconds(deps.now + CONFLICT_LIFETIME_MS),
   };
   return guardOf(deps, record).conflict(record.tokenId, valuesHash, candidate, deps.now);
 }
@@ -298,11 +298,11 @@ async function extendNow(deps: TokenDeps, record: TokenRecord): Promise<TokenRec
 function extended(deps: TokenDeps, record: TokenRecord): TokenRecord {
   if (!extensionDue(record, deps.now)) return record;
   // Whole seconds, as Worldpay writes the date and time.
-  const expiresAt = Math.floor((deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]) / 1000) * 1000;
+  const expiresAt = wholeSeconds(deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]);
   return {
     ...record,
     expiresAt,
-    tokenExpiryDateTime: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    tokenExpiryDateTime: isoSeconds(expiresAt),
     lifeStartedAt: deps.now,
   };
 }
