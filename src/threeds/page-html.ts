@@ -113,12 +113,7 @@ export function completionPage(
         ? '<h1>Payment not verified</h1><p>Your bank could not confirm this payment.</p>'
         : '<h1>Verification finished</h1>';
   const body = `${said}<p>Returning to the merchant…</p>
-<form id="complete" method="post" action="${escapeHtml(returnUrl)}">
-<input type="hidden" name="TransactionId" value="${escapeHtml(transactionId)}">
-<input type="hidden" name="MD" value="${escapeHtml(md)}">
-<noscript><button type="submit">Continue</button></noscript>
-</form>
-<script nonce="${nonce}">document.getElementById('complete').submit();</script>`;
+${autoPostForm(nonce, 'complete', returnUrl, { TransactionId: transactionId, MD: md })}`;
   return {
     status: 200,
     html: layout(nonce, 'Payment verification', body),
@@ -193,6 +188,18 @@ export function liveDdcPage(ddc: LiveDdc): HtmlPage {
   return { status: 200, html: layout(nonce, 'Device data collection', body), formTargets: [], nonce, acs: { origins } };
 }
 
+/** A form of hidden fields that posts itself (a button without script), as 3-D Secure hands a browser on. */
+function autoPostForm(nonce: string, id: string, action: string, fields: Record<string, string>): string {
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
+    .join('\n');
+  return `<form id="${id}" method="post" action="${escapeHtml(action)}">
+${inputs}
+<noscript><button type="submit">Continue</button></noscript>
+</form>
+<script nonce="${nonce}">document.getElementById('${id}').submit();</script>`;
+}
+
 /** The 3DS Method notification page, in the DDC page's hidden frame: tells the DDC page. */
 export function methodNotifiedPage(): HtmlPage {
   const nonce = newNonce();
@@ -204,12 +211,7 @@ export function methodNotifiedPage(): HtmlPage {
 export function relayPage(acsUrl: string, creq: string, sessionData: string): HtmlPage {
   const nonce = newNonce();
   const body = `<p>Connecting to your bank…</p>
-<form id="relay" method="post" action="${escapeHtml(acsUrl)}">
-<input type="hidden" name="creq" value="${escapeHtml(creq)}">
-<input type="hidden" name="threeDSSessionData" value="${escapeHtml(sessionData)}">
-<noscript><button type="submit">Continue</button></noscript>
-</form>
-<script nonce="${nonce}">document.getElementById('relay').submit();</script>`;
+${autoPostForm(nonce, 'relay', acsUrl, { creq, threeDSSessionData: sessionData })}`;
   return {
     status: 200,
     html: layout(nonce, 'Payment verification', body),
