@@ -10,9 +10,9 @@ import { SESSION_TTL_MS } from '../../storage/threeds-store';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
-import { signJwt } from '../jwt';
 import type { Authenticated } from '../steps/authenticate';
-import { orgUnitId, type Caller, type ThreeDsDeps } from '../steps/step-deps';
+import { challengedAnswer } from '../steps/challenged-answer';
+import type { Caller, ThreeDsDeps } from '../steps/step-deps';
 import { buildAReq, type AReqCard } from './areq-builder';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from './emv-outcomes';
 import type { AuthenticationResponse, EmvVersion, ErrorMessage } from './emv-messages';
@@ -260,28 +260,18 @@ async function challengeOf(
     ),
   );
   const acsURL = ares.acsURL!;
-  const { jwt } = await signJwt(
-    deps.key,
-    'challenge',
-    {
-      OrgUnitId: await orgUnitId(deps.key, caller.scope),
-      ReturnUrl: request.challenge.returnUrl,
-      Payload: { ACSUrl: acsURL, Payload: creq, TransactionId: reference },
-      ObjectifyPayload: true,
-      txn: guardId,
-    },
-    CHALLENGE_START_WINDOW_MS / 1000,
-    aresAt,
-  );
-  const url = `${deps.baseUrl}${PAGES.challenge}`;
   return {
-    answer: {
-      outcome: 'challenged',
+    answer: await challengedAnswer(deps, caller, {
       transactionReference: request.transactionReference,
-      authentication: { version: ares.messageVersion },
-      challenge: { reference, url, jwt, payload: creq },
-      _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
-    },
+      returnUrl: request.challenge.returnUrl,
+      acsUrl: acsURL,
+      payload: creq,
+      reference,
+      version: ares.messageVersion,
+      guardId,
+      ttlMs: CHALLENGE_START_WINDOW_MS,
+      issuedAt: aresAt,
+    }),
     challenge: {
       reference,
       transactionReference: request.transactionReference,

@@ -11,12 +11,12 @@ import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../stor
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
-import { signJwt } from '../jwt';
 import { liveAuthenticate } from '../live/live-authenticate';
 import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
-import { orgUnitId, requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
+import { challengedAnswer } from './challenged-answer';
+import { requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Authenticated {
   answer: Record<string, unknown>;
@@ -184,30 +184,21 @@ async function decide(
     return { ...base, answer: { ...answer } };
   }
   const reference = newChallengeReference();
-  const acsUrl = `${deps.baseUrl}${PAGES.challenge}`;
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
-  const { jwt } = await signJwt(
-    deps.key,
-    'challenge',
-    {
-      OrgUnitId: await orgUnitId(deps.key, caller.scope),
-      ReturnUrl: request.challenge.returnUrl,
-      Payload: { ACSUrl: acsUrl, Payload: payload, TransactionId: reference },
-      ObjectifyPayload: true,
-      txn: guardId,
-    },
-    CHALLENGE_TTL_MS / 1000,
-    deps.now,
-  );
   return {
     ...base,
-    answer: {
-      outcome: 'challenged',
+    answer: await challengedAnswer(deps, caller, {
       transactionReference: request.transactionReference,
-      authentication: { version: scenario.version },
-      challenge: { reference, url: acsUrl, jwt, payload },
-      _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
-    },
+      returnUrl: request.challenge.returnUrl,
+      // The service's own test ACS: the challenge page itself.
+      acsUrl: `${deps.baseUrl}${PAGES.challenge}`,
+      payload,
+      reference,
+      version: scenario.version,
+      guardId,
+      ttlMs: CHALLENGE_TTL_MS,
+      issuedAt: deps.now,
+    }),
     challenge: {
       reference,
       expiresAt: deps.now + CHALLENGE_TTL_MS,
