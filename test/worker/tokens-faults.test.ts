@@ -5,6 +5,9 @@ import { StorageHarness, type Fault } from './faulty-env';
 import { burst, luhnComplete, panLookup } from './helpers';
 import { createToken, tokenBody, tokenCall } from './token-helpers';
 
+/** Tests that wait out a real 10 s write lease: generous, for a busy machine. */
+const LEASE_WAIT = { timeout: 120_000 };
+
 type Json = Record<string, any>;
 
 const N = 20;
@@ -165,23 +168,19 @@ describe('POST /tokens after a failure, with other details', () => {
     expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
   });
 
-  it(
-    'answers once the lease runs out when both confirmations of a written token were lost',
-    { timeout: 20_000 },
-    async () => {
-      const cardNumber = newCard();
-      // Calls: claim, record write, then the confirmation twice (both lost).
-      const harness = new StorageHarness().failOn({ nth: 2, of: 'any', when: 'before', times: 2 });
-      const first = await createToken(tokenBody({ cardNumber, extra: { description: 'first' } }), {}, (r) =>
-        harness.fetch(r),
-      );
-      expect(first.status).toBe(201);
-      await harness.settled();
-      const other = await createToken(tokenBody({ cardNumber, extra: { description: 'second' } }));
-      expect(other.status).toBe(200);
-      expect((await other.json<Json>()).tokenId).toBe((await first.json<Json>()).tokenId);
-    },
-  );
+  it('answers once the lease runs out when both confirmations of a written token were lost', LEASE_WAIT, async () => {
+    const cardNumber = newCard();
+    // Calls: claim, record write, then the confirmation twice (both lost).
+    const harness = new StorageHarness().failOn({ nth: 2, of: 'any', when: 'before', times: 2 });
+    const first = await createToken(tokenBody({ cardNumber, extra: { description: 'first' } }), {}, (r) =>
+      harness.fetch(r),
+    );
+    expect(first.status).toBe(201);
+    await harness.settled();
+    const other = await createToken(tokenBody({ cardNumber, extra: { description: 'second' } }));
+    expect(other.status).toBe(200);
+    expect((await other.json<Json>()).tokenId).toBe((await first.json<Json>()).tokenId);
+  });
 });
 
 describe('DELETE whose tombstone write fails, then POST of the same card', () => {
@@ -249,7 +248,7 @@ describe('storage calls that hang or land late', () => {
 
   it(
     'answers 503 when the card guard hangs while a token is claimed (after its lease time), and the retry makes the token',
-    { timeout: 30_000 },
+    LEASE_WAIT,
     async () => {
       vi.spyOn(console, 'error').mockImplementation(() => {});
       const body = tokenBody({ cardNumber: newCard() });
