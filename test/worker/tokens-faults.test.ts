@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { StorageHarness, type Fault } from './faulty-env';
 import { burst, luhnComplete, panLookup } from './helpers';
-import { createToken, tokenBody, tokenCall } from './token-helpers';
+import { createToken, putAttribute, tokenBody, tokenCall } from './token-helpers';
 
 /** Tests that wait out a real 10 s write lease: generous, for a busy machine. */
 const LEASE_WAIT = { timeout: 120_000 };
@@ -224,6 +224,23 @@ describe('storage calls that hang or land late', () => {
     expect(lookup.status).toBe(404);
     expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
     expect((await tokenCall('DELETE', href)).status).toBe(204);
+  });
+
+  it("never brings a deleted token back when an update's record write lands after the DELETE", LEASE_WAIT, async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
+    const href = token.tokenPaymentInstrument.href as string;
+    // The update's record write is held back: the request times out; its version stands in the guard.
+    const slow = new StorageHarness(SHORT).holdNextKvWriteUntilLater();
+    await expect503(await putAttribute(href, 'description', 'written late', {}, (r) => slow.fetch(r)));
+    expect((await tokenCall('DELETE', href)).status).toBe(204);
+    // The update's write lands now, after the deletion: the token stays deleted.
+    await slow.landHeldWrites();
+    expect((await env.SESSIONS.get<Json>(`${TOKEN_PREFIX}${token.tokenId}`, 'json'))?.description).toBe('written late');
+    expect((await tokenCall('GET', href)).status).toBe(404);
+    const lookup = await panLookup({ merchant: { entity: 'default' }, token: href });
+    expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
+    expect((await putAttribute(href, 'description', 'again')).status).toBe(404);
   });
 
   it.each(['do', 'kvWrite'] as const)(
