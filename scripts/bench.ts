@@ -9,7 +9,8 @@
  *    layering with the population as its last layer.
  * 3. Requests: workerd CPU per login scenario, a legitimate client's latency under a flood of
  *    wrong passwords, this tree against `--requests-baseline`; and panLookup against a bare Worker
- *    and the floor (the same answer and log line), with a profile of each (`--only path`: those alone).
+ *    and the floor (the same answer and log line), the same steps inside one isolate (over HTTP
+ *    and hot), and a profile of each (`--only path`: those alone).
  * 4. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
  *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
  *    and the storage calls of each step.

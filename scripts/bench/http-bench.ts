@@ -1,4 +1,5 @@
 import { startScriptWorker, type LocalWorker } from '../local-worker';
+import { isolateStepsTable } from './isolate-steps';
 import { load, type LoadRequest, type LoadResult } from './load';
 import { profileTable, profileWorker } from './path-profile';
 import { startVersions, type Versions, type WorkerVersion } from './worker-versions';
@@ -31,11 +32,27 @@ const BIN = { 'Content-Type': 'application/json', 'WP-Api-Version': '1' };
 const BODY = JSON.stringify({ merchant: { entity: 'default' }, cardNumber: '4571368400000008' });
 const LOOKUP = '/api/cardBin/panLookup';
 
+/** The bare baseline's answer: a constant JSON, as small as a Worker's answer gets. */
+const BARE_ANSWER = '{"type":"pan","brand":["visa"],"bin":"457136","binLength":6}';
 /** The bare baseline: a Worker that answers a constant JSON, as small as a Worker gets. */
 const BARE_WORKER = `export default { async fetch(request) {
   await request.arrayBuffer(); // as any handler of a POST must, or the connection closes
-  return new Response('{"type":"pan","brand":["visa"],"bin":"457136","binLength":6}', { headers: { 'Content-Type': 'application/json' } });
+  return new Response('${BARE_ANSWER}', { headers: { 'Content-Type': 'application/json' } });
 } };`;
+
+/** The floor's log line after its correlation id and time: the shape of this tree's line for the request. */
+const FLOOR_LOG_REST = JSON.stringify({
+  level: 'info',
+  method: 'POST',
+  path: LOOKUP,
+  status: 200,
+  durationMs: 0,
+  api: 'cardBin',
+  merchant: 'test-merchant',
+  entity: 'default',
+  card: '457136******0008',
+  binSource: 'binlist',
+}).slice(1);
 
 /**
  * The floor under any panLookup, whatever its code: a constant Worker that sends the answer of
@@ -56,25 +73,13 @@ async function startFloorWorker(worker: LocalWorker, o: { inspector?: boolean } 
     const transport = ['date', 'content-length', 'transfer-encoding', 'content-encoding', 'wp-correlationid'];
     if (!transport.includes(name)) headers[name] = value;
   });
-  const rest = JSON.stringify({
-    level: 'info',
-    method: 'POST',
-    path: LOOKUP,
-    status: 200,
-    durationMs: 0,
-    api: 'cardBin',
-    merchant: 'test-merchant',
-    entity: 'default',
-    card: '457136******0008',
-    binSource: 'binlist',
-  }).slice(1);
   const log = o.inspector
     ? ''
     : 'console.log(\'{"correlationId":"\' + id + \'","ts":"\' + new Date().toISOString() + \'",\' + REST);';
   return startScriptWorker(
     `const HEADERS = ${JSON.stringify(headers)};
 const BODY = ${JSON.stringify(body)};
-const REST = ${JSON.stringify(rest)};
+const REST = ${JSON.stringify(FLOOR_LOG_REST)};
 export default { async fetch(request) {
   await request.arrayBuffer();
   const id = crypto.randomUUID();
@@ -134,8 +139,21 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<string> {
     const plain = await versions.plain();
     const floor = await startFloorWorker(plain.current.worker);
     stop.push(floor);
+    const steps = (): Promise<string> =>
+      isolateStepsTable({
+        root: o.root,
+        runs: o.runs,
+        request: lookup({ Authorization: AUTH, 'CF-Connecting-IP': '10.5.0.1' }),
+        bareAnswer: BARE_ANSWER,
+        floorLogRest: FLOOR_LOG_REST,
+        log: o.log,
+      });
     const path = async (): Promise<string> =>
-      `${await pathTable(o, [plain.baseline, plain.current], bare, floor)}\n\n${await profile(o, versions)}`;
+      [
+        await pathTable(o, [plain.baseline, plain.current], bare, floor),
+        await steps(),
+        await profile(o, versions),
+      ].join('\n\n');
     const sections = o.pathOnly
       ? [await path()]
       : [await loginTable(o, order), await floodTable(o, order), await path()];
