@@ -83,6 +83,11 @@ export class StorageHarness {
     return this;
   }
 
+  /** Whether the armed fault is still waiting for its call (false once it fired, or when none was armed). */
+  get armed(): boolean {
+    return this.fault !== undefined;
+  }
+
   clear(): this {
     this.fault = undefined;
     this.calls.length = 0;

@@ -463,6 +463,27 @@ describe('the update limit', () => {
   );
 
   it(
+    'lets exactly the updates left through when 20 arrive at once with 5 left: 5 × 204, 15 × 429, and one of the five stands',
+    { timeout: 120_000 },
+    async () => {
+      const { href, token } = await newToken();
+      for (let i = 0; i < 45; i++) expect((await putAttribute(href, 'description', `Update ${i}`)).status).toBe(204);
+      const values = Array.from({ length: 20 }, (_, i) => `Burst ${i}`);
+      const responses = await burst(20, (i) => putAttribute(href, 'description', values[i]));
+      const passed = values.filter((_, i) => responses[i]!.status === 204);
+      expect(passed).toHaveLength(5);
+      for (const refused of responses.filter((r) => r.status !== 204)) {
+        expect(refused.status).toBe(429);
+        expect((await refused.json<Json>()).errorName).toBe('maximumUpdatesExceeded');
+        expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(29 * 24 * 3600);
+      }
+      expect(passed).toContain((await getToken(href)).description);
+      expect((await expectGuardAgrees(token.tokenId)).version).toBe(51);
+      expect((await putAttribute(href, 'description', 'one too many')).status).toBe(429);
+    },
+  );
+
+  it(
     'counts the acceptance of a conflict as an update, and a refused acceptance leaves the conflict to accept later',
     { timeout: 120_000 },
     async () => {
