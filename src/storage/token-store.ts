@@ -85,12 +85,21 @@ export class TokenStore {
 
   /** The token's tombstone if it was deleted, else its record, else undefined. */
   async get(tokenId: string, now: number): Promise<TokenRecord | TokenTombstone | undefined> {
+    const { tombstone, record } = await this.keys(tokenId, now);
+    return tombstone ?? record;
+  }
+
+  /** Both of the token's keys as they are: a deletion left unfinished has its tombstone and its record. */
+  async keys(tokenId: string, now: number): Promise<{ tombstone?: TokenTombstone; record?: TokenRecord }> {
     const [tombstone, record] = await readRecords<TokenRecord | TokenTombstone>(
       this.kv,
       [tombstoneKey(tokenId), tokenKey(tokenId)],
       now,
     );
-    return tombstone ?? record;
+    return {
+      ...(tombstone !== undefined ? { tombstone: tombstone as TokenTombstone } : {}),
+      ...(record !== undefined ? { record: record as TokenRecord } : {}),
+    };
   }
 
   /** Several tokens in one bulk get (tombstones and records): each its tombstone, record or undefined. */

@@ -9,7 +9,7 @@ import { isIsoDateTime } from '../schemas/fields';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
 import { settleLease, type NamespaceGuardApi, type TokenGuardApi } from '../storage/guards/clients';
-import { isTombstone, type TokenRecord } from '../storage/token-store';
+import type { TokenRecord } from '../storage/token-store';
 import { conflictsOf, isoSeconds, wholeSeconds, type TokenView } from './token-resource';
 import { DEFAULT_TOKEN_TTL_MS, extendIfDue, guardOf, keepConflict, tombstoneOf } from './token-updates';
 
@@ -253,19 +253,34 @@ export async function tokenAnswer(keys: TokenKeys, record: TokenRecord): Promise
  * deletes its record. A retry after any failure ends in 204; so does a repeated DELETE while the
  * tombstone lives (until the token would have expired). The first read is of a key written by POST: in another Cloudflare
  * location a token made less than a minute before may not be visible yet (404), as for GET.
+ *
+ * KV allows one write per second to a key, so a burst of identical DELETEs writes once: the guard
+ * gives the tombstone's write to one of them (the others wait, then answer 204 once it is
+ * confirmed), and a DELETE that finds the tombstone deletes the record only if it is still there.
  */
 export async function deleteToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<void>> {
-  const record = await deps.tokens.get(tokenId, deps.now);
-  if (!record || record.username !== username) return failed({ kind: 'resourceNotFound' });
-  if (isTombstone(record)) {
+  const { tombstone, record } = await deps.tokens.keys(tokenId, deps.now);
+  if ((tombstone ?? record)?.username !== username) return failed({ kind: 'resourceNotFound' });
+  if (tombstone) {
     // Deleted already: a retry after the record's deletion failed finishes it.
-    await deps.tokens.forgetRecord(tokenId);
-    if (record.namespace !== undefined) await deps.namespaceFor(username, record.namespace).remove(tokenId);
+    if (record) await deps.tokens.forgetRecord(tokenId);
+    if (tombstone.namespace !== undefined) await deps.namespaceFor(username, tombstone.namespace).remove(tokenId);
     return ok(undefined);
   }
-  await guardOf(deps, record).retire(tokenId, deps.now);
-  await deps.tokens.retire(tombstoneOf(record, deps.now), deps.now);
+  const live = record!;
+  const guard = guardOf(deps, live);
+  const leaseId = crypto.randomUUID();
+  if ((await guard.retire(tokenId, deps.now, leaseId)) === 'write') {
+    try {
+      await deps.tokens.retire(tombstoneOf(live, deps.now), deps.now);
+    } catch (e) {
+      // The next DELETE writes it at once (a tombstone landing late changes nothing).
+      await settleLease(() => guard.released(leaseId));
+      throw e;
+    }
+    deps.background(settleLease(() => guard.retirementRecorded(leaseId)));
+  }
   // Its place in its namespace is free (a retry frees it again; a listing skips a deleted token).
-  if (record.namespace !== undefined) await deps.namespaceFor(username, record.namespace).remove(tokenId);
+  if (live.namespace !== undefined) await deps.namespaceFor(username, live.namespace).remove(tokenId);
   return ok(undefined);
 }

@@ -11,6 +11,7 @@ import {
   putAttribute,
   storedToken,
   tokenBody,
+  tokenCall,
   tokenClaim,
   tokenGuardOf,
 } from './token-helpers';
@@ -292,6 +293,38 @@ describe('PUT of an attribute: a burst of 20 updates while one storage call fail
       // answered 503 does not, its retry does (the version may count the failed try too).
       expect(await countedUpdates(stored)).toBe(N);
       expect(values).toContain(stored.description);
+    },
+  );
+});
+
+describe('DELETE /tokens/{id}: a burst of 20 identical calls while one storage call fails', () => {
+  const CALLS = ['kv.get', 'do.retire', 'kv.put', 'kv.delete', 'do.retirementRecorded'];
+
+  it('makes these storage calls when nothing fails', async () => {
+    const token = await (await createToken(tokenBody({ cardNumber: freshCard() }))).json<Json>();
+    expect(await callsOf((v) => tokenCall('DELETE', token.tokenPaymentInstrument.href as string, {}, v))).toEqual(
+      CALLS,
+    );
+  });
+
+  it.each(matrix(CALLS))(
+    '%s: one 503 and the rest 204, the retry answers 204, the token is gone and the card free',
+    LEASE_WAIT,
+    async (_title, _store, op, when) => {
+      quiet();
+      const body = tokenBody({ cardNumber: freshCard() });
+      const token = await (await createToken(body)).json<Json>();
+      const href = token.tokenPaymentInstrument.href as string;
+      const harness = failingFirst(op, when);
+      await sorted(harness, op, await burst(N, () => tokenCall('DELETE', href, {}, via(harness))), [204]);
+      await harness.settled();
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      expect((await tokenCall('GET', href)).status).toBe(404);
+      expect(await storedToken(token.tokenId)).toBeNull();
+      expect(await env.SESSIONS.get(`token-deleted:${token.tokenId}`)).not.toBeNull();
+      const again = await createToken(body);
+      expect(again.status).toBe(201);
+      expect((await again.json<Json>()).tokenId).not.toBe(token.tokenId);
     },
   );
 });

@@ -200,9 +200,38 @@ export class ClaimTable {
     return row && row.retired === 0 ? (JSON.parse(row.answer) as A) : undefined;
   }
 
-  /** Retires a claim (a deleted token): the next claim replaces it and is told what it replaced. */
-  retire(name: string): void {
-    this.sql.exec('UPDATE claims SET retired = 1 WHERE name = ?', name);
+  /**
+   * Retires a claim (a deleted token) whose answer `isIt` recognises, with one write lease for its
+   * deletion record (a tombstone): the first caller retires it and gets `write`; callers that
+   * arrive while it writes wait, then get `done` once it confirmed (`retirementRecorded`), or take
+   * the lease over when it released it or went silent past {@link LEASE_MS}. So a burst of
+   * identical deletions writes KV once (KV allows one write per second per key). A claim that is
+   * not (or no longer) the one `isIt` recognises gives `write` without a lease: the caller's
+   * deletion is of a claim this object no longer holds, and it writes as asked. The next claim
+   * replaces a retired one and is told what it replaced.
+   */
+  async retire<A>(name: string, isIt: (answer: A) => boolean, now: number, leaseId: string): Promise<'write' | 'done'> {
+    for (;;) {
+      const row = this.live(name, now);
+      if (!row || !isIt(JSON.parse(row.answer) as A)) return 'write';
+      const wallClock = Date.now();
+      if (row.retired === 0 || (row.recorded === 0 && (row.lease_until <= wallClock || row.lease_id === leaseId))) {
+        this.sql.exec(
+          'UPDATE claims SET retired = 1, recorded = 0, lease_id = ?, lease_until = ? WHERE name = ?',
+          ...[leaseId, wallClock + LEASE_MS, name],
+        );
+        // Whoever waited for the record's lease finds the claim retired.
+        this.wake(name);
+        return 'write';
+      }
+      if (row.recorded === 1) return 'done';
+      await this.waitFor(name, row.lease_until - wallClock);
+    }
+  }
+
+  /** The retirement's record is in KV: later deletions get `done` at once. Only the lease holder can. */
+  retirementRecorded(name: string, leaseId: string): void {
+    this.sql.exec('UPDATE claims SET recorded = 1 WHERE name = ? AND lease_id = ? AND retired = 1', name, leaseId);
     this.wake(name);
   }
 

@@ -50,6 +50,7 @@ export type TokenGuardApi = Api<
   | 'recorded'
   | 'released'
   | 'retire'
+  | 'retirementRecorded'
   | 'current'
   | 'unwritten'
   | 'update'
@@ -67,6 +68,7 @@ export type TokenGuardApi = Api<
 const WAITS: Record<string, number> = {
   authenticate: LEASE_MS,
   claim: LEASE_MS,
+  retire: LEASE_MS,
   current: LEASE_MS,
   unwritten: LEASE_MS,
   update: LEASE_MS,

@@ -199,10 +199,20 @@ export class TokenGuard extends DurableObject<Env> {
     return this.liveConflict(tokenId, conflictId, now);
   }
 
-  /** The token is being deleted: the card is free for a new token. Idempotent. */
-  retire(tokenId: string, now: number): void {
-    if (this.claims.answerOf<TokenRecord>(CLAIM, now)?.tokenId === tokenId) this.claims.retire(CLAIM);
+  /**
+   * The token is being deleted: the card is free for a new token, and its conflicts go.
+   * `write`: the caller writes the tombstone, then confirms (`retirementRecorded`) or releases
+   * (`released`); `done`: another caller's tombstone is confirmed, nothing to write. Callers of a
+   * burst wait here while one writes (docs/storage.md "Write leases").
+   */
+  async retire(tokenId: string, now: number, leaseId: string): Promise<'write' | 'done'> {
     this.sql.exec('DELETE FROM conflicts WHERE token_id = ?', tokenId);
+    return this.claims.retire<TokenRecord>(CLAIM, (record) => record.tokenId === tokenId, now, leaseId);
+  }
+
+  /** The tombstone of a retirement is in KV (the lease holder's confirmation). */
+  retirementRecorded(leaseId: string): void {
+    this.claims.retirementRecorded(CLAIM, leaseId);
   }
 
   override alarm(): void {
