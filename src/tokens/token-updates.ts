@@ -5,7 +5,7 @@ import { failed, ok, type Result } from '../failures';
 import { settleLease, type TokenGuardApi } from '../storage/guards/clients';
 import { StorageError } from '../storage/storage-error';
 import type { TokenRecord, TokenTombstone } from '../storage/token-store';
-import { isoSeconds, wholeSeconds, type ConflictingDetails } from './token-resource';
+import { conflictsOf, isoSeconds, wholeSeconds, type ConflictingDetails } from './token-resource';
 import type { TokenDeps } from './token-steps';
 
 /**
@@ -73,7 +73,7 @@ export async function rewriteToken(
   const leaseId = crypto.randomUUID();
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     let current: TokenRecord | undefined;
-    let wasRecorded = false;
+    let wasRecorded: boolean;
     let built: TokenRecord;
     let outcome: Awaited<ReturnType<TokenGuardApi['update']>> | undefined;
     let next: TokenRecord | undefined;
@@ -93,9 +93,13 @@ export async function rewriteToken(
       throw e;
     }
     if (outcome === undefined || next === undefined) {
-      // The lease goes back as it was taken: the latest version in KV, or still to be written.
-      await settleLease(() => (wasRecorded ? guard.recorded(leaseId) : guard.released(leaseId)));
-      return ok(current);
+      // Nothing to change, and the latest version is in KV: the lease goes back as it was.
+      if (wasRecorded) {
+        await settleLease(() => guard.recorded(leaseId));
+        return ok(current);
+      }
+      // The latest version's writer failed: this caller writes it, as an update writes its own.
+      return ok(await written(deps, guard, leaseId, current, current));
     }
     switch (outcome.kind) {
       case 'stale':
@@ -107,20 +111,55 @@ export async function rewriteToken(
           ? failed({ kind: 'resourceNotFound' })
           : failed({ kind: 'maximumUpdatesExceeded', retryAfter: outcome.retryAfterSeconds });
       case 'write':
-        await deps.tokens.put(next, deps.now);
-        if (next.expiresAt !== current.expiresAt) await indexedUntil(deps, next);
-        // The record is in KV: the change stands. If the token was deleted meanwhile, its
-        // tombstone is written again (this write may have landed after the deletion's).
-        deps.background(
-          settleLease(async () => {
-            if (!(await guard.recorded(leaseId))) await deps.tokens.retire(tombstoneOf(next, deps.now), deps.now);
-          }),
-        );
-        return ok(next);
+        return ok(await written(deps, guard, leaseId, next, current));
     }
   }
   await settleLease(() => guard.released(leaseId));
   throw new StorageError(`token ${located.tokenId} kept changing during an update`);
+}
+
+/**
+ * Writes `next`, the version the caller's lease is for, to KV and confirms it after the answer.
+ * A failed write throws and keeps the lease (see {@link rewriteToken}).
+ */
+async function written(
+  deps: TokenDeps,
+  guard: TokenGuardApi,
+  leaseId: string,
+  next: TokenRecord,
+  previous: TokenRecord,
+): Promise<TokenRecord> {
+  await deps.tokens.put(next, deps.now);
+  if (next.expiresAt !== previous.expiresAt) await indexedUntil(deps, next);
+  // The record is in KV: the change stands. If the token was deleted meanwhile, its tombstone is
+  // written again (this write may have landed after the deletion's).
+  deps.background(
+    settleLease(async () => {
+      if (!(await guard.recorded(leaseId))) await deps.tokens.retire(tombstoneOf(next, deps.now), deps.now);
+    }),
+  );
+  return next;
+}
+
+/**
+ * Whether the token already holds what `change` sets (the same PUT again, or one of a burst of
+ * identical ones): it then changes nothing (docs/tokens.md "Updates").
+ */
+async function holdsAlready(deps: TokenDeps, current: TokenRecord, change: TokenChange): Promise<boolean> {
+  if (change.attribute === 'description') return current.description === change.value;
+  const sealedOne = change.attribute === 'cardHolderName' || change.attribute === 'billingAddress';
+  const card = sealedOne ? await openCard(await deps.tokenKeys(), current) : undefined;
+  const stored: ConflictingDetails = {
+    cardExpiryDate: current.cardExpiryDate,
+    ...(current.schemeTransactionReference !== undefined
+      ? { schemeTransactionReference: current.schemeTransactionReference }
+      : {}),
+    ...(card?.cardHolderName !== undefined ? { cardHolderName: card.cardHolderName } : {}),
+    ...(card?.billingAddress !== undefined ? { billingAddress: card.billingAddress } : {}),
+  };
+  return (
+    conflictsOf(stored, { cardExpiryDate: current.cardExpiryDate, [change.attribute]: change.value }) === undefined
+  );
 }
 
 /** The record with a set of changes applied (the sealed card opened and sealed again if needed). */
@@ -154,10 +193,16 @@ export async function updateToken(
   change: TokenChange,
 ): Promise<Result<TokenRecord>> {
   const changes: ChangeSet = { [change.attribute]: change.value };
-  // An update is a use: a token past half its life is extended in the same version.
-  return rewriteToken(deps, record, async (current) => extended(deps, await applied(deps, current, changes)), {
-    counted: true,
-  });
+  // An update is a use: a token past half its life is extended in the same version. A value the
+  // token holds already changes nothing: no version, no KV write (KV takes one write a second per
+  // key), not counted toward the limit.
+  return rewriteToken(
+    deps,
+    record,
+    async (current) =>
+      (await holdsAlready(deps, current, change)) ? current : extended(deps, await applied(deps, current, changes)),
+    { counted: true },
+  );
 }
 
 // --- conflicts ---------------------------------------------------------------------------------

@@ -155,6 +155,17 @@ async function record(tokenId: string): Promise<Json> {
   return stored!;
 }
 
+/** The updates the card's guard counts toward the rolling limit (recorded ones), white-box. */
+function countedUpdates(stored: Json): Promise<number> {
+  return runInDurableObject(
+    tokenGuardOf(stored as { username: string; fingerprint: string }),
+    (_g, state) =>
+      state.storage.sql
+        .exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ? AND recorded = 1', stored.tokenId)
+        .one().n,
+  );
+}
+
 /** The KV record and the card guard's claim hold the same version of the token. */
 async function expectGuardAgrees(tokenId: string): Promise<Json> {
   const stored = await record(tokenId);
@@ -856,6 +867,48 @@ describe('namespaces', () => {
 // --- bursts --------------------------------------------------------------------------------------
 
 describe('updates under bursts', () => {
+  it.each([
+    ['description', 'Same every time'],
+    ['cardHolderName', 'Augusta Ada King'],
+    ['billingAddress', ADDRESS_B],
+    ['cardExpiryDate', { month: 3, year: 2033 }],
+    ['schemeTransactionReference', 'REF 42'],
+  ] as [Attribute, unknown][])(
+    'answers 20 identical PUTs of %s at once with 204 and writes KV once: one new version, one update counted',
+    async (attribute, value) => {
+      const { token, href } = await newToken();
+      const harness = new StorageHarness();
+      const responses = await burst(20, () => putAttribute(href, attribute, value, {}, (r) => harness.fetch(r)));
+      expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
+      // KV allows one write per second to a key: the value held already changes nothing.
+      expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(1);
+      await harness.settled();
+      const stored = await expectGuardAgrees(token.tokenId);
+      expect(stored.version).toBe(2);
+      expect(await countedUpdates(stored)).toBe(1);
+      const shown = await getToken(href);
+      const held =
+        attribute === 'description' || attribute === 'schemeTransactionReference' ? shown : shown.paymentInstrument;
+      expect(held[attribute]).toEqual(value);
+    },
+  );
+
+  it(
+    'answers a PUT of the value the token holds with 204 and changes nothing, also past the limit',
+    { timeout: 120_000 },
+    async () => {
+      const { token, href } = await newToken({ name: 'Ada' });
+      const harness = new StorageHarness();
+      expect((await putAttribute(href, 'cardHolderName', 'Ada', {}, (r) => harness.fetch(r))).status).toBe(204);
+      expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(0);
+      expect((await record(token.tokenId)).version).toBe(1);
+      for (let i = 0; i < 50; i++) expect((await putAttribute(href, 'description', `Update ${i}`)).status).toBe(204);
+      expect((await putAttribute(href, 'description', 'Update 49')).status).toBe(204);
+      expect((await putAttribute(href, 'description', 'Update 50')).status).toBe(429);
+      expect((await record(token.tokenId)).version).toBe(51);
+    },
+  );
+
   it('answers 20 PUTs of one attribute at once with 204: one of the values stands, version 21', async () => {
     const { token, href } = await newToken();
     const values = Array.from({ length: 20 }, (_, i) => `Holder ${i}`);

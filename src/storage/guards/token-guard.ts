@@ -81,10 +81,17 @@ export class TokenGuard extends DurableObject<Env> {
     return outcome;
   }
 
-  /** The token record is in KV; false when the token was deleted meanwhile. An update counts from here. */
+  /**
+   * The token record is in KV; false when the token was deleted meanwhile. Updates count from
+   * here: every update the guard accepted is in the version written (each builds on the last), so
+   * one whose own write failed counts now too, and its retry, which finds its value held, once.
+   */
   recorded(leaseId: string): boolean {
-    this.sql.exec('UPDATE updates SET recorded = 1 WHERE lease_id = ?', leaseId);
-    return this.claims.recorded(CLAIM, leaseId);
+    const confirmed = this.claims.recorded(CLAIM, leaseId);
+    const tokenId = confirmed ? this.claims.answerOf<TokenRecord>(CLAIM, Date.now())?.tokenId : undefined;
+    if (tokenId !== undefined)
+      this.sql.exec('UPDATE updates SET recorded = 1 WHERE token_id = ? AND recorded = 0', tokenId);
+    return confirmed;
   }
 
   /** Writing the token record failed: the next request writes it. */
