@@ -1,19 +1,18 @@
 import { env } from 'cloudflare:workers';
-import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { StorageHarness, type StorageCall } from './faulty-env';
 import { burst, type Fetch } from './helpers';
 import { authenticateBody, completeChallenge, newReference, threeDs, verifyBody } from './threeds-helpers';
 import {
+  countedUpdates,
   createToken,
+  expectConsistent,
   freshCard,
+  liveTokenIds,
   putAttribute,
   storedToken,
   tokenBody,
   tokenCall,
-  tokenClaim,
-  tokenGuardOf,
 } from './token-helpers';
 
 /**
@@ -191,31 +190,6 @@ describe('verification: a burst of 20 identical calls while one storage call fai
 
 // --- tokens --------------------------------------------------------------------------------------
 
-/** Every live token record in KV (all pages of the listing). */
-async function liveTokenIds(): Promise<Set<string>> {
-  const ids = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = await env.SESSIONS.list({ prefix: TOKEN_PREFIX, ...(cursor ? { cursor } : {}) });
-    for (const { name } of page.keys) {
-      const value = await env.SESSIONS.get<Json>(name, 'json');
-      if (value && !('deletedAt' in value)) ids.add(value.tokenId);
-    }
-    cursor = page.list_complete ? undefined : page.cursor;
-  } while (cursor);
-  return ids;
-}
-
-/** The token's KV record and its card guard's claim: the same version, recorded. */
-async function expectConsistent(tokenId: string): Promise<Json> {
-  const stored = await storedToken(tokenId);
-  expect(stored, `token:${tokenId}`).not.toBeNull();
-  const claim = await tokenClaim(stored as { username: string; fingerprint: string });
-  expect(claim?.answer).toEqual(stored);
-  expect(claim?.recorded).toBe(1);
-  return stored!;
-}
-
 describe('POST /tokens: a burst of 20 identical calls while one storage call fails', () => {
   const CALLS = ['do.claim', 'kv.put', 'do.recorded'];
 
@@ -251,17 +225,6 @@ describe('POST /tokens: a burst of 20 identical calls while one storage call fai
     },
   );
 });
-
-/** The updates the card's guard counts toward the rolling limit (recorded ones), white-box. */
-function countedUpdates(record: Json): Promise<number> {
-  return runInDurableObject(
-    tokenGuardOf(record as { username: string; fingerprint: string }),
-    (_guard, state) =>
-      state.storage.sql
-        .exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ? AND recorded = 1', record.tokenId)
-        .one().n,
-  );
-}
 
 /** A failed KV write of an update keeps its write lease 10 s (docs/storage.md): the burst waits it out. */
 describe('PUT of an attribute: a burst of 20 updates while one storage call fails', () => {

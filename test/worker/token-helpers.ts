@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
+import { expect } from 'vitest';
 import { tokenGuardName } from '../../src/storage/guards/clients';
+import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 type Json = Record<string, any>;
@@ -115,4 +117,40 @@ export function tokenClaim(record: {
     const row = state.storage.sql.exec<Json>('SELECT * FROM claims WHERE name = ?', 'token').toArray()[0];
     return row && ({ ...row, answer: JSON.parse(row.answer as string) as Json } as TokenClaim);
   });
+}
+
+/** Every live token id in KV (all pages of the listing; tombstones left out). */
+export async function liveTokenIds(): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await env.SESSIONS.list({ prefix: TOKEN_PREFIX, ...(cursor ? { cursor } : {}) });
+    for (const { name } of page.keys) {
+      const value = await env.SESSIONS.get<Json>(name, 'json');
+      if (value && !('deletedAt' in value)) ids.add(value.tokenId);
+    }
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return ids;
+}
+
+/** The token's KV record and its card guard's claim: the same version, recorded. */
+export async function expectConsistent(tokenId: string): Promise<Json> {
+  const stored = await storedToken(tokenId);
+  expect(stored, `token:${tokenId}`).not.toBeNull();
+  const claim = await tokenClaim(stored as { username: string; fingerprint: string });
+  expect(claim?.answer).toEqual(stored);
+  expect(claim?.recorded).toBe(1);
+  return stored!;
+}
+
+/** The updates the card's guard counts toward the rolling limit (recorded ones), white-box. */
+export function countedUpdates(stored: Json): Promise<number> {
+  return runInDurableObject(
+    tokenGuardOf(stored as { username: string; fingerprint: string }),
+    (_g, state) =>
+      state.storage.sql
+        .exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ? AND recorded = 1', stored.tokenId)
+        .one().n,
+  );
 }

@@ -5,14 +5,13 @@ import { namespaceGuardName } from '../../src/storage/guards/clients';
 import { StorageHarness, type Fault, type StorageCall } from './faulty-env';
 import { call, TEST_AUTH, type Fetch } from './helpers';
 import {
+  countedUpdates,
   createToken,
+  expectConsistent,
   freshCard,
   putAttribute,
-  storedToken,
   tokenBody,
   tokenCall,
-  tokenClaim,
-  tokenGuardOf,
   TOKENS_MEDIA,
 } from './token-helpers';
 
@@ -64,27 +63,6 @@ async function newToken(name = 'Ada Lovelace', extra: Json = {}): Promise<{ toke
   expect(response.status).toBe(201);
   const token = await response.json<Json>();
   return { token, href: token.tokenPaymentInstrument.href as string, card };
-}
-
-/** The token's KV record and its guard's claim: the same version, recorded. */
-async function expectConsistent(tokenId: string): Promise<Json> {
-  const stored = await storedToken(tokenId);
-  expect(stored).not.toBeNull();
-  const claim = await tokenClaim(stored as { username: string; fingerprint: string });
-  expect(claim?.answer).toEqual(stored);
-  expect(claim?.recorded).toBe(1);
-  return stored!;
-}
-
-/** The updates the card's guard counts toward the rolling limit (recorded ones), white-box. */
-function countedUpdates(stored: Json): Promise<number> {
-  return runInDurableObject(
-    tokenGuardOf(stored as { username: string; fingerprint: string }),
-    (_g, state) =>
-      state.storage.sql
-        .exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ? AND recorded = 1', stored.tokenId)
-        .one().n,
-  );
 }
 
 /** The calls a clean run of `send` makes, in order (background work included). */

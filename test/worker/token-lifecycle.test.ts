@@ -5,7 +5,9 @@ import { StorageHarness } from './faulty-env';
 import { burst, call, expectErrorCase, OTHER_AUTH, TEST_AUTH, type ErrorCase, type Fetch } from './helpers';
 import { newReference, RETURN_URL, threeDs } from './threeds-helpers';
 import {
+  type Attribute,
   ATTRIBUTE_PATHS,
+  countedUpdates,
   createToken,
   freshCard,
   putAttribute,
@@ -15,7 +17,6 @@ import {
   tokenClaim,
   tokenGuardOf,
   TOKENS_MEDIA,
-  type Attribute,
 } from './token-helpers';
 
 /**
@@ -153,17 +154,6 @@ async function record(tokenId: string): Promise<Json> {
   const stored = await storedToken(tokenId);
   expect(stored, `token:${tokenId}`).not.toBeNull();
   return stored!;
-}
-
-/** The updates the card's guard counts toward the rolling limit (recorded ones), white-box. */
-function countedUpdates(stored: Json): Promise<number> {
-  return runInDurableObject(
-    tokenGuardOf(stored as { username: string; fingerprint: string }),
-    (_g, state) =>
-      state.storage.sql
-        .exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ? AND recorded = 1', stored.tokenId)
-        .one().n,
-  );
 }
 
 /** The KV record and the card guard's claim hold the same version of the token. */

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { StorageHarness, type Fault } from './faulty-env';
 import { burst, luhnComplete, panLookup } from './helpers';
-import { createToken, putAttribute, tokenBody, tokenCall } from './token-helpers';
+import { createToken, liveTokenIds, putAttribute, tokenBody, tokenCall } from './token-helpers';
 
 /** Tests that wait out a real 10 s write lease: generous, for a busy machine. */
 const LEASE_WAIT = { timeout: 120_000 };
@@ -17,21 +17,6 @@ let cardSeed = 0;
 function newCard(): string {
   cardSeed += 1;
   return luhnComplete(`45713684${String(Date.now() % 1e5).padStart(5, '0')}${String(cardSeed).padStart(2, '0')}`, 16);
-}
-
-/** Every live token record in KV (all pages of the listing). */
-async function liveTokenIds(): Promise<Set<string>> {
-  const ids = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = await env.SESSIONS.list({ prefix: TOKEN_PREFIX, ...(cursor ? { cursor } : {}) });
-    for (const { name } of page.keys) {
-      const value = await env.SESSIONS.get<Json>(name, 'json');
-      if (value && !('deletedAt' in value)) ids.add(value.tokenId);
-    }
-    cursor = page.list_complete ? undefined : page.cursor;
-  } while (cursor);
-  return ids;
 }
 
 async function expect503(response: Response): Promise<void> {
