@@ -270,7 +270,12 @@ export async function deleteToken(deps: TokenDeps, username: string, tokenId: st
   const live = record!;
   const guard = guardOf(deps, live);
   const leaseId = crypto.randomUUID();
-  if ((await guard.retire(tokenId, deps.now, leaseId)) === 'write') {
+  const turn = await guard.retire(tokenId, deps.now, leaseId).catch(async (e: unknown) => {
+    // The lease may have been taken though the answer was lost: free it for the burst and the retry.
+    await settleLease(() => guard.released(leaseId));
+    throw e;
+  });
+  if (turn === 'write') {
     try {
       await deps.tokens.retire(tombstoneOf(live, deps.now), deps.now);
     } catch (e) {
