@@ -3,6 +3,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { tokenGuardName } from '../../src/storage/guards/clients';
 import { TOKEN_PREFIX } from '../../src/storage/token-store';
+import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 type Json = Record<string, any>;
@@ -61,14 +62,11 @@ export function freshCard(prefix = '432376'): string {
   return luhnComplete(`${prefix}${digits}`, 16);
 }
 
-/** The path of each updatable attribute under a token's href (its `tokens:<attribute>` link). */
-export const ATTRIBUTE_PATHS = {
-  description: 'description',
-  cardHolderName: 'paymentInstrument/cardHolderName',
-  cardExpiryDate: 'paymentInstrument/cardExpiryDate',
-  billingAddress: 'paymentInstrument/billingAddress',
-  schemeTransactionReference: 'schemeTransactionReference',
-} as const;
+/**
+ * The path of each updatable attribute under a token's href (its `tokens:<attribute>` link): the
+ * Worker's own table; the Worldpay compatibility tests check it against Worldpay's documents.
+ */
+export const ATTRIBUTE_PATHS = UPDATE_PATHS;
 
 export type Attribute = keyof typeof ATTRIBUTE_PATHS;
 
