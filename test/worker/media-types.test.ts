@@ -142,6 +142,7 @@ describe('every version, on both versioned APIs', () => {
   it.each(VERSIONS)('3DS authenticate and verification in v%i answer in its media type', async (version) => {
     const body = authenticateBody({ cardHolderName: '3ds2-challenge-identified' });
     const auth = await threeDs('authenticate', body, DS[version]);
+    expect(auth.status).toBe(200);
     expect(auth.headers.get('Content-Type')).toBe(DS[version]);
     const { challenge } = await auth.json<Json>();
     const verified = await threeDs(
