@@ -92,7 +92,7 @@ export async function rewriteToken(
       await settleLease(() => guard.released(leaseId));
       throw e;
     }
-    if (outcome === undefined || next === undefined) {
+    if (outcome === undefined || next === undefined || outcome.kind === 'unchanged') {
       // Nothing to change, and the latest version is in KV: the lease goes back as it was.
       if (wasRecorded) {
         await settleLease(() => guard.recorded(leaseId));
@@ -288,13 +288,7 @@ async function writtenAsItIs(deps: TokenDeps, located: TokenRecord): Promise<Res
   const latest = await guard.unwritten(located.tokenId, deps.now, leaseId);
   if (latest === undefined) return failed({ kind: 'resourceNotFound' });
   if (latest === 'recorded') return ok(located);
-  await deps.tokens.put(latest, deps.now);
-  deps.background(
-    settleLease(async () => {
-      if (!(await guard.recorded(leaseId))) await deps.tokens.retire(tombstoneOf(latest, deps.now), deps.now);
-    }),
-  );
-  return ok(latest);
+  return ok(await written(deps, guard, leaseId, latest, latest));
 }
 
 /** A conflict id: 22 base64url characters of randomness (128 bits). */

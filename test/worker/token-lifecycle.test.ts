@@ -512,6 +512,20 @@ describe('the update limit', () => {
 // --- conflicts -----------------------------------------------------------------------------------
 
 describe('conflicts', () => {
+  it('accepts a conflict once when 20 identical PUTs arrive at once: all 204, one version, one update counted, one KV write', async () => {
+    const { token, href, cardNumber } = await newToken({ name: 'Ada' });
+    const { link } = await conflictOf(tokenBody({ cardNumber, name: 'Ada B' }));
+    const harness = new StorageHarness();
+    const responses = await burst(20, () => onConflict('PUT', link, {}, (r) => harness.fetch(r)));
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
+    expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(1);
+    await harness.settled();
+    const stored = await expectGuardAgrees(token.tokenId);
+    expect(stored.version).toBe(2);
+    expect(await countedUpdates(stored)).toBe(1);
+    expect((await getToken(href)).paymentInstrument.cardHolderName).toBe('Ada B');
+  });
+
   it('keeps the conflicts of a second tokenization on their own link: GET reads them, PUT makes them the token, then they are used up', async () => {
     const cardNumber = freshCard();
     const { token, href } = await newToken({

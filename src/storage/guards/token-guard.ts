@@ -28,6 +28,8 @@ export type UpdateOutcome =
   | { kind: 'stale' }
   /** The token is gone (deleted, expired, replaced), or the conflict is. */
   | { kind: 'gone' }
+  /** The conflict was accepted already: the caller sets nothing (its lease goes back as it was). */
+  | { kind: 'unchanged' }
   /** 50 updates in the last 30 days: the next is possible in `retryAfterSeconds`. */
   | { kind: 'limited'; retryAfterSeconds: number };
 
@@ -150,8 +152,12 @@ export class TokenGuard extends DurableObject<Env> {
     // Synchronous from here to the end: no other event runs in between (the object's own rule).
     if (current?.tokenId !== tokenId) return { kind: 'gone' };
     if ((current.version ?? 1) !== expectedVersion) return { kind: 'stale' };
-    if (options.conflictId !== undefined && !this.liveConflict(tokenId, options.conflictId, now))
-      return { kind: 'gone' };
+    if (options.conflictId !== undefined) {
+      const conflict = this.liveConflict(tokenId, options.conflictId, now);
+      if (!conflict) return { kind: 'gone' };
+      // Accepted meanwhile by an identical request (a burst): its values stand, nothing to set.
+      if (conflict.used) return { kind: 'unchanged' };
+    }
     if (options.counted) {
       // Updates are serialised (`current`), so only recorded ones need counting: an update whose
       // write failed, and which its retry makes again, counts once.
