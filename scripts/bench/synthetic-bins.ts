@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Brand } from '../../src/bin/model';
-import { SCHEME_RANGES, schemeBrandsFor } from '../bin-data/scheme-ranges';
+import { SCHEME_RANGES, schemeBrandsFor } from '../../src/bin/scheme-ranges';
 
 export const CANONICAL_HEADER =
   'bin_start,bin_end,brands,funding_type,issuer_name,country_code,' +
@@ -91,7 +91,7 @@ function fundingOf(brand: Brand): Block['funding'] {
 
 /**
  * The blocks of 6-digit BINs the card schemes claim, derived from the scheme table
- * (scripts/bin-data/scheme-ranges.ts): each 6-digit BIN gets the brands the table gives it (the
+ * (src/bin/scheme-ranges.ts): each 6-digit BIN gets the brands the table gives it (the
  * narrowest range wins), and runs of BINs with the same brands make one block. So every row's
  * brands are what the scheme table says about its digits, whatever the table becomes. Weights
  * split each scheme's share over its blocks by size.

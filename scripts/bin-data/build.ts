@@ -3,7 +3,7 @@ import { compileIndex, type CompileResult } from './compile';
 import { mergeSameRangeRows } from './merge';
 import { newLabelReport, normaliseRow } from './normalise';
 import { readRawRows } from './read-csv';
-import { SCHEME_RANGES } from './scheme-ranges';
+import { SCHEME_RANGES } from '../../src/bin/scheme-ranges';
 import type { Importer, LabelReport, Rejection, SourceRow } from './source-row';
 import { verifyIndex, type VerifyResult } from './verify';
 

@@ -13,7 +13,7 @@ import {
 import { resolveBrandLabel } from './brand-labels';
 import { countryCodeFor, currencyFor, isKnownCountryCode } from './country-labels';
 import { anonymousPrepaidFor, categoryFor, fundingTypeFor, prepaidFlag, productSaysPrepaid } from './label-rules';
-import { schemeBrandsFor } from './scheme-ranges';
+import { schemeBrandsFor } from '../../src/bin/scheme-ranges';
 import type { LabelReport, RawRow, Rejection, SourceRow } from './source-row';
 
 /** Fields of a record the normaliser works out; `type`, `brands` and `binLength` come apart. */

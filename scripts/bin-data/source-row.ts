@@ -74,9 +74,4 @@ export interface Importer {
   mapRow(cells: Readonly<Record<string, string>>, line: number): RawRow | RawRow[] | string;
 }
 
-/** An IIN range of a card scheme, as digit prefixes of equal length ('2221'–'2720'). */
-export interface SchemeRange {
-  from: string;
-  to: string;
-  brands: Brand[];
-}
+export type { SchemeRange } from '../../src/bin/scheme-ranges';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { newLabelReport, normaliseRow } from '../../scripts/bin-data/normalise';
 import { readRawRows } from '../../scripts/bin-data/read-csv';
-import { SCHEME_RANGES, schemeBrandsFor } from '../../scripts/bin-data/scheme-ranges';
+import { SCHEME_RANGES, schemeBrandsFor } from '../../src/bin/scheme-ranges';
 import type { LabelReport, RawRow, Rejection, SourceRow } from '../../scripts/bin-data/source-row';
 
 function raw(overrides: Partial<RawRow>): RawRow {

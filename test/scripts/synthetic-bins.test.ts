@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildIndex } from '../../scripts/bin-data/build';
 import { CANONICAL_IMPORTER } from '../../scripts/bin-data/importers/canonical';
 import { CANONICAL_HEADER, generateSyntheticCsv } from '../../scripts/bench/synthetic-bins';
-import { SCHEME_RANGES, schemeBrandsFor } from '../../scripts/bin-data/scheme-ranges';
+import { SCHEME_RANGES, schemeBrandsFor } from '../../src/bin/scheme-ranges';
 
 const DEFAULT_ROWS = 400_000;
 

@@ -1,9 +1,16 @@
-import { orderBrands, type Brand } from '../../src/bin/model';
-import type { SchemeRange } from './source-row';
+import { orderBrands, type Brand } from './model';
+
+/** An IIN range of a card scheme, as digit prefixes of equal length ('2221'–'2720'). */
+export interface SchemeRange {
+  from: string;
+  to: string;
+  brands: Brand[];
+}
 
 /**
  * The IIN ranges of the card schemes: what a card number's leading digits say about its brand
- * when no data row knows the BIN (docs/bin-data.md "The scheme table"). Ranges overlap on purpose; the narrowest one
+ * when no data row knows the BIN. Compiled into the index by `npm run build:data`, and read by the
+ * Worker itself to recognise card numbers in free text (src/cards/card-number-in-text.ts) (docs/bin-data.md "The scheme table"). Ranges overlap on purpose; the narrowest one
  * that matches wins, so a specific range (Elo's 504175) can sit inside a broad one (Maestro 50).
  *
  * Every line says where its digits come from. The schemes publish few of their tables openly;
@@ -168,4 +175,43 @@ export function schemeBrandsFor(digits: string): Brand[] {
   const key = Number(digits.padEnd(8, '0'));
   const hit = COMPILED.find((r) => r.start <= key && key <= r.end);
   return hit ? orderBrands(hit.brands) : [];
+}
+
+/**
+ * The card number lengths each scheme issues today, for recognising a card number in free text
+ * (src/cards/card-number-in-text.ts). Sources as for the ranges above: Visa 16 and 19 (its
+ * 13-digit numbers are no longer issued, and a 13-digit run is more often a phone number with
+ * its country code); Mastercard 16; American Express 15; Diners Club 14–19; Discover, JCB (16–19,
+ * its legacy 1800/2131 ranges 15), UnionPay, Mir and Verve 16–19; Maestro 12–19; UATP 15. A
+ * scheme not listed issues 16–19.
+ */
+const ISSUED_LENGTHS: Partial<Record<Brand, readonly number[]>> = {
+  visa: [16, 19],
+  mastercard: [16],
+  amex: [15],
+  diners: [14, 15, 16, 17, 18, 19],
+  jcb: [15, 16, 17, 18, 19],
+  maestro: [12, 13, 14, 15, 16, 17, 18, 19],
+  uatp: [15],
+  elo: [16],
+  hipercard: [16, 19],
+  dankort: [16],
+  rupay: [16],
+  troy: [16],
+  cabal: [16],
+  carnet: [16],
+};
+const DEFAULT_LENGTHS: readonly number[] = [16, 17, 18, 19];
+
+/**
+ * Whether the scheme table recognises these digits as a card number: a scheme's IIN range holds
+ * its leading digits and that scheme issues numbers of this length.
+ *
+ * @example schemeIssues('4444333322221111') // true: Visa, 16 digits
+ * @example schemeIssues('444433332222111') // false: Visa issues no 15-digit numbers
+ * @example schemeIssues('9999999999999995') // false: no scheme's range
+ */
+export function schemeIssues(digits: string): boolean {
+  const brands = schemeBrandsFor(digits.slice(0, 8));
+  return brands.some((brand) => (ISSUED_LENGTHS[brand] ?? DEFAULT_LENGTHS).includes(digits.length));
 }
