@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isLuhnValid } from '../bin/luhn';
+import { mightContainCardNumber } from '../cards/card-number-in-text';
 import { integer, jsonObject, namedCheck } from './field-errors';
 
 /** Field schemas shared by the APIs, each failure under its field error name (docs/errors.md "Field errors"). */
@@ -14,6 +15,34 @@ export const str = (min: number, max: number, what: string) =>
       min === max ? `${what} must have ${max} characters.` : `${what} must have at most ${max} characters.`,
     ),
   );
+
+const holdsNoCardNumber = (value: string): boolean => !mightContainCardNumber(value);
+const addressHoldsNoCardNumber = (value: string): boolean => !mightContainCardNumber(value);
+
+/**
+ * Refuses a free-text value that looks like a card number (src/cards/card-number-in-text.ts):
+ * such a field is stored, echoed, logged or part of a key, where a card number must never be in
+ * clear (docs/errors.md "A card number in a free-text field"). The message never repeats it.
+ */
+export const NO_CARD_NUMBER = namedCheck(
+  'fieldMightContainCardNumber',
+  holdsNoCardNumber,
+  'This field might contain a card number. Send a card number only in a card number field.',
+);
+
+/** {@link NO_CARD_NUMBER} for an address line, under Worldpay's name for it. */
+export const NO_CARD_NUMBER_IN_ADDRESS = namedCheck(
+  'billingAddressMightContainCardNumber',
+  addressHoldsNoCardNumber,
+  'The address might contain a card number.',
+);
+
+/** A free-text string of min–max characters that must not hold a card number. */
+export const freeText = (min: number, max: number, what: string) => v.pipe(str(min, max, what), NO_CARD_NUMBER);
+
+/** An address field of min–max characters that must not hold a card number. */
+export const addressText = (min: number, max: number, what: string) =>
+  v.pipe(str(min, max, what), NO_CARD_NUMBER_IN_ADDRESS);
 
 /**
  * A card number field: digits only, `minDigits`–19 long, Luhn-valid (fieldIsEmpty,
@@ -37,7 +66,7 @@ export const CARD_EXPIRY_DATE = jsonObject({
   year: integer(1, 9999),
 });
 
-export const CARD_HOLDER_NAME = str(1, 255, 'The cardholder name');
+export const CARD_HOLDER_NAME = freeText(1, 255, 'The cardholder name');
 
 /** The entity of the 3DS and token APIs: it may contain spaces (docs/threeds.md "Overview"). */
 export const MERCHANT_ENTITY = v.pipe(
@@ -82,12 +111,12 @@ export const ISO_DATE_TIME = v.pipe(
  */
 export function billingAddress(cityMaxLength: 15 | 50) {
   return jsonObject({
-    address1: str(1, 80, 'The first address line'),
-    address2: v.optional(str(0, 80, 'The second address line')),
-    address3: v.optional(str(0, 80, 'The third address line')),
-    postalCode: str(1, 15, 'The postal code'),
-    city: str(1, cityMaxLength, 'The city'),
-    state: v.optional(str(1, 30, 'The state')),
+    address1: addressText(1, 80, 'The first address line'),
+    address2: v.optional(addressText(0, 80, 'The second address line')),
+    address3: v.optional(addressText(0, 80, 'The third address line')),
+    postalCode: addressText(1, 15, 'The postal code'),
+    city: addressText(1, cityMaxLength, 'The city'),
+    state: v.optional(addressText(1, 30, 'The state')),
     countryCode: v.pipe(
       str(2, 2, 'The country code'),
       v.regex(/^[A-Z]{2}$/, 'Country codes are two capital letters (ISO 3166).'),

@@ -6,6 +6,9 @@ import {
   cardNumberSchema,
   MERCHANT,
   MERCHANT_ENTITY,
+  NO_CARD_NUMBER,
+  addressText,
+  freeText,
   str,
 } from './fields';
 import { asJsonObject, integer, jsonObject, namedCheck } from './field-errors';
@@ -15,6 +18,8 @@ import { asJsonObject, integer, jsonObject, namedCheck } from './field-errors';
 export const TRANSACTION_REFERENCE = v.pipe(
   str(1, 64, 'The transaction reference'),
   v.regex(/^[-A-Za-z0-9_!@#$%()*=.:;?[\]{}~`/+]*$/, 'The transaction reference has a character that is not allowed.'),
+  // It names the transaction's object and KV keys: never a card number.
+  NO_CARD_NUMBER,
 );
 
 function isIsoDate(value: string): boolean {
@@ -74,8 +79,13 @@ export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITI
 const EMAIL = v.pipe(
   str(3, 128, 'The email address'),
   v.regex(/^.+@.+$/, 'An email address has an @ between two parts.'),
+  NO_CARD_NUMBER,
 );
-const PHONE_NUMBER = v.pipe(str(4, 20, 'The phone number'), v.regex(/^[0-9]*$/, 'Phone numbers are digits only.'));
+const PHONE_NUMBER = v.pipe(
+  str(4, 20, 'The phone number'),
+  v.regex(/^[0-9]*$/, 'Phone numbers are digits only.'),
+  NO_CARD_NUMBER,
+);
 const CURRENCY = v.pipe(
   str(3, 3, 'The currency'),
   v.regex(/^[A-Z]{3}$/, 'Currencies are three capital letters (ISO 4217).'),
@@ -111,8 +121,8 @@ const RISK_DATA = jsonObject({
     jsonObject({
       reorder: v.optional(v.boolean()),
       preOrderDate: v.optional(DATE),
-      firstName: v.optional(str(1, 22, 'The first name')),
-      lastName: v.optional(str(1, 22, 'The last name')),
+      firstName: v.optional(freeText(1, 22, 'The first name')),
+      lastName: v.optional(freeText(1, 22, 'The last name')),
       phoneNumber: v.optional(PHONE_NUMBER),
       history: v.optional(
         jsonObject({
@@ -149,11 +159,11 @@ const RISK_DATA = jsonObject({
       email: v.optional(EMAIL),
       address: v.optional(
         jsonObject({
-          address1: str(1, 80, 'The first address line'),
-          address2: v.optional(str(1, 80, 'The second address line')),
-          address3: v.optional(str(1, 80, 'The third address line')),
-          postalCode: str(1, 15, 'The postal code'),
-          city: str(0, 15, 'The city'),
+          address1: addressText(1, 80, 'The first address line'),
+          address2: v.optional(addressText(1, 80, 'The second address line')),
+          address3: v.optional(addressText(1, 80, 'The third address line')),
+          postalCode: addressText(1, 15, 'The postal code'),
+          city: addressText(0, 15, 'The city'),
           countryCode: str(2, 2, 'The country code'),
           stateCode: str(1, 2, 'The state code'),
           phoneNumber: v.optional(PHONE_NUMBER),
@@ -177,9 +187,15 @@ export const CHALLENGE_PREFERENCES = [
 const AUTHENTICATE_MERCHANT = jsonObject({
   entity: MERCHANT_ENTITY,
   overrideName: v.optional(
-    v.pipe(str(1, 25, 'The merchant name'), v.regex(/^[^><&'"]*$/, 'The merchant name may not contain < > & \' or ".')),
+    v.pipe(
+      str(1, 25, 'The merchant name'),
+      v.regex(/^[^><&'"]*$/, 'The merchant name may not contain < > & \' or ".'),
+      NO_CARD_NUMBER,
+    ),
   ),
-  acquirerId: v.optional(v.pipe(str(1, 20, 'The acquirer id'), v.regex(/^[0-9]*$/, 'Acquirer ids are digits only.'))),
+  acquirerId: v.optional(
+    v.pipe(str(1, 20, 'The acquirer id'), v.regex(/^[0-9]*$/, 'Acquirer ids are digits only.'), NO_CARD_NUMBER),
+  ),
 });
 
 export const AUTHENTICATE = jsonObject({
@@ -193,12 +209,12 @@ export const AUTHENTICATE = jsonObject({
     paymentInstrument: PAYMENT_INSTRUMENT,
   }),
   deviceData: jsonObject({
-    acceptHeader: str(1, 2048, 'The Accept header'),
-    userAgentHeader: str(1, 2048, 'The User-Agent header'),
+    acceptHeader: freeText(1, 2048, 'The Accept header'),
+    userAgentHeader: freeText(1, 2048, 'The User-Agent header'),
     // Empty is allowed: a checkout whose device data collection did not run sends "".
-    collectionReference: v.optional(str(0, 200, 'The collection reference')),
+    collectionReference: v.optional(freeText(0, 200, 'The collection reference')),
     browserLanguage: v.optional(str(1, 8, 'The browser language')),
-    ipAddress: v.optional(str(1, 45, 'The IP address')),
+    ipAddress: v.optional(freeText(1, 45, 'The IP address')),
     browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
     browserScreenHeight: v.optional(integer(0, 999_999)),
     browserScreenWidth: v.optional(integer(0, 999_999)),
@@ -217,6 +233,7 @@ export const AUTHENTICATE = jsonObject({
         isHttpUrl,
         'The return URL must be an absolute http or https URL whose host is a host name or an IPv4 address.',
       ),
+      NO_CARD_NUMBER,
     ),
     windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),

@@ -6,6 +6,7 @@ import {
   cardNumberSchema,
   ISO_DATE_TIME,
   MERCHANT,
+  NO_CARD_NUMBER,
   str,
 } from './fields';
 import { jsonObject } from './field-errors';
@@ -16,18 +17,21 @@ import { jsonObject } from './field-errors';
 export const TOKEN_DESCRIPTION = v.pipe(
   str(1, 255, 'The description'),
   v.regex(/^[^&<]*$/, 'The description may not contain & or <.'),
+  NO_CARD_NUMBER,
 );
 
 /** `namespace`: 1 to 64 characters, no spaces, `&` or `<`, not starting with `_`. */
 export const TOKEN_NAMESPACE = v.pipe(
   str(1, 64, 'The namespace'),
   v.regex(/^[^_\s&<][^\s&<]*$/, 'A namespace has no spaces, & or <, and does not start with _.'),
+  NO_CARD_NUMBER,
 );
 
 /** `schemeTransactionReference`: 1 to 56 letters, digits and spaces. */
 export const SCHEME_TRANSACTION_REFERENCE = v.pipe(
   str(1, 56, 'The scheme transaction reference'),
   v.regex(/^[a-zA-Z0-9 ]*$/, 'Scheme transaction references are letters, digits and spaces.'),
+  NO_CARD_NUMBER,
 );
 
 /** The token's billing address, as on creation. */

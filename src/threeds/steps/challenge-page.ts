@@ -1,3 +1,4 @@
+import { mightContainCardNumber } from '../../cards/card-number-in-text';
 import { MAX_CODE_ATTEMPTS } from '../../storage/guards/challenge-rules';
 import { challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload } from '../challenge';
 import { signJwt, verifyJwt } from '../jwt';
@@ -36,6 +37,9 @@ const NOT_VALID = error(400, 'Cannot show this challenge', 'The challenge reques
  */
 export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string): Promise<PageAnswer> {
   if (md.length > 1024) return error(400, 'Cannot show this challenge', 'MD must be at most 1024 characters.');
+  // MD is carried through the challenge (and, live, kept while the ACS has the cardholder) and
+  // posted back to the merchant: never a card number (docs/errors.md "A card number in a free-text field").
+  if (mightContainCardNumber(md)) return error(400, 'Cannot show this challenge', 'MD might contain a card number.');
   const verified = await verifyJwt<ChallengeJwtClaims>(deps.key, 'challenge', jwt, deps.now);
   if (!verified.ok) {
     return verified.reason === 'expired'
