@@ -38,7 +38,10 @@ run('try:live', async () => {
   step("The DDC page, as the checkout's hidden frame posts it, and the browser facts its script sends");
   const page = await call('POST', url, { form: { Bin: bin, JWT: jwt } });
   const config = JSON.parse(/var config = (\{.*?\});/.exec(page.text)?.[1] ?? 'null');
-  check(config?.factsUrl, 'the page names where its script posts the facts');
+  check(
+    config?.factsUrl,
+    'a live DDC page naming where its script posts the facts (is BASE_URL `npm run start:live`?)',
+  );
   await call('POST', config.factsUrl, {
     headers: { 'Content-Type': 'application/json' },
     json: {
