@@ -38,4 +38,9 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { console: 'readonly', process: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
   },
+  {
+    // The README's examples (npm run try:*): Node scripts with the web platform's globals.
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: { Buffer: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },
+  },
 );

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: five reports, each a markdown table ready for the README, in this order.
+ * `npm run bench`: five reports, each a markdown table ready for docs/benchmarks.md, in this order.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.

@@ -1,0 +1,77 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeProvider, startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
+import { startMiniflare, type Served } from './served-worker';
+
+/**
+ * The README's end-to-end examples (`npm run try:bin`, `try:tokens`, `try:3ds`, `try:live`:
+ * examples/*.mjs) run as a merchant runs them, against a served Worker on a real port: each must
+ * exit 0, so that they cannot rot. try:live runs against the live Worker (src/live.ts) pointed at
+ * the fake 3DS Server provider on its own port, as `npm run start:live` serves them.
+ */
+
+function runExample(script: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [`examples/${script}`],
+      { cwd: process.cwd(), env: { ...process.env, ...env }, timeout: 50_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, output: `${stdout}${stderr}` });
+      },
+    );
+  });
+}
+
+describe('the examples against the test Worker', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await startMiniflare(process.cwd());
+  }, 120_000);
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  it.each(['try-bin.mjs', 'try-tokens.mjs', 'try-3ds.mjs'])('%s exits 0', async (script) => {
+    const { code, output } = await runExample(script, { BASE_URL: served.url.origin });
+    expect(code, output).toBe(0);
+    expect(output).toContain('every answer as expected');
+  });
+
+  it('an example exits 1 when an answer is not the expected one', async () => {
+    // The live example against the test Worker: its fake provider is not there.
+    const { code, output } = await runExample('try-live.mjs', {
+      BASE_URL: served.url.origin,
+      FAKE_URL: 'http://127.0.0.1:9',
+    });
+    expect(code, output).toBe(1);
+  });
+});
+
+describe('the live example against the live Worker and the fake provider', () => {
+  let fake: LocalWorker;
+  let live: LocalWorker;
+  beforeAll(async () => {
+    fake = await startFakeProvider({ root: process.cwd(), quiet: true });
+    live = await startLocalWorker({
+      root: process.cwd(),
+      quiet: true,
+      env: 'live',
+      vars: { THREEDS_SERVER_URL: fake.url.origin },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await live?.stop();
+    await fake?.stop();
+  });
+
+  it('try-live.mjs exits 0', async () => {
+    const { code, output } = await runExample('try-live.mjs', {
+      BASE_URL: live.url.origin,
+      FAKE_URL: fake.url.origin,
+    });
+    expect(code, output).toBe(0);
+    expect(output).toContain('every answer as expected');
+  });
+});
