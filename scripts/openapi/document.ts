@@ -295,7 +295,8 @@ export function buildOpenApiDocument(version: string): Json {
         'Every JSON endpoint takes HTTP Basic credentials and answers errors as one `ErrorDocument`. ' +
         'The 3DS and Tokens operations speak versions 1, 2 and 3, each named by its media type: `Accept` picks the version ' +
         '(named explicitly), `Content-Type` must name the same one, and the answer, errors included, is in that media type; ' +
-        'version 3 adds `authenticationOutage` to authenticate, versions 2 and 3 `transactionReferenceIsADuplicate`. ' +
+        'version 3 adds `authenticationOutage` to authenticate, versions 2 and 3 `transactionReferenceIsADuplicate`; ' +
+        "version 3's verification answers `unavailable` where versions 1 and 2 answer `bypassed`. " +
         'In the `test` environment the 3DS cardholder name picks an outcome (' +
         MAGIC_VALUES +
         '), the challenge page shows its code (1234), and the sandbox controls work: ' +
