@@ -455,6 +455,8 @@ export function buildOpenApiDocument(version: string): Json {
           errors: {
             '403': 'tooManyTokensForNamespace: the namespace holds 16 other cards',
             '422': 'unrecognizedCardBrand',
+            '500':
+              'internalErrorOccurred; tokenizationNotEnabled in version 3 only: an entity that may not tokenize (not PCI compliant; versions 1 and 2: 400 merchantIsNotConfigured)',
           },
         }),
       },

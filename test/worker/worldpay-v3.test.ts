@@ -1,8 +1,9 @@
 import { describe, expect, inject, it } from 'vitest';
-import { THREE_DS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
+import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
 import { SCENARIOS } from '../../src/threeds/scenarios';
-import { call, TEST_AUTH } from './helpers';
+import { call, luhnComplete, TEST_AUTH } from './helpers';
 import { authenticateBody, THREEDS, verifyBody } from './threeds-helpers';
+import { tokenBody } from './token-helpers';
 
 /**
  * What Worldpay's v3 documents give v3 clients where v1 differs (docs/compatibility.md
@@ -14,6 +15,7 @@ import { authenticateBody, THREEDS, verifyBody } from './threeds-helpers';
 type Json = Record<string, any>;
 
 const DS = THREE_DS_MEDIA_TYPES;
+const TK = TOKENS_MEDIA_TYPES;
 const VERSIONS: ApiVersion[] = [1, 2, 3];
 const docs = inject('worldpay');
 const LINK = (step: string): { href: string } => ({ href: `https://edge.test${THREEDS}/${step}` });
@@ -91,5 +93,47 @@ describe('verification outcomes per version: bypassed is not a v3 verification o
       (schema.anyOf as Json[]).flatMap((branch) => (branch.properties.outcome.enum as string[]) ?? []),
     );
     expect([...outcomes].sort()).toEqual(['authenticated', 'authenticationFailed', 'signatureFailed', 'unavailable']);
+  });
+});
+
+describe("token errors per version: v3's tokenizationNotEnabled", () => {
+  it.each(VERSIONS)(
+    'answers POST /tokens from the non-PCI entity in v%i with the error of its version',
+    async (version) => {
+      const response = await call('/tokens', {
+        body: tokenBody({ entity: 'nonpci' }),
+        headers: { Authorization: TEST_AUTH, Accept: TK[version], 'Content-Type': TK[version] },
+      });
+      const body = await response.json<Json>();
+      expect(response.headers.get('Content-Type')).toBe(TK[version]);
+      if (version === 3) {
+        expect(response.status).toBe(500);
+        expect(body).toEqual({ errorName: 'tokenizationNotEnabled', message: expect.any(String) });
+      } else {
+        expect(response.status).toBe(400);
+        expect(body.errorName).toBe('merchantIsNotConfigured');
+      }
+    },
+  );
+
+  it('answers every other token error alike in v1 and v3: the v3 document has them too', async () => {
+    for (const version of [1, 3] as const) {
+      const headers = { Authorization: TEST_AUTH, Accept: TK[version], 'Content-Type': TK[version] };
+      const unknownEntity = await call('/tokens', { body: tokenBody({ entity: 'nobody' }), headers });
+      expect(unknownEntity.status).toBe(400);
+      expect((await unknownEntity.json<Json>()).errorName).toBe('entityIsNotConfigured');
+      const unrecognized = await call('/tokens', {
+        body: tokenBody({ cardNumber: luhnComplete('9999', 16) }),
+        headers,
+      });
+      expect(unrecognized.status).toBe(422);
+      expect((await unrecognized.json<Json>()).errorName).toBe('unrecognizedCardBrand');
+      const missing = await call('/tokens/T0000000000000000', {
+        method: 'GET',
+        headers: { ...headers, 'Content-Type': undefined },
+      });
+      expect(missing.status).toBe(404);
+      expect((await missing.json<Json>()).errorName).toBe('resourceNotFound');
+    }
   });
 });
