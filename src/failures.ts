@@ -52,6 +52,11 @@ export type Failure =
   | { kind: 'maximumUpdatesExceeded'; retryAfter: number }
   /** A 17th card in a namespace (Worldpay's 403). */
   | { kind: 'tooManyTokensForNamespace' }
+  /**
+   * Tokens v3: POST /tokens from an entity that may not tokenize (not PCI compliant), Worldpay's
+   * v3 500; versions 1 and 2 answer merchantIsNotConfigured (src/tokens/token-versions.ts).
+   */
+  | { kind: 'tokenizationNotEnabled' }
   | { kind: 'challengeNotFound' }
   /**
    * 3DS v2 and v3: a different authenticate body under a transactionReference already

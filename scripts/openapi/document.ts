@@ -8,6 +8,7 @@
 import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { CARD_BIN_API, THREE_DS_API, TOKENS_API, type ApiProfile } from '../../src/http/api-headers';
+import { THREE_DS_MEDIA_TYPES } from '../../src/http/media-types';
 import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin-requests';
 import { checkErrorName } from '../../src/schemas/field-errors';
 import { SCENARIOS } from '../../src/threeds/scenarios';
@@ -17,6 +18,7 @@ import {
   DEVICE_DATA_INITIALIZE,
   VERIFICATION,
 } from '../../src/schemas/threeds-requests';
+import { AUTHENTICATE_V3, DEVICE_DATA_INITIALIZE_V3 } from '../../src/schemas/threeds-requests-v3';
 import { CREATE_TOKEN, TOKEN_UPDATES } from '../../src/schemas/token-requests';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import {
@@ -45,8 +47,10 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   CardBinData: CARD_BIN_DATA,
   PrefixBinData: PREFIX_BIN_DATA,
   DeviceDataInitializeRequest: DEVICE_DATA_INITIALIZE,
+  DeviceDataInitializeRequestV3: DEVICE_DATA_INITIALIZE_V3,
   DeviceDataInitializeAnswer: DEVICE_DATA_INITIALIZE_ANSWER,
   AuthenticateRequest: AUTHENTICATE,
+  AuthenticateRequestV3: AUTHENTICATE_V3,
   VerificationRequest: VERIFICATION,
   ThreeDsAnswer: THREEDS_ANSWER,
   CompleteChallengeRequest: COMPLETE_CHALLENGE,
@@ -118,10 +122,13 @@ const TOKENS: Api = { mediaTypes: mediaTypesOf(TOKENS_API), tag: 'Tokens', respo
 
 /**
  * A request body or an answer under every media type of the API: each version of an operation
- * takes and answers the same shapes (docs/compatibility.md says what v2 and v3 clients get).
+ * takes and answers the same shapes (docs/compatibility.md says what v2 and v3 clients get), but
+ * for the requests version 3 of the 3DS API takes (`v3Schema`: `card/networkToken`).
  */
-function content(api: Api, schema: string): Json {
-  return Object.fromEntries(api.mediaTypes.map((type) => [type, { schema: ref(schema) }]));
+function content(api: Api, schema: string, v3Schema = schema): Json {
+  return Object.fromEntries(
+    api.mediaTypes.map((type) => [type, { schema: ref(type === THREE_DS_MEDIA_TYPES[3] ? v3Schema : schema) }]),
+  );
 }
 
 /** The errors every JSON operation may answer, with what each status means. */
@@ -156,6 +163,8 @@ function operation(
     summary: string;
     description?: string;
     request?: string;
+    /** The request schema of version 3's media type, where it differs (3DS: `card/networkToken`). */
+    requestV3?: string;
     success: Record<string, { description: string; schema?: string; headers?: Json }>;
     errors?: Record<string, string>;
     security?: Json[];
@@ -189,7 +198,7 @@ function operation(
       { $ref: '#/components/parameters/WP-Sandbox-Simulate' },
       ...(o.parameters ?? []),
     ],
-    ...(o.request ? { requestBody: { required: true, content: content(api, o.request) } } : {}),
+    ...(o.request ? { requestBody: { required: true, content: content(api, o.request, o.requestV3) } } : {}),
     responses,
   };
 }
@@ -275,6 +284,8 @@ export function buildOpenApiDocument(version: string): Json {
       summary,
       description,
       request,
+      // Version 3 takes card/networkToken too: its own request schema, where the step has one.
+      ...(`${request}V3` in SCHEMAS ? { requestV3: `${request}V3` } : {}),
       success: {
         '200': {
           description: "The step's answer; an identical retry gets the same answer byte for byte.",
@@ -295,7 +306,8 @@ export function buildOpenApiDocument(version: string): Json {
         'Every JSON endpoint takes HTTP Basic credentials and answers errors as one `ErrorDocument`. ' +
         'The 3DS and Tokens operations speak versions 1, 2 and 3, each named by its media type: `Accept` picks the version ' +
         '(named explicitly), `Content-Type` must name the same one, and the answer, errors included, is in that media type; ' +
-        'version 3 adds `authenticationOutage` to authenticate, versions 2 and 3 `transactionReferenceIsADuplicate`. ' +
+        'version 3 adds `authenticationOutage` to authenticate and takes `card/networkToken` in deviceDataInitialize and authenticate, versions 2 and 3 `transactionReferenceIsADuplicate`; ' +
+        "version 3's verification answers `unavailable` where versions 1 and 2 answer `bypassed`. " +
         'In the `test` environment the 3DS cardholder name picks an outcome (' +
         MAGIC_VALUES +
         '), the challenge page shows its code (1234), and the sandbox controls work: ' +
@@ -454,6 +466,8 @@ export function buildOpenApiDocument(version: string): Json {
           errors: {
             '403': 'tooManyTokensForNamespace: the namespace holds 16 other cards',
             '422': 'unrecognizedCardBrand',
+            '500':
+              'internalErrorOccurred; tokenizationNotEnabled in version 3 only: an entity that may not tokenize (not PCI compliant; versions 1 and 2: 400 merchantIsNotConfigured)',
           },
         }),
       },

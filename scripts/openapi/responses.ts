@@ -109,7 +109,8 @@ export const DEVICE_DATA_INITIALIZE_ANSWER = v.object({
 
 /**
  * Every outcome of authenticate and verification; `challenged` only from authenticate,
- * `authenticationOutage` only from authenticate in version 3 of the API.
+ * `authenticationOutage` only from authenticate in version 3 of the API, `bypassed` from
+ * verification only in versions 1 and 2.
  */
 export const THREEDS_ANSWER = v.object({
   outcome: v.picklist([

@@ -16,11 +16,11 @@ import {
 } from './token-card';
 
 /**
- * Card resolution, once for the BIN lookup, tokens and 3DS: a card number or a token href in,
- * the card out (number, BIN match, brands, masked number), with the rules every caller shares
- * (docs/pipeline.md step 6): a token must be ours, the merchant's, live, and its card unexpired;
- * a card number needs a PCI-compliant entity where the caller says so; the entity's brand rule
- * applies.
+ * Card resolution, once for the BIN lookup, tokens and 3DS: a card number, a network token number
+ * (3DS v3) or a token href in, the card out (number, BIN match, brands, masked number), with the
+ * rules every caller shares (docs/pipeline.md step 6): a token must be ours, the merchant's, live,
+ * and its card unexpired; a card number (or network token number) needs a PCI-compliant entity
+ * where the caller says so; the entity's brand rule applies.
  */
 
 export type CardInput =
@@ -31,10 +31,25 @@ export type CardInput =
       cardHolderName?: string;
       billingAddress?: BillingAddress;
     }
-  | { type: 'card/tokenized'; href: string };
+  | { type: 'card/tokenized'; href: string }
+  /**
+   * A network token (3DS v3): a number the card schemes issue in place of the card number. 3-D
+   * Secure runs on it as on a card number, so it is resolved as one, and kept as one: never in
+   * clear in storage or logs (docs/storage.md).
+   */
+  | {
+      type: 'card/networkToken';
+      tokenNumber: string;
+      cardExpiryDate?: { month: number; year: number };
+      cardHolderName?: string;
+      billingAddress?: BillingAddress;
+    };
 
 export interface ResolvedCard {
-  /** The full number: for the BIN index, sealing and the 3DS Server only, never for logs or answers. */
+  /**
+   * The full number (a network token's number for `card/networkToken`): for the BIN index,
+   * sealing and the 3DS Server only, never for logs or answers.
+   */
   cardNumber: string;
   /** First 6 and last 4 digits: what logs may carry. */
   masked: string;
@@ -47,6 +62,8 @@ export interface ResolvedCard {
   billingAddress?: BillingAddress;
   /** Set when the card came from a token. */
   tokenId?: string;
+  /** Set when the number is a network token's (`card/networkToken`), for field errors and the log. */
+  networkToken?: true;
 }
 
 /** What card resolution needs: the BIN index, the token store and keys, the clock. */
@@ -106,8 +123,13 @@ export async function resolveCard(
       const pci = cardNumberRule(owner.entity, rules.pciFeature);
       if (!pci.ok) return pci;
     }
-    const { type: _type, ...front } = input;
-    card = front;
+    if (input.type === 'card/networkToken') {
+      const { type: _type, tokenNumber, ...details } = input;
+      card = { cardNumber: tokenNumber, ...details, networkToken: true };
+    } else {
+      const { type: _type, ...front } = input;
+      card = front;
+    }
   }
   const match = deps.binIndex.find(card.cardNumber);
   if (rules.requireMatch && !match) return failed({ kind: 'binNotFound' });

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { findToken, TOKEN_ID } from '../cards/token-card';
-import { fail, unwrap } from '../failures';
+import { fail, failed, unwrap } from '../failures';
 import { TOKENS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
 import { validateBody } from '../http/validation';
@@ -19,6 +19,7 @@ import {
   type TokenDeps,
 } from '../tokens/token-steps';
 import { acceptConflict, extendIfDue, readConflict, updateToken, type TokenChange } from '../tokens/token-updates';
+import { createFailureFor } from '../tokens/token-versions';
 import { publicBaseUrl, tokenDeps } from './deps-from-request';
 
 /**
@@ -37,13 +38,15 @@ export const createTokenEndpoint: Endpoint = {
   api: TOKENS_API,
   hasBody: true,
   async handle(call) {
-    const { merchant, body, rc } = call;
+    const { merchant, body, rc, apiVersion } = call;
     const request = validateBody(CREATE_TOKEN, body, (input) => tokenExpiryErrors(input, Date.now()));
     rc.log.entity = request.merchant.entity;
     const { type: _type, ...card } = request.paymentInstrument;
-    const created = unwrap(
-      await createToken(tokenDeps(rc), merchant, request.merchant.entity, { ...request, paymentInstrument: card }),
-    );
+    const result = await createToken(tokenDeps(rc), merchant, request.merchant.entity, {
+      ...request,
+      paymentInstrument: card,
+    });
+    const created = unwrap(result.ok ? result : failed(createFailureFor(result.failure, apiVersion)));
     rc.log.card = created.masked;
     rc.log.token = created.token.tokenId;
     const href = hrefOf(call, created.token.tokenId);

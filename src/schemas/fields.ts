@@ -47,16 +47,17 @@ export const addressText = (min: number, max: number, what: string) =>
 /**
  * A card number field: digits only, `minDigits`–19 long, Luhn-valid (fieldIsEmpty,
  * stringFailedRegexCheck, stringIsTooShort/Long, panFailedLuhnCheck). The card BIN API takes 12
- * digits at least, 3DS and tokens 10 (docs/card-bin.md, docs/threeds.md, docs/tokens.md).
+ * digits at least, 3DS and tokens 10 (docs/card-bin.md, docs/threeds.md, docs/tokens.md). `what`
+ * names the number in the messages (a 3DS v3 network token number has the same rules).
  */
-export function cardNumberSchema(minDigits: number) {
+export function cardNumberSchema(minDigits: number, what = 'The card number') {
   return v.pipe(
     v.string(),
-    v.minLength(1, 'The card number must not be empty.'),
-    v.regex(/^\d*$/, 'The card number must contain digits only.'),
-    v.minLength(minDigits, `The card number must have at least ${minDigits} digits.`),
-    v.maxLength(19, 'The card number must have at most 19 digits.'),
-    namedCheck('panFailedLuhnCheck', isLuhnValid, 'The card number fails the Luhn check.'),
+    v.minLength(1, `${what} must not be empty.`),
+    v.regex(/^\d*$/, `${what} must contain digits only.`),
+    v.minLength(minDigits, `${what} must have at least ${minDigits} digits.`),
+    v.maxLength(19, `${what} must have at most 19 digits.`),
+    namedCheck('panFailedLuhnCheck', isLuhnValid, `${what} fails the Luhn check.`),
   );
 }
 

@@ -12,6 +12,7 @@ import {
   str,
 } from './fields';
 import { asJsonObject, integer, jsonObject, namedCheck } from './field-errors';
+import type { AUTHENTICATE_V3, DEVICE_DATA_INITIALIZE_V3 } from './threeds-requests-v3';
 
 /** Request schemas of the 3DS API (docs/threeds.md), with Worldpay's field rules. */
 
@@ -49,7 +50,7 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-const CARD_FRONT = v.object({
+export const CARD_FRONT = v.object({
   type: v.literal('card/front'),
   cardNumber: cardNumberSchema(10),
   cardExpiryDate: CARD_EXPIRY_DATE,
@@ -57,14 +58,15 @@ const CARD_FRONT = v.object({
   billingAddress: v.optional(billingAddress(15)),
 });
 
-const CARD_TOKENIZED = v.object({
+export const CARD_TOKENIZED = v.object({
   type: v.literal('card/tokenized'),
   href: v.pipe(v.string(), v.minLength(1, 'The token href must not be empty.')),
 });
 
 /**
- * The v1 instruments. Worldpay's v3 document adds `card/networkToken` and
- * `card/wallet+googlepay`, which v1 does not have: they answer fieldHasInvalidValue at `type`.
+ * The v1 and v2 instruments. Worldpay's v3 document adds `card/networkToken` (taken from v3
+ * clients: threeds-requests-v3.ts) and `card/wallet+googlepay`, which v1 does not have: they
+ * answer fieldHasInvalidValue at `type`.
  */
 export const PAYMENT_INSTRUMENT = asJsonObject(v.variant('type', [CARD_FRONT, CARD_TOKENIZED]));
 export type PaymentInstrument = v.InferOutput<typeof PAYMENT_INSTRUMENT>;
@@ -74,7 +76,8 @@ export const DEVICE_DATA_INITIALIZE = jsonObject({
   merchant: MERCHANT,
   paymentInstrument: v.optional(PAYMENT_INSTRUMENT),
 });
-export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE>;
+/** What the steps take: a request of any version (version 3's is the widest, threeds-requests-v3.ts). */
+export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE_V3>;
 
 const EMAIL = v.pipe(
   str(3, 128, 'The email address'),
@@ -240,7 +243,8 @@ export const AUTHENTICATE = jsonObject({
   }),
   riskData: v.optional(RISK_DATA),
 });
-export type AuthenticateRequest = v.InferOutput<typeof AUTHENTICATE>;
+/** What the steps take: a request of any version (version 3's is the widest, threeds-requests-v3.ts). */
+export type AuthenticateRequest = v.InferOutput<typeof AUTHENTICATE_V3>;
 
 export const VERIFICATION = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,

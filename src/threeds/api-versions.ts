@@ -1,4 +1,5 @@
 import type { ApiVersion } from '../http/media-types';
+import type { ResultKind } from './outcomes';
 
 /**
  * What the version of the 3DS API a request negotiated (docs/pipeline.md step 3) changes in its
@@ -38,4 +39,16 @@ export function outageAnswer(unavailable: Record<string, unknown>, version: ApiV
     transactionReference: unavailable.transactionReference,
     ...(links?.['3ds:authenticate'] ? { _links: { '3ds:authenticate': links['3ds:authenticate'] } } : {}),
   };
+}
+
+/**
+ * The result `verification` answers in a version. Worldpay's v3 document allows verification
+ * only `authenticated`, `authenticationFailed`, `unavailable` and `signatureFailed`: a challenge
+ * whose result is `bypassed` (the test scenario `3ds2-bypassed-after-challenge`) answers version 3
+ * `unavailable`, as 3-D Secure gave no authentication to pass on (no CAVV, the "none" ECI) and the
+ * merchant may still authorize without it; versions 1 and 2 keep `bypassed`. authenticate keeps
+ * `bypassed` in every version: v3's authenticate answer has it.
+ */
+export function verificationKind(kind: ResultKind, version: ApiVersion): ResultKind {
+  return version >= 3 && kind === 'bypassed' ? 'unavailable' : kind;
 }

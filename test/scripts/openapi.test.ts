@@ -75,6 +75,43 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it("takes card/networkToken under version 3's 3DS media type only", () => {
+    const schemas = (document.components as Json).schemas as Json;
+    const paths = document.paths as Json;
+    for (const [path, request] of [
+      ['/verifications/customers/3ds/authenticate', 'AuthenticateRequest'],
+      ['/verifications/customers/3ds/authentication', 'AuthenticateRequest'],
+      ['/verifications/customers/3ds/deviceDataInitialize', 'DeviceDataInitializeRequest'],
+      ['/verifications/customers/3ds/deviceDataInitialization', 'DeviceDataInitializeRequest'],
+    ] as const) {
+      const content = paths[path].post.requestBody.content as Json;
+      expect(content['application/vnd.worldpay.verifications.customers-v1.hal+json'].schema.$ref).toBe(
+        `#/components/schemas/${request}`,
+      );
+      expect(content['application/vnd.worldpay.verifications.customers-v2.hal+json'].schema.$ref).toBe(
+        `#/components/schemas/${request}`,
+      );
+      expect(content['application/vnd.worldpay.verifications.customers-v3.hal+json'].schema.$ref).toBe(
+        `#/components/schemas/${request}V3`,
+      );
+    }
+    const types = (schema: Json): string[] =>
+      JSON.stringify(schema)
+        .match(/"const":"card\/[^"]+"/g)!
+        .map((m) => m.slice(9, -1))
+        .sort();
+    expect(types(schemas.AuthenticateRequest)).toEqual(['card/front', 'card/tokenized']);
+    expect(types(schemas.AuthenticateRequestV3)).toEqual(['card/front', 'card/networkToken', 'card/tokenized']);
+    expect(types(schemas.DeviceDataInitializeRequestV3)).toEqual(['card/front', 'card/networkToken', 'card/tokenized']);
+    const token = JSON.stringify(schemas.AuthenticateRequestV3);
+    expect(token).toContain('"tokenNumber"');
+    // The verification request is the same in every version.
+    const verification = paths['/verifications/customers/3ds/verification'].post.requestBody.content as Json;
+    expect(verification['application/vnd.worldpay.verifications.customers-v3.hal+json'].schema.$ref).toBe(
+      '#/components/schemas/VerificationRequest',
+    );
+  });
+
   it('says in description what JSON Schema cannot: the Luhn check and its error name', () => {
     const card = ((document.components as Json).schemas as Json).PanLookupRequest.properties.cardNumber as Json;
     expect(card.description).toContain('panFailedLuhnCheck');

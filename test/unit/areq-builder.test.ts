@@ -263,6 +263,17 @@ describe('the AReq builder (pure)', () => {
     expect(result).toMatchObject({ ok: false, errors: [{ jsonPath: '$.instruction.paymentInstrument.cardNumber' }] });
   });
 
+  it('names tokenNumber for a network token number under 13 digits, and sends a network token as acctNumber', () => {
+    const base = input('2.2.0');
+    const short = buildAReq({ ...base, card: { ...base.card, cardNumber: '400010051111', networkToken: true } });
+    expect(short).toMatchObject({
+      ok: false,
+      errors: [{ errorName: 'stringIsTooShort', jsonPath: '$.instruction.paymentInstrument.tokenNumber' }],
+    });
+    const areq = built({ ...base, card: { ...base.card, networkToken: true } });
+    expect(areq.acctNumber).toBe(base.card.cardNumber);
+  });
+
   it('maps the billing address, leaving out what EMV cannot hold', () => {
     const base = input('2.2.0');
     const areq = built({

@@ -11,6 +11,7 @@ const EVERY_FAILURE: [Failure, number, string][] = [
   [{ kind: 'resourceNotFound' }, 404, 'resourceNotFound'],
   [{ kind: 'maximumUpdatesExceeded', retryAfter: 3600 }, 429, 'maximumUpdatesExceeded'],
   [{ kind: 'tooManyTokensForNamespace' }, 403, 'tooManyTokensForNamespace'],
+  [{ kind: 'tokenizationNotEnabled' }, 500, 'tokenizationNotEnabled'],
   [{ kind: 'methodNotAllowed', allowed: ['POST'] }, 405, 'methodNotAllowed'],
   [{ kind: 'authorizationMissing' }, 401, 'headerIsMissing'],
   [{ kind: 'authorizationMalformed' }, 401, 'headerHasInvalidValue'],

@@ -104,6 +104,36 @@ describe('card resolution (pure, over an in-memory token store)', () => {
     expect((await resolveCard(deps(new MemoryKv()), owner('nonpci'), front, { hrefPath: '$.x' })).ok).toBe(true);
   });
 
+  it('resolves a network token number as a card number, marked as a network token', async () => {
+    const expiry = { month: 5, year: 2035 };
+    const input = {
+      type: 'card/networkToken' as const,
+      tokenNumber: VISA,
+      cardExpiryDate: expiry,
+      cardHolderName: 'Ada',
+    };
+    const card = await resolveCard(deps(new MemoryKv()), owner('pci'), input, { hrefPath: '$.x' });
+    expect(card.ok && card.value).toMatchObject({
+      cardNumber: VISA,
+      masked: '457136******0006',
+      bin: '457136',
+      brands: ['visa', 'dankort'],
+      cardExpiryDate: expiry,
+      cardHolderName: 'Ada',
+      networkToken: true,
+    });
+    expect(card.ok && card.value).not.toHaveProperty('tokenNumber');
+    // The card number's rules: the PCI rule where asked, the brand rule.
+    const amex = { ...input, tokenNumber: AMEX };
+    expect(
+      await resolveCard(deps(new MemoryKv()), owner('nonpci'), amex, { hrefPath: '$.x', pciFeature: 'f' }),
+    ).toEqual({ ok: false, failure: { kind: 'merchantNotConfigured', feature: 'f' } });
+    expect(await resolveCard(deps(new MemoryKv()), owner('visaOnly'), amex, { hrefPath: '$.x' })).toEqual({
+      ok: false,
+      failure: { kind: 'paymentInstrumentNotSupported' },
+    });
+  });
+
   it('answers binNotFound before the brand rule when asked to require a match', async () => {
     const unknown = { type: 'card/front' as const, cardNumber: '9999999999999995' };
     expect(

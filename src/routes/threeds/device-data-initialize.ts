@@ -2,7 +2,7 @@ import { unwrap } from '../../failures';
 import { THREE_DS_API } from '../../http/api-headers';
 import type { Endpoint } from '../../http/endpoint';
 import { validateBody } from '../../http/validation';
-import { DEVICE_DATA_INITIALIZE } from '../../schemas/threeds-requests';
+import { deviceDataInitializeSchema } from '../../schemas/threeds-requests-v3';
 import { deviceDataInitialize } from '../../threeds/steps/device-data-initialize';
 import { threeDsDeps } from '../deps-from-request';
 
@@ -10,10 +10,11 @@ import { threeDsDeps } from '../deps-from-request';
 export const deviceDataInitializeEndpoint: Endpoint = {
   api: THREE_DS_API,
   hasBody: true,
-  async handle({ merchant, body, rc }) {
-    const request = validateBody(DEVICE_DATA_INITIALIZE, body);
+  async handle({ merchant, body, rc, apiVersion }) {
+    const request = validateBody(deviceDataInitializeSchema(apiVersion), body);
     rc.log.entity = request.merchant.entity;
     rc.log.transactionReference = request.transactionReference;
+    if (request.paymentInstrument) rc.log.instrument = request.paymentInstrument.type;
     const initialized = unwrap(await deviceDataInitialize(threeDsDeps(rc), merchant, request));
     rc.log.card = initialized.card;
     if (initialized.conflict) rc.log.note = 'deviceDataInitialize repeated with another body: first answer kept';

@@ -10,11 +10,11 @@ import { threeDsDeps } from '../deps-from-request';
 export const verificationEndpoint: Endpoint = {
   api: THREE_DS_API,
   hasBody: true,
-  async handle({ merchant, body, rc }) {
+  async handle({ merchant, body, rc, apiVersion }) {
     const request = validateBody(VERIFICATION, body);
     rc.log.entity = request.merchant.entity;
     rc.log.transactionReference = request.transactionReference;
-    const verified = unwrap(await verification(threeDsDeps(rc), merchant, request));
+    const verified = unwrap(await verification(threeDsDeps(rc), merchant, request, apiVersion));
     rc.log.outcome = verified.outcome;
     return { status: 200, body: verified.answer };
   },

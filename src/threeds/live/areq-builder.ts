@@ -41,6 +41,8 @@ export interface AReqCard {
   brands: readonly Brand[];
   /** Whether the card came from a token: its details are not the merchant's to change. */
   fromToken: boolean;
+  /** Whether the number is a network token's (3DS v3 `card/networkToken`, sent as acctNumber alike). */
+  networkToken?: boolean;
 }
 
 export interface AReqInput {
@@ -120,7 +122,7 @@ export function buildAReq(input: AReqInput): AReqResult {
   // The card.
   if (card.cardNumber.length < 13) {
     need(
-      `${CARD}.${card.fromToken ? 'href' : 'cardNumber'}`,
+      `${CARD}.${card.fromToken ? 'href' : card.networkToken ? 'tokenNumber' : 'cardNumber'}`,
       'EMV 3-D Secure needs a card number of 13 to 19 digits.',
       card.fromToken ? 'fieldHasInvalidValue' : 'stringIsTooShort',
     );

@@ -170,6 +170,7 @@ function areqCard(card: ResolvedCard): AReqCard {
     cardNumber: card.cardNumber,
     brands: card.brands,
     fromToken: card.tokenId !== undefined,
+    ...(card.networkToken ? { networkToken: true } : {}),
     ...(card.cardExpiryDate ? { cardExpiryDate: card.cardExpiryDate } : {}),
     ...(card.cardHolderName !== undefined ? { cardHolderName: card.cardHolderName } : {}),
     ...(card.billingAddress ? { billingAddress: card.billingAddress } : {}),

@@ -1,7 +1,9 @@
 import { failed, ok, type Result } from '../../failures';
+import type { ApiVersion } from '../../http/media-types';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { VerificationRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
+import { verificationKind } from '../api-versions';
 import { verificationResult } from '../live/live-challenge-result';
 import { liveParts } from '../live/live-prepare';
 import { answerFor, answerIds, type ResultKind } from '../outcomes';
@@ -18,12 +20,14 @@ export interface Verified {
  * belongs to the transaction; the guard gives the challenge's one result, ending a challenge
  * that is still open as not completed, so that the answer never changes afterwards and the
  * cardholder's page can no longer contradict it. The answer is derived from that frozen result
- * and the challenge reference: every call repeats it.
+ * and the challenge reference: every call repeats it, rendered for the request's `version` of the
+ * API (src/threeds/api-versions.ts).
  */
 export async function verification(
   deps: ThreeDsDeps,
   merchant: MerchantConfig,
   request: VerificationRequest,
+  version: ApiVersion = 1,
 ): Promise<Result<Verified>> {
   const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
   if (!called.ok) return called;
@@ -37,7 +41,8 @@ export async function verification(
   const concluded = await deps.guardFor(caller.scope).guard.concludeChallenge(challenge.reference, deps.now);
   if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   // A challenge passed with the right code gets its scenario's answer; anything else failed.
-  const kind = (concluded.result.outcome === 'passed' ? challenge.onSuccess : 'authenticationFailed') as ResultKind;
+  const result = (concluded.result.outcome === 'passed' ? challenge.onSuccess : 'authenticationFailed') as ResultKind;
+  const kind = verificationKind(result, version);
   const ids = await answerIds(deps.key, `verification:${challenge.reference}`);
   const answer = answerFor(kind, {
     transactionReference: request.transactionReference,
