@@ -42,9 +42,7 @@ describe('live authenticate, frictionless', () => {
     expect(parts.message).toMatchObject({ MessageType: 'profile.completed', Status: true });
     expect(parts.method?.data).toEqual({
       threeDSServerTransID: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      threeDSMethodNotificationURL: expect.stringMatching(
-        /^https:\/\/edge\.test\/3ds\/method\/[0-9a-f]{64}\.[\w-]{22}$/,
-      ),
+      threeDSMethodNotificationURL: expect.stringMatching(/^https:\/\/edge\.test\/3ds\/method\/[0-9a-f]{64}[\w-]{22}$/),
     });
     expect(notified).toContain('threeDSMethodCompleted');
     const answer = await liveJson(h, 'authenticate', liveBody('2000', { reference }));
@@ -266,7 +264,8 @@ describe('live challenge', () => {
     });
     expect(claims.ReturnUrl).toBe(body.challenge.returnUrl);
     const areq = (await fakeTransaction(creq.threeDSServerTransID)).areq;
-    expect(areq.notificationURL).toMatch(/^https:\/\/edge\.test\/3ds\/challenge\/notify\/[0-9a-f]{64}\.[\w-]{22}$/);
+    // The handle is base64url throughout: the object id's 64 hex digits, then 22 of MAC.
+    expect(areq.notificationURL).toMatch(/^https:\/\/edge\.test\/3ds\/challenge\/notify\/[0-9a-f]{64}[\w-]{22}$/);
   });
 
   it('relays the CReq to the ACS, takes the result from the provider, returns to the merchant and verifies', async () => {
@@ -281,7 +280,16 @@ describe('live challenge', () => {
     expect(html).toContain('action="https://fake-3ds-server.test/acs/challenge"');
     expect(hiddenField(html, 'creq')).toBe(answer.challenge.payload);
     const sessionData = hiddenField(html, 'threeDSSessionData')!;
-    expect(sessionData.length).toBeLessThanOrEqual(1024);
+    // EMV and the provider take 1 to 1024 base64url characters, nothing else (no '.').
+    expect(sessionData).toMatch(/^[A-Za-z0-9_-]{1,1024}$/);
+    // The fake ACS, which refuses any other threeDSSessionData, takes the relay's post.
+    const atAcs = await fake('/acs/challenge', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ creq: hiddenField(html, 'creq')!, threeDSSessionData: sessionData }).toString(),
+    });
+    expect(atAcs.status, await atAcs.clone().text()).toBe(200);
+    expect((await fakeTransaction(creqOf(answer).threeDSServerTransID)).challenge.threeDSSessionData).toBe(sessionData);
 
     const ended = await endChallenge(h, answer, 'Y');
     expect(ended.status).toBe(200);
@@ -399,6 +407,29 @@ describe('live challenge', () => {
     // Whichever came first decided: the RReq (Y), or verification finding none yet (failed).
     const word = verified.outcome === 'authenticated' ? 'Payment verified' : 'Payment not verified';
     for (const page of pages) expect(page).toContain(word);
+  });
+
+  it('still takes a handle of the older form, with a dot between the object id and the MAC', async () => {
+    const h = liveHarness();
+    const { body, answer } = await challenged(h);
+    await livePage(h, '/3ds/challenge', { JWT: answer.challenge.jwt, MD: 'order-7' });
+    const notificationURL = (await fakeTransaction(creqOf(answer).threeDSServerTransID)).areq.notificationURL as string;
+    const handle = notificationURL.slice(notificationURL.lastIndexOf('/') + 1);
+    expect(handle).toMatch(/^[0-9a-f]{64}[\w-]{22}$/);
+    const dotted = `${handle.slice(0, 64)}.${handle.slice(64)}`;
+    const ended = await fake(`/_fake/challenge/${creqOf(answer).acsTransID}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ result: 'Y' }),
+    });
+    const control = await ended.json<Json>();
+    const page = await livePage(h, `/3ds/challenge/notify/${dotted}`, { cres: control.cres });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`action="${body.challenge.returnUrl}"`);
+    // Anything else around the two parts is not a handle.
+    for (const wrong of [`${handle.slice(0, 64)}..${handle.slice(64)}`, `${handle}.`, `.${handle}`]) {
+      expect((await livePage(h, `/3ds/challenge/notify/${wrong}`, { cres: control.cres })).status).toBe(404);
+    }
   });
 
   it('refuses notifications and facts under a handle the service did not issue', async () => {
