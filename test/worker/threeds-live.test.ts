@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { burst } from './helpers';
 import {
   card,
@@ -125,6 +125,60 @@ describe('live authenticate, frictionless', () => {
     const h = liveHarness();
     const answer = await liveJson(h, 'authenticate', liveBody(suffix, { browser: true }));
     expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version } });
+  });
+
+  describe('with an http PUBLIC_BASE_URL (local development)', () => {
+    afterEach(() => vi.restoreAllMocks());
+    const HTTP_BASE = { PUBLIC_BASE_URL: 'http://localhost:8787' };
+
+    /** The log lines the Worker wrote, parsed. */
+    function logged(spy: { mock: { calls: unknown[][] } }): Json[] {
+      return spy.mock.calls.map(([line]) => JSON.parse(String(line)) as Json);
+    }
+
+    it.each(['0000', '5000'])(
+      'authenticates card …%s, whose range offers 2.3.1, with 2.2.0 and says why in a warning',
+      async (suffix) => {
+        const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+        const h = liveHarness(HTTP_BASE);
+        const reference = newReference();
+        const { parts } = await collectInBrowser(h, reference, card(suffix));
+        const answer = await liveJson(h, 'authenticate', liveBody(suffix, { reference }));
+        expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+        const areq = (await fakeTransaction(parts.method!.data.threeDSServerTransID)).areq;
+        expect(areq.messageVersion).toBe('2.2.0');
+        expect(areq.notificationURL).toMatch(/^http:\/\/localhost:8787\/3ds\/challenge\/notify\//);
+        const warnings = logged(log).filter((l) => l.event === 'threeds.versionLimited');
+        expect(warnings.length).toBeGreaterThanOrEqual(1);
+        expect(warnings[0]).toMatchObject({ level: 'warn', chosenVersion: '2.2.0', baseUrl: 'http://localhost:8787' });
+        expect(warnings[0]!.message).toContain('PUBLIC_BASE_URL');
+      },
+    );
+
+    it('answers unavailable for a range of 2.3.1 only, and the warning says why', async () => {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      const h = liveHarness(HTTP_BASE);
+      const answer = await liveJson(h, 'authenticate', liveBody('3100', { browser: true }));
+      expect(answer.outcome).toBe('unavailable');
+      expect(authCalls(h)).toBe(0);
+      const warnings = logged(log).filter((l) => l.event === 'threeds.versionLimited');
+      expect(warnings[0]).toMatchObject({ level: 'warn', chosenVersion: 'none', baseUrl: 'http://localhost:8787' });
+      expect(warnings[0]!.message).toContain('https');
+    });
+
+    it('runs the 2.2.0 3DS Method of a range that has one per version, and warns of nothing for a 2.2.0 range', async () => {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      const h = liveHarness(HTTP_BASE);
+      const reference = newReference();
+      const { parts } = await collectInBrowser(h, reference, card('6000'));
+      expect(parts.method?.url).toMatch(/\/acs\/method\/2\.2\.0$/);
+      const answer = await liveJson(h, 'authenticate', liveBody('6000', { reference }));
+      expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+      log.mockClear();
+      const plain = await liveJson(h, 'authenticate', liveBody('4100', { browser: true }));
+      expect(plain).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+      expect(logged(log).filter((l) => l.event === 'threeds.versionLimited')).toEqual([]);
+    });
   });
 
   it("runs the chosen version's own 3DS Method where each version has its own", async () => {
