@@ -247,6 +247,30 @@ describe('live authenticate, what the merchant must send', () => {
     expect((await liveJson(h, 'authenticate', liveBody('2100', { reference }))).outcome).toBe('authenticated');
   });
 
+  it.each([
+    ['a language that is not a plain tag (headless Chromium without a locale)', 'en-US@posix', 'en-US'],
+    ['a POSIX locale', 'de_AT.UTF-8', 'de-AT'],
+    ['no language at all: the DDC page request’s Accept-Language', undefined, 'en-GB'],
+    ['a language that names none: the Accept-Language', 'C', 'en-GB'],
+  ])('takes %s as the browser language, never asking the merchant', async (_, language, sent) => {
+    const h = liveHarness();
+    const reference = newReference();
+    const facts: Json = {
+      javascriptEnabled: true,
+      javaEnabled: false,
+      colorDepth: 24,
+      screenHeight: 900,
+      screenWidth: 1440,
+      timeZone: -60,
+      ...(language !== undefined ? { language } : {}),
+    };
+    const { parts } = await collectInBrowser(h, reference, card('2000'), { facts });
+    const answer = await liveJson(h, 'authenticate', liveBody('2000', { reference }));
+    expect(answer.outcome).toBe('authenticated');
+    const areq = (await fakeTransaction(parts.method!.data.threeDSServerTransID)).areq;
+    expect(areq.browserLanguage).toBe(sent);
+  });
+
   it('refuses a cardholder name EMV does not take, naming it', async () => {
     const h = liveHarness();
     const refused = await liveJson(
