@@ -1,8 +1,8 @@
 // Bundles the Worker of each environment exactly as `wrangler deploy` would (without uploading)
 // and prints the size of every module and the gzip total, against the Workers 3 MB compressed
 // limit (free plan). Fails when a bundle is over it, when the live bundle contains code that must
-// never be deployed live (the demo checkout), or when either contains the fake 3DS Server
-// provider, which is never deployed at all.
+// never be deployed live (the demo checkout, which only the local live build of `npm run
+// start:live` has), or when any contains the fake 3DS Server provider, which is never deployed.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,19 +16,25 @@ const LIMIT_GZIP_BYTES = 3 * 1024 * 1024;
  * provider belongs in its own bundle only (`npm run build:fake`, dist/fake-3ds-server).
  */
 const MARKERS = [
-  { what: 'the demo checkout', marker: '/demo/merchant/authenticate', in: ['test'] },
+  { what: 'the demo checkout', marker: '/demo/merchant/authenticate', in: ['test', 'live+demo'] },
   { what: 'the fake 3DS Server provider', marker: 'fake-3ds-server', in: ['fake'] },
 ];
 
+/**
+ * The bundles: the two deployments, and the live Worker as `npm run start:live` builds it (with
+ * the demo checkout, `--define LIVE_DEMO:true`), which proves that the define is what keeps the
+ * demo out of the deployed live bundle.
+ */
 const ENVIRONMENTS = [
   { name: 'test', args: ['--env', ''] },
   { name: 'live', args: ['--env', 'live'] },
+  { name: 'live+demo', args: ['--env', 'live', '--define', 'LIVE_DEMO:true'] },
 ];
 
 let failed = false;
 const totals = [];
 for (const { name, args } of ENVIRONMENTS) {
-  const out = join('dist', name);
+  const out = join('dist', name.replace('+', '-'));
   rmSync(out, { recursive: true, force: true });
   execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', out, ...args], {
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -45,11 +51,11 @@ for (const { name, args } of ENVIRONMENTS) {
     gzip += gz;
     if (file.endsWith('.js')) code += bytes.toString('utf8');
     console.log(
-      `bundle  ${name.padEnd(5)} ${file.padEnd(48)} ${String(bytes.length).padStart(9)} B  gzip ${String(gz).padStart(8)} B`,
+      `bundle  ${name.padEnd(9)} ${file.padEnd(48)} ${String(bytes.length).padStart(9)} B  gzip ${String(gz).padStart(8)} B`,
     );
   }
   console.log(
-    `bundle  ${name.padEnd(5)} total${' '.repeat(43)} ${String(raw).padStart(9)} B  gzip ${String(gzip).padStart(8)} B ` +
+    `bundle  ${name.padEnd(9)} total${' '.repeat(43)} ${String(raw).padStart(9)} B  gzip ${String(gzip).padStart(8)} B ` +
       `(${((gzip / LIMIT_GZIP_BYTES) * 100).toFixed(1)}% of the 3 MiB limit)`,
   );
   totals.push({ name, raw, gzip });
@@ -69,7 +75,7 @@ for (const { what, marker, in: belongs } of MARKERS)
 /** Prints whether a bundle holds the marker; false when that is not where it belongs. */
 function checkMarker(name, code, what, marker, belongs) {
   const found = code.includes(marker);
-  console.log(`bundle  ${name.padEnd(5)} ${what}: ${found ? 'present' : 'absent'}`);
+  console.log(`bundle  ${name.padEnd(9)} ${what}: ${found ? 'present' : 'absent'}`);
   return found === belongs.includes(name);
 }
 const [test, live] = totals;

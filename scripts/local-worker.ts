@@ -88,6 +88,11 @@ export interface LocalWorkerOptions {
    */
   env?: 'live';
   /**
+   * With `env: 'live'`: build src/live.ts with the demo checkout at /demo (`--define LIVE_DEMO:true`),
+   * as `npm run start:live` does. The deployed live bundle never has it.
+   */
+  demo?: boolean;
+  /**
    * Serve without the static assets (default: with them, as wrangler.toml declares). With them,
    * Miniflare puts two Workers of its own (an RPC proxy and the asset router) in front of every
    * request; on Cloudflare the router is the platform's. A benchmark that compares the Worker's
@@ -103,7 +108,11 @@ export function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWork
   return serveBundle({
     root: options.root,
     config: join(options.root, 'wrangler.toml'),
-    deployArgs: ['--env', options.env ?? ''],
+    deployArgs: [
+      '--env',
+      options.env ?? '',
+      ...(options.env === 'live' && options.demo ? ['--define', 'LIVE_DEMO:true'] : []),
+    ],
     ...(options.env !== undefined ? { env: options.env } : {}),
     bindings: { ...secrets, ...(options.env === undefined ? { ENVIRONMENT: 'test' } : {}), ...options.vars },
     ...(options.entry !== undefined ? { entry: options.entry } : {}),

@@ -1,40 +1,166 @@
-// `npm run start:live`: the service in `live` on this machine, in front of the fake 3DS Server
-// provider (docs/fake-3ds-server.md), so that a live checkout runs end to end offline:
+// `npm run start:live`: the live Worker on this machine, as `wrangler deploy --env live` ships it
+// (src/live.ts, wrangler.toml's [env.live]) with the demo checkout built in, in front of a 3DS
+// Server provider (docs/configuration.md "Local development"):
 //
 //   the fake provider    wrangler dev -c src/fake-3ds-server/wrangler.toml   http://localhost:8788
-//   the service (live)   wrangler dev, ENVIRONMENT=live, THREEDS_SERVER_URL   http://localhost:8787
-//                        pointing at the fake, the demo checkout at /demo
+//   the service (live)   wrangler dev --env live --define LIVE_DEMO:true      http://localhost:8787
+//                        THREEDS_SERVER_URL pointing at the provider, the demo checkout at /demo
 //
-// Each runs in a process group of its own, and Ctrl-C (or either one ending) stops both groups
-// whole: through npx, a workerd that wrangler started would otherwise outlive it.
+// The environment chooses (docs/configuration.md):
+//   PORT                 the service's port (default 8787; a free one when 8787 is taken)
+//   FAKE_PORT            the fake provider's port (default 8788; a free one when 8788 is taken)
+//   INSPECTOR_PORT       the service's DevTools inspector port (default: a free port)
+//   THREEDS_SERVER_URL   another provider (a sandbox, another fake): no fake is started then
+//   THREEDS_SERVER_API_KEY  that provider's key (else THREEDS_SERVER_API_KEY in .dev.vars.live)
+//   PUBLIC_BASE_URL      the service's public base (e.g. an https tunnel), else the request's origin
+//
+// Each wrangler runs in a process group of its own, and Ctrl-C (or either one ending) stops both
+// groups whole, so that no workerd outlives them.
 import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
 
-const SERVICE_PORT = process.env.PORT ?? '8787';
-const FAKE_PORT = process.env.FAKE_PORT ?? '8788';
-const FAKE_URL = `http://localhost:${FAKE_PORT}`;
+const WRANGLER = join('node_modules', 'wrangler', 'bin', 'wrangler.js');
 
+/** Fails start-up with one line that names the setting to change. */
+function refuse(message) {
+  console.error(`[start:live] ${message}`);
+  process.exit(1);
+}
+
+/** Listens on the port (0: any) of the loopback address; resolves the server, or undefined when taken. */
+function hold(port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/** Whether the port is free on both loopback names wrangler may use (127.0.0.1 and localhost's ::1). */
+async function isFree(port) {
+  const server = await hold(port);
+  if (!server) return false;
+  const v6 = await new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', (e) => resolve(e.code === 'EADDRNOTAVAIL' || e.code === 'EAFNOSUPPORT' ? 'none' : undefined));
+    s.listen(port, '::1', () => resolve(s));
+  });
+  await new Promise((r) => server.close(r));
+  if (v6 && v6 !== 'none') await new Promise((r) => v6.close(r));
+  return v6 !== undefined;
+}
+
+/** A port of the variable's value (which must be free), else its default when free, else any free port. */
+async function choosePort(name, fallback, taken) {
+  const given = process.env[name];
+  if (given !== undefined && given !== '') {
+    const port = Number(given);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) refuse(`${name}=${given} is not a port (1 to 65535)`);
+    if (taken.has(port)) refuse(`${name}=${port} is already used by another of start:live's ports; choose another`);
+    if (!(await isFree(port))) refuse(`${name}=${port} is in use by another program: set ${name} to a free port`);
+    taken.add(port);
+    return port;
+  }
+  if (fallback !== undefined && !taken.has(fallback) && (await isFree(fallback))) {
+    taken.add(fallback);
+    return fallback;
+  }
+  for (;;) {
+    const server = await hold(0);
+    const port = server.address().port;
+    await new Promise((r) => server.close(r));
+    if (!taken.has(port) && (await isFree(port))) {
+      taken.add(port);
+      if (fallback !== undefined) console.log(`[start:live] port ${fallback} is in use: ${name} is ${port}`);
+      return port;
+    }
+  }
+}
+
+const taken = new Set();
+const provider = process.env.THREEDS_SERVER_URL?.trim() || undefined;
+const servicePort = await choosePort('PORT', 8787, taken);
+const fakePort = provider ? undefined : await choosePort('FAKE_PORT', 8788, taken);
+// wrangler always opens an inspector (9229, or the next free port it finds); two wranglers started
+// together may find the same one. Each gets a port of its own, chosen here.
+const inspectorPort = await choosePort('INSPECTOR_PORT', undefined, taken);
+const fakeInspectorPort = provider ? undefined : await choosePort('FAKE_INSPECTOR_PORT', undefined, taken);
+
+if (provider) {
+  try {
+    const url = new URL(provider);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('not http(s)');
+  } catch {
+    refuse(`THREEDS_SERVER_URL=${provider} is not an absolute http(s) URL`);
+  }
+}
+const publicBase = process.env.PUBLIC_BASE_URL?.trim() || undefined;
+
+// The service's secrets: the local ones (.dev.vars, made by `npm start`'s first step, else the
+// example), then .dev.vars.live (git-ignored: a provider's key), then THREEDS_SERVER_API_KEY from
+// the environment, written to a private file so that it is never on a command line.
+const envFiles = [existsSync('.dev.vars') ? '.dev.vars' : '.dev.vars.example'];
+if (existsSync('.dev.vars.live')) envFiles.push('.dev.vars.live');
+let keyDir;
+const keyFromEnv = process.env.THREEDS_SERVER_API_KEY;
+if (keyFromEnv) {
+  keyDir = mkdtempSync(join(tmpdir(), 'card-edge-live-'));
+  const file = join(keyDir, 'provider.env');
+  writeFileSync(file, `THREEDS_SERVER_API_KEY=${JSON.stringify(keyFromEnv)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  envFiles.push(file);
+}
+if (provider && !keyFromEnv) {
+  const live = existsSync('.dev.vars.live') ? parseEnv(readFileSync('.dev.vars.live', 'utf8')) : {};
+  if (!live.THREEDS_SERVER_API_KEY)
+    refuse(
+      `THREEDS_SERVER_URL=${provider} is set: give its API key as THREEDS_SERVER_API_KEY ` +
+        `(in the environment, or in .dev.vars.live)`,
+    );
+}
+
+const providerUrl = provider ?? `http://localhost:${fakePort}`;
 const children = [
-  [
-    'fake 3DS Server',
-    ['wrangler', 'dev', '-c', 'src/fake-3ds-server/wrangler.toml', '--port', FAKE_PORT, '--inspector-port', '9230'],
-  ],
+  ...(provider
+    ? []
+    : [
+        [
+          'fake 3DS Server',
+          [
+            'dev',
+            '-c',
+            'src/fake-3ds-server/wrangler.toml',
+            '--port',
+            String(fakePort),
+            '--inspector-port',
+            String(fakeInspectorPort),
+          ],
+        ],
+      ]),
   [
     'service (live)',
     [
-      'wrangler',
       'dev',
+      '--env',
+      'live',
+      '--define',
+      'LIVE_DEMO:true',
       '--port',
-      SERVICE_PORT,
+      String(servicePort),
+      '--inspector-port',
+      String(inspectorPort),
       '--var',
-      'ENVIRONMENT:live',
-      '--var',
-      `THREEDS_SERVER_URL:${FAKE_URL}`,
-      '--var',
-      'DEMO_IN_LIVE:true',
+      `THREEDS_SERVER_URL:${providerUrl}`,
+      ...(publicBase ? ['--var', `PUBLIC_BASE_URL:${publicBase}`] : []),
+      ...envFiles.flatMap((file) => ['--env-file', file]),
     ],
   ],
 ].map(([name, args]) => {
-  const child = spawn('npx', args, { stdio: 'inherit', detached: true });
+  const child = spawn(process.execPath, [WRANGLER, ...args], { stdio: 'inherit', detached: true });
   child.on('exit', (code) => {
     console.log(`[start:live] ${name} ended (${code ?? 'signal'}); stopping`);
     stop(code ?? 1);
@@ -53,12 +179,15 @@ function stop(code) {
       // already gone
     }
   }
+  if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   setTimeout(() => process.exit(code), 500);
 }
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
 
 console.log(
-  `[start:live] the service in live: http://localhost:${SERVICE_PORT} (demo checkout at /demo); ` +
-    `the fake 3DS Server provider: ${FAKE_URL}`,
+  `[start:live] the live Worker: http://localhost:${servicePort} (demo checkout at /demo; inspector ${inspectorPort}); ` +
+    (provider
+      ? `the 3DS Server provider: ${provider} (no fake started)`
+      : `the fake 3DS Server provider: ${providerUrl} (inspector ${fakeInspectorPort})`),
 );

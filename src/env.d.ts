@@ -7,8 +7,6 @@ declare namespace Cloudflare {
     PUBLIC_BASE_URL?: string;
     /** Deadline of every KV and Durable Object call, in ms (default 5000). */
     STORAGE_TIMEOUT_MS?: string;
-    /** `true` in a local live checkout only (`npm run start:live`): the demo runs in `live` too. */
-    DEMO_IN_LIVE?: string;
     /** Live: the deadline of an AReq at the 3DS Server provider, in ms (default 15000). */
     THREEDS_SERVER_TIMEOUT_MS?: string;
     /**

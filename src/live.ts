@@ -1,12 +1,24 @@
 import { API_ROUTES } from './app/api-routes';
 import { createWorker } from './app/create-worker';
 import { embeddedServices } from './app/embedded-services';
+import { LIVE_DEMO_ROUTES } from './demo/demo-routes';
+
+/**
+ * Whether this build carries the demo checkout: a build-time constant, `false` in wrangler.toml's
+ * `[env.live.define]` (what `wrangler deploy --env live` ships), `true` only when a local live
+ * checkout asks for it (`npm run start:live`: `wrangler dev --env live --define LIVE_DEMO:true`).
+ * esbuild folds it, so the deployed bundle has no demo at all (`npm run check:bundle` checks).
+ */
+declare const LIVE_DEMO: boolean;
 
 /**
  * The Worker of the live deployment (`wrangler deploy --env live`): the service's API and pages
- * only. The demo checkout is not in this bundle (`npm run check:bundle` shows both).
+ * only. `npm run start:live` serves this same entry, built with the demo checkout at /demo.
  */
-export default createWorker(API_ROUTES, embeddedServices({ live: true })) satisfies ExportedHandler<Env>;
+export default createWorker(
+  LIVE_DEMO ? [...API_ROUTES, ...LIVE_DEMO_ROUTES] : API_ROUTES,
+  embeddedServices({ live: true }),
+) satisfies ExportedHandler<Env>;
 
 /** The Durable Objects that decide what KV cannot (docs/storage.md). */
 export { ThreeDsGuard } from './storage/guards/threeds-guard';

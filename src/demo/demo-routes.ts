@@ -13,9 +13,9 @@ import { scenarioCard } from '../fake-3ds-server/test-cards';
 import { SCENARIOS } from '../threeds/scenarios';
 
 /**
- * The demo checkout at /demo (`test` only: the live Worker, src/live.ts, does not contain it, and
- * every /demo path answers 404 when ENVIRONMENT is not `test`, but in a local live checkout
- * against the fake provider): a card form that shows the BIN
+ * The demo checkout at /demo (`test` only: the deployed live Worker, src/live.ts, does not contain
+ * it, and every /demo path answers 404 when ENVIRONMENT is not `test`, but in the live Worker of a
+ * local live checkout, `npm run start:live`): a card form that shows the BIN
  * answer as the cardholder types (binLookup with the demo merchant's publishable key, from the
  * page), then runs the whole 3DS flow in the page. Its server side is this file: a small merchant
  * backend that calls the 3DS API as a merchant's server would, through the Worker's whole
@@ -27,7 +27,7 @@ import { SCENARIOS } from '../threeds/scenarios';
 const DEMO_ENTITY = 'default';
 
 /** The demo's pages and files: script, styles and images from this origin only. */
-const DEMO_CSP = [
+const DEMO_CSP = /* @__PURE__ */ [
   "default-src 'self'",
   "frame-src 'self'",
   "form-action 'self'",
@@ -36,14 +36,18 @@ const DEMO_CSP = [
 ].join('; ');
 
 /**
- * Every /demo path is a 404 outside `test`, except in a local live checkout: `npm run start:live`
- * sets DEMO_IN_LIVE so that the demo runs live 3-D Secure against the fake 3DS Server provider.
+ * Every /demo path is a 404 outside `test`, except in the live Worker built for a local live
+ * checkout (`npm run start:live`: src/live.ts with LIVE_DEMO, {@link LIVE_DEMO_ROUTES}), where
+ * the demo runs live 3-D Secure against the fake 3DS Server provider or another of one's choosing.
  */
 function testOnly(rc: RequestContext): void {
   if (rc.settings.environment === 'test') return;
-  if (rc.settings.environment === 'live' && rc.env.DEMO_IN_LIVE === 'true') return;
+  if (rc.settings.environment === 'live' && (rc as DemoContext).demoInLive === true) return;
   fail({ kind: 'resourceNotFound' });
 }
+
+/** A request context the live entry's demo routes have marked (see {@link LIVE_DEMO_ROUTES}). */
+type DemoContext = RequestContext & { demoInLive?: true };
 
 /**
  * The demo page's CSP. In live the challenge frame goes on to the issuer's ACS (any https origin,
@@ -292,3 +296,16 @@ export const DEMO_ROUTES: readonly Route[] = [
   { method: 'POST', path: '/demo/merchant/cards/change', page: demoChangeCard },
   { method: 'GET', path: '/demo/*', page: demoFile },
 ];
+
+/**
+ * The same routes for the live Worker of a local live checkout (src/live.ts built with
+ * `--define LIVE_DEMO:true`, which only `npm run start:live` and the browser tests do): they answer
+ * in `live` too. The deployed live bundle does not contain them (`npm run check:bundle`).
+ */
+export const LIVE_DEMO_ROUTES: readonly Route[] = /* @__PURE__ */ DEMO_ROUTES.map((route) => ({
+  ...route,
+  page: (rc: RequestContext, params: Record<string, string>) => {
+    (rc as DemoContext).demoInLive = true;
+    return route.page!(rc, params);
+  },
+}));

@@ -60,14 +60,20 @@ export async function methodRoute(request: Request, env: FakeEnv, version: EmvVe
   }
 }
 
+/** `threeDSSessionData` as EMV and the provider's documentation take it: 1 to 1024 base64url characters. */
+export const SESSION_DATA = /^[A-Za-z0-9_-]{1,1024}$/;
+
 /**
  * `POST /acs/challenge` with `creq` (base64url without padding, as EMVCo and 3dsecure.io's sandbox
- * demand) and `threeDSSessionData`: the challenge page of the scenario, or an error page.
+ * demand) and `threeDSSessionData`, when posted, of 1 to 1024 base64url characters: the challenge
+ * page of the scenario, or an error page.
  */
 export async function challengeRoute(request: Request, env: FakeEnv, origin: string): Promise<Response> {
   const { creq, threeDSSessionData } = await readForm(request);
   if (!creq) return problem(400, 'Challenge refused', 'No creq was posted');
   if (isPadded(creq)) return problem(400, 'Challenge refused', 'creq must be base64url without padding');
+  if (threeDSSessionData !== undefined && !SESSION_DATA.test(threeDSSessionData))
+    return problem(400, 'Challenge refused', 'threeDSSessionData must be 1 to 1024 base64url characters');
   const message = decodeJsonObject(creq);
   if (!message) return problem(400, 'Challenge refused', 'creq is not base64url of a JSON object');
   const version = EMV_VERSIONS.find((v) => v === message['messageVersion']);

@@ -67,8 +67,18 @@ function packageVersion(name: string): string {
   throw new Error(`cannot find the version of ${name}`);
 }
 
-/** Launches the Chromium above, headless. */
-export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+/**
+ * Launches the Chromium above, headless. `options.env` replaces the environment it starts with
+ * (e.g. `LANG=C`: a browser without a locale, whose navigator.language is `en-US@posix`).
+ */
+export async function launchChromium(
+  extraArgs: string[] = [],
+  options: { env?: Record<string, string> } = {},
+): Promise<Browser> {
   const { path } = await chromiumExecutable();
-  return chromium.launch({ executablePath: path, args: [...CHROMIUM_ARGS, ...extraArgs] });
+  return chromium.launch({
+    executablePath: path,
+    args: [...CHROMIUM_ARGS, ...extraArgs],
+    ...(options.env ? { env: options.env } : {}),
+  });
 }

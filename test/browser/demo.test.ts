@@ -21,7 +21,7 @@ const outside: string[] = [];
 beforeAll(async () => {
   [worker, live] = await Promise.all([
     startLocalWorker({ root: process.cwd(), quiet: true }),
-    // Live settings require a provider URL (else every request is a 503); no DEMO_IN_LIVE.
+    // The test Worker with ENVIRONMENT=live (a provider URL, else every request is a 503): no demo.
     startLocalWorker({
       root: process.cwd(),
       quiet: true,

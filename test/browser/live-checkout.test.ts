@@ -4,7 +4,7 @@ import { startFakeProvider, startLocalWorker, type LocalWorker } from '../../scr
 import { launchChromium } from './chromium';
 
 /**
- * The demo checkout at /demo in `live` (DEMO_IN_LIVE), in Chromium, driven as a shopper would,
+ * The demo checkout at /demo of the live Worker built with it (`npm run start:live`), in Chromium, driven as a shopper would,
  * against the fake 3DS Server provider (docs/fake-3ds-server.md) served on its own port: the
  * DDC page runs the ACS's 3DS Method in its hidden frame and posts the browser's facts, the
  * challenge frame goes on to the fake ACS's page, and the fake says what it saw (its
@@ -23,10 +23,13 @@ const cards = new Map<string, string>();
 beforeAll(async () => {
   fake = await startFakeProvider({ root: process.cwd(), quiet: true });
   [live, browser] = await Promise.all([
+    // The live Worker (src/live.ts, [env.live]) built with the demo, as `npm run start:live` serves it.
     startLocalWorker({
       root: process.cwd(),
       quiet: true,
-      vars: { ENVIRONMENT: 'live', THREEDS_SERVER_URL: fake.url.origin, DEMO_IN_LIVE: 'true' },
+      env: 'live',
+      demo: true,
+      vars: { THREEDS_SERVER_URL: fake.url.origin },
     }),
     launchChromium(),
   ]);
@@ -61,14 +64,15 @@ interface Shopper {
 
 /**
  * A shopper's browser: a zone, a language and a screen of their own, so that the facts the DDC
- * page's script reports are this browser's, not anyone's defaults.
+ * page's script reports are this browser's, not anyone's defaults. `on` another browser (one
+ * launched without a locale), with that browser's own language.
  */
-async function openDemo(): Promise<Shopper> {
-  const context = await browser.newContext({
+async function openDemo(on?: Browser): Promise<Shopper> {
+  const context = await (on ?? browser).newContext({
     viewport: { width: 900, height: 1100 },
     screen: { width: 1366, height: 768 },
     timezoneId: 'Asia/Kolkata', // UTC+5:30 all year: getTimezoneOffset() is -330
-    locale: 'da-DK',
+    ...(on ? {} : { locale: 'da-DK' }),
   });
   const page = await context.newPage();
   const shopper: Shopper = { context, page, requests: [], csp: [], errors: [] };
@@ -197,6 +201,34 @@ describe('the demo checkout in live, against the fake 3DS Server provider', () =
     expect(await page.locator('#challenge-frame').count()).toBe(0);
     expectClean(shopper);
     await shopper.context.close();
+  }, 90_000);
+
+  it('completes in a Chromium launched without a locale (navigator.language en-US@posix, no Accept-Language): the AReq says en-US', async () => {
+    // The POSIX locale, as on a bare container or CI machine: Chromium reports en-US@posix.
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(
+        (e): e is [string, string] => e[1] !== undefined && e[0] !== 'LANGUAGE' && !e[0].startsWith('LC_'),
+      ),
+    );
+    const bare = await launchChromium([], { env: { ...env, LANG: 'C', LC_ALL: 'C' } });
+    try {
+      const shopper = await openDemo(bare);
+      const { page } = shopper;
+      const raw = await page.evaluate(() => navigator.language);
+      expect(raw, 'the language this browser reports').toBe('en-US@posix');
+      const number = sample('frictionless, 3DS Method completes', '2000');
+      await pickCard(page, number);
+      await page.click('#pay');
+      const { outcome: shown, result } = await outcome(page);
+      expect(shown).toBe('authenticated');
+      expect(result).toMatchObject({ outcome: 'authenticated', status: 'Y', authentication: { version: '2.2.0' } });
+      const saw = await fakeSaw(methodTransId(shopper));
+      expect(saw.areq.browserLanguage).toBe('en-US');
+      expectClean(shopper);
+      await shopper.context.close();
+    } finally {
+      await bare.close();
+    }
   }, 90_000);
 
   it('runs a frictionless flow whose 3DS Method never completes: the DDC page gives up in time, threeDSCompInd N', async () => {

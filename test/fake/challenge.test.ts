@@ -171,6 +171,21 @@ describe('the CReq', () => {
   });
 
   it.each([
+    ['a dot (not base64url)', `${'a'.repeat(64)}.${'B'.repeat(22)}`],
+    ['padding', 'c2Vzc2lvbi0x='],
+    ['a space', 'c2Vzc2lv bi0x'],
+    ['1025 characters', 'A'.repeat(1025)],
+    ['nothing (a field posted empty)', ''],
+  ])('refuses a threeDSSessionData with %s, as EMV takes only 1 to 1024 base64url characters: 400', async (_, data) => {
+    const { ares } = await challenged(scenarioCard('2172'), '2.2.0');
+    const { status, html } = await openChallenge(ares, data);
+    expect(status).toBe(400);
+    expect(html).toContain('threeDSSessionData must be 1 to 1024 base64url characters');
+    // The challenge goes on with a valid one, of any length up to 1024.
+    expect((await openChallenge(ares, `${'a'.repeat(64)}${'B-_'.repeat(320)}`)).status).toBe(200);
+  });
+
+  it.each([
     ['no creq', ''],
     ['not base64url', '***'],
     ['base64url of no JSON', 'bm90IGpzb24'],

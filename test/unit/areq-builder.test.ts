@@ -221,6 +221,21 @@ describe('the AReq builder (pure)', () => {
     },
   );
 
+  it.each(VERSIONS)(
+    '%s: takes the first accepted language of the DDC page’s request when the script reported none',
+    (version) => {
+      const { language: _, ...facts } = BROWSER;
+      const areq = built(input(version, { browser: { ...facts, acceptLanguage: ['pt-BR', 'pt', 'en'] } }));
+      expect(areq.browserLanguage).toBe('pt-BR');
+      // The script's language comes first when there is one.
+      expect(built(input(version)).browserLanguage).toBe('en-GB');
+      // Only when neither is known is the merchant asked.
+      const result = buildAReq(input(version, { browser: { ...facts, acceptLanguage: [] } }));
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.errors.map((e) => e.jsonPath)).toContain('$.deviceData.browserLanguage');
+    },
+  );
+
   it('needs no screen fields from 2.2.0 on when JavaScript did not run', () => {
     const req = request({
       deviceData: {

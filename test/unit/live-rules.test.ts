@@ -67,6 +67,33 @@ describe('protocol versions', () => {
     expect(chooseVersion(crd({}))).toEqual({ version: '2.2.0' });
   });
 
+  it('chooses below 2.3.1 when the notification URLs are http, and says so only when 2.3.1 was offered', () => {
+    const both = crd({ acsStartProtocolVersion: '2.1.0', acsEndProtocolVersion: '2.3.1' });
+    expect(chooseVersion(both, { httpsNotifications: true })).toEqual({ version: '2.3.1' });
+    expect(chooseVersion(both)).toEqual({ version: '2.3.1' });
+    expect(chooseVersion(both, { httpsNotifications: false })).toEqual({ version: '2.2.0', notHttps: '2.3.1' });
+    const perVersion = crd({
+      acsEndProtocolVersion: '2.3.1',
+      acsProtocolVersions: [
+        { version: '2.2.0', threeDSMethodURL: 'https://acs.example/m220' },
+        { version: '2.3.1', threeDSMethodURL: 'https://acs.example/m231' },
+      ],
+    });
+    expect(chooseVersion(perVersion, { httpsNotifications: false })).toEqual({
+      version: '2.2.0',
+      methodUrl: 'https://acs.example/m220',
+      notHttps: '2.3.1',
+    });
+    // A 2.2.0 range: nothing to say.
+    expect(chooseVersion(crd({}), { httpsNotifications: false })).toEqual({ version: '2.2.0' });
+    // A range of 2.3.1 only: nothing in common over http.
+    expect(
+      chooseVersion(crd({ acsStartProtocolVersion: '2.3.1', acsEndProtocolVersion: '2.3.1' }), {
+        httpsNotifications: false,
+      }),
+    ).toBeUndefined();
+  });
+
   it('uses only the versions a per-version list names', () => {
     const choice = chooseVersion(
       crd({ acsEndProtocolVersion: '2.3.1', acsProtocolVersions: [{ version: '2.1.0' }, { version: '2.2.0' }] }),

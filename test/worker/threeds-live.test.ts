@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { burst } from './helpers';
 import {
   card,
@@ -42,9 +42,7 @@ describe('live authenticate, frictionless', () => {
     expect(parts.message).toMatchObject({ MessageType: 'profile.completed', Status: true });
     expect(parts.method?.data).toEqual({
       threeDSServerTransID: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      threeDSMethodNotificationURL: expect.stringMatching(
-        /^https:\/\/edge\.test\/3ds\/method\/[0-9a-f]{64}\.[\w-]{22}$/,
-      ),
+      threeDSMethodNotificationURL: expect.stringMatching(/^https:\/\/edge\.test\/3ds\/method\/[0-9a-f]{64}[\w-]{22}$/),
     });
     expect(notified).toContain('threeDSMethodCompleted');
     const answer = await liveJson(h, 'authenticate', liveBody('2000', { reference }));
@@ -129,6 +127,60 @@ describe('live authenticate, frictionless', () => {
     expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version } });
   });
 
+  describe('with an http PUBLIC_BASE_URL (local development)', () => {
+    afterEach(() => vi.restoreAllMocks());
+    const HTTP_BASE = { PUBLIC_BASE_URL: 'http://localhost:8787' };
+
+    /** The log lines the Worker wrote, parsed. */
+    function logged(spy: { mock: { calls: unknown[][] } }): Json[] {
+      return spy.mock.calls.map(([line]) => JSON.parse(String(line)) as Json);
+    }
+
+    it.each(['0000', '5000'])(
+      'authenticates card …%s, whose range offers 2.3.1, with 2.2.0 and says why in a warning',
+      async (suffix) => {
+        const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+        const h = liveHarness(HTTP_BASE);
+        const reference = newReference();
+        const { parts } = await collectInBrowser(h, reference, card(suffix));
+        const answer = await liveJson(h, 'authenticate', liveBody(suffix, { reference }));
+        expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+        const areq = (await fakeTransaction(parts.method!.data.threeDSServerTransID)).areq;
+        expect(areq.messageVersion).toBe('2.2.0');
+        expect(areq.notificationURL).toMatch(/^http:\/\/localhost:8787\/3ds\/challenge\/notify\//);
+        const warnings = logged(log).filter((l) => l.event === 'threeds.versionLimited');
+        expect(warnings.length).toBeGreaterThanOrEqual(1);
+        expect(warnings[0]).toMatchObject({ level: 'warn', chosenVersion: '2.2.0', baseUrl: 'http://localhost:8787' });
+        expect(warnings[0]!.message).toContain('PUBLIC_BASE_URL');
+      },
+    );
+
+    it('answers unavailable for a range of 2.3.1 only, and the warning says why', async () => {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      const h = liveHarness(HTTP_BASE);
+      const answer = await liveJson(h, 'authenticate', liveBody('3100', { browser: true }));
+      expect(answer.outcome).toBe('unavailable');
+      expect(authCalls(h)).toBe(0);
+      const warnings = logged(log).filter((l) => l.event === 'threeds.versionLimited');
+      expect(warnings[0]).toMatchObject({ level: 'warn', chosenVersion: 'none', baseUrl: 'http://localhost:8787' });
+      expect(warnings[0]!.message).toContain('https');
+    });
+
+    it('runs the 2.2.0 3DS Method of a range that has one per version, and warns of nothing for a 2.2.0 range', async () => {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      const h = liveHarness(HTTP_BASE);
+      const reference = newReference();
+      const { parts } = await collectInBrowser(h, reference, card('6000'));
+      expect(parts.method?.url).toMatch(/\/acs\/method\/2\.2\.0$/);
+      const answer = await liveJson(h, 'authenticate', liveBody('6000', { reference }));
+      expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+      log.mockClear();
+      const plain = await liveJson(h, 'authenticate', liveBody('4100', { browser: true }));
+      expect(plain).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+      expect(logged(log).filter((l) => l.event === 'threeds.versionLimited')).toEqual([]);
+    });
+  });
+
   it("runs the chosen version's own 3DS Method where each version has its own", async () => {
     const h = liveHarness();
     const reference = newReference();
@@ -193,6 +245,30 @@ describe('live authenticate, what the merchant must send', () => {
     const reference = newReference();
     await collectInBrowser(h, reference, card('2100'));
     expect((await liveJson(h, 'authenticate', liveBody('2100', { reference }))).outcome).toBe('authenticated');
+  });
+
+  it.each([
+    ['a language that is not a plain tag (headless Chromium without a locale)', 'en-US@posix', 'en-US'],
+    ['a POSIX locale', 'de_AT.UTF-8', 'de-AT'],
+    ['no language at all: the DDC page request’s Accept-Language', undefined, 'en-GB'],
+    ['a language that names none: the Accept-Language', 'C', 'en-GB'],
+  ])('takes %s as the browser language, never asking the merchant', async (_, language, sent) => {
+    const h = liveHarness();
+    const reference = newReference();
+    const facts: Json = {
+      javascriptEnabled: true,
+      javaEnabled: false,
+      colorDepth: 24,
+      screenHeight: 900,
+      screenWidth: 1440,
+      timeZone: -60,
+      ...(language !== undefined ? { language } : {}),
+    };
+    const { parts } = await collectInBrowser(h, reference, card('2000'), { facts });
+    const answer = await liveJson(h, 'authenticate', liveBody('2000', { reference }));
+    expect(answer.outcome).toBe('authenticated');
+    const areq = (await fakeTransaction(parts.method!.data.threeDSServerTransID)).areq;
+    expect(areq.browserLanguage).toBe(sent);
   });
 
   it('refuses a cardholder name EMV does not take, naming it', async () => {
@@ -266,7 +342,8 @@ describe('live challenge', () => {
     });
     expect(claims.ReturnUrl).toBe(body.challenge.returnUrl);
     const areq = (await fakeTransaction(creq.threeDSServerTransID)).areq;
-    expect(areq.notificationURL).toMatch(/^https:\/\/edge\.test\/3ds\/challenge\/notify\/[0-9a-f]{64}\.[\w-]{22}$/);
+    // The handle is base64url throughout: the object id's 64 hex digits, then 22 of MAC.
+    expect(areq.notificationURL).toMatch(/^https:\/\/edge\.test\/3ds\/challenge\/notify\/[0-9a-f]{64}[\w-]{22}$/);
   });
 
   it('relays the CReq to the ACS, takes the result from the provider, returns to the merchant and verifies', async () => {
@@ -281,7 +358,16 @@ describe('live challenge', () => {
     expect(html).toContain('action="https://fake-3ds-server.test/acs/challenge"');
     expect(hiddenField(html, 'creq')).toBe(answer.challenge.payload);
     const sessionData = hiddenField(html, 'threeDSSessionData')!;
-    expect(sessionData.length).toBeLessThanOrEqual(1024);
+    // EMV and the provider take 1 to 1024 base64url characters, nothing else (no '.').
+    expect(sessionData).toMatch(/^[A-Za-z0-9_-]{1,1024}$/);
+    // The fake ACS, which refuses any other threeDSSessionData, takes the relay's post.
+    const atAcs = await fake('/acs/challenge', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ creq: hiddenField(html, 'creq')!, threeDSSessionData: sessionData }).toString(),
+    });
+    expect(atAcs.status, await atAcs.clone().text()).toBe(200);
+    expect((await fakeTransaction(creqOf(answer).threeDSServerTransID)).challenge.threeDSSessionData).toBe(sessionData);
 
     const ended = await endChallenge(h, answer, 'Y');
     expect(ended.status).toBe(200);
@@ -399,6 +485,29 @@ describe('live challenge', () => {
     // Whichever came first decided: the RReq (Y), or verification finding none yet (failed).
     const word = verified.outcome === 'authenticated' ? 'Payment verified' : 'Payment not verified';
     for (const page of pages) expect(page).toContain(word);
+  });
+
+  it('still takes a handle of the older form, with a dot between the object id and the MAC', async () => {
+    const h = liveHarness();
+    const { body, answer } = await challenged(h);
+    await livePage(h, '/3ds/challenge', { JWT: answer.challenge.jwt, MD: 'order-7' });
+    const notificationURL = (await fakeTransaction(creqOf(answer).threeDSServerTransID)).areq.notificationURL as string;
+    const handle = notificationURL.slice(notificationURL.lastIndexOf('/') + 1);
+    expect(handle).toMatch(/^[0-9a-f]{64}[\w-]{22}$/);
+    const dotted = `${handle.slice(0, 64)}.${handle.slice(64)}`;
+    const ended = await fake(`/_fake/challenge/${creqOf(answer).acsTransID}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ result: 'Y' }),
+    });
+    const control = await ended.json<Json>();
+    const page = await livePage(h, `/3ds/challenge/notify/${dotted}`, { cres: control.cres });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`action="${body.challenge.returnUrl}"`);
+    // Anything else around the two parts is not a handle.
+    for (const wrong of [`${handle.slice(0, 64)}..${handle.slice(64)}`, `${handle}.`, `.${handle}`]) {
+      expect((await livePage(h, `/3ds/challenge/notify/${wrong}`, { cres: control.cres })).status).toBe(404);
+    }
   });
 
   it('refuses notifications and facts under a handle the service did not issue', async () => {

@@ -18,7 +18,7 @@ import type { AuthenticationRequest, EmvVersion } from './emv-messages';
 export interface BrowserFacts {
   /** The Accept-Language header of the DDC page's request, as a list of language tags. */
   acceptLanguage?: string[];
-  /** navigator.language */
+  /** navigator.language, as a BCP 47 tag (language-tags.ts) */
   language?: string;
   colorDepth?: number;
   screenHeight?: number;
@@ -137,7 +137,9 @@ export function buildAReq(input: AReqInput): AReqResult {
   // The browser: the merchant's values first, then what the DDC page recorded.
   const d = request.deviceData;
   const javascriptEnabled = d.browserJavascriptEnabled ?? browser.javascriptEnabled;
-  const language = d.browserLanguage ?? primaryLanguage(browser.language);
+  // The language: the merchant's, else navigator.language, else the first language the DDC
+  // page's request accepted (Accept-Language); only when none is known must the merchant send it.
+  const language = d.browserLanguage ?? primaryLanguage(browser.language ?? browser.acceptLanguage?.[0]);
   const colorDepth = d.browserColorDepth ?? colorDepthOf(browser.colorDepth);
   const screenHeight = d.browserScreenHeight ?? browser.screenHeight;
   const screenWidth = d.browserScreenWidth ?? browser.screenWidth;

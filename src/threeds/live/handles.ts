@@ -5,8 +5,13 @@ import { hmacSha256 } from '../hmac-derived-values';
  * A transaction's handle (docs/threeds.md "Live": "Notification URLs"): what the URLs an ACS
  * posts to carry in their path (the 3DS Method notification, the challenge notification) and
  * what the challenge relay sends as `threeDSSessionData`. It names the transaction's guard object
- * and proves that this service issued it: `<object id>.<HMAC>`, 87 characters, so that nobody can
- * complete a method or fetch a result for a transaction they only guessed.
+ * and proves that this service issued it: `<object id><HMAC>`, the object id's 64 hex digits
+ * followed by 22 base64url characters, 86 characters in all. Every character is base64url, as
+ * EMV and the provider require of `threeDSSessionData` (at most 1024 base64url characters), so
+ * that nobody can complete a method or fetch a result for a transaction they only guessed.
+ *
+ * Handles issued before had a `.` between the two parts (87 characters); they are still read, so
+ * that a challenge under way across a deployment still ends.
  *
  * The content of the ACS's posts is never trusted: the handle says which transaction, the 3DS
  * Server provider says what happened.
@@ -15,13 +20,16 @@ import { hmacSha256 } from '../hmac-derived-values';
 /** Bytes of HMAC kept: 128 bits, plenty against forgery, short enough for a URL. */
 const MAC_BYTES = 16;
 
+/** A handle: the object id, an optional `.` (the older form), the MAC. */
+const HANDLE = /^([0-9a-f]{64})\.?([A-Za-z0-9_-]{22})$/;
+
 async function macOf(key: Uint8Array<ArrayBuffer>, guardId: string): Promise<string> {
   return toBase64Url((await hmacSha256(key, `3ds-handle:${guardId}`)).slice(0, MAC_BYTES));
 }
 
-/** The handle of the transaction whose guard object has this id. */
+/** The handle of the transaction whose guard object has this id (64 hex digits). */
 export async function transactionHandle(key: Uint8Array<ArrayBuffer>, guardId: string): Promise<string> {
-  return `${guardId}.${await macOf(key, guardId)}`;
+  return `${guardId}${await macOf(key, guardId)}`;
 }
 
 /**
@@ -30,15 +38,15 @@ export async function transactionHandle(key: Uint8Array<ArrayBuffer>, guardId: s
  * @example
  * ```ts
  * await guardIdOfHandle(key, await transactionHandle(key, id)); // id
- * await guardIdOfHandle(key, `${id}.forged`); // undefined
+ * await guardIdOfHandle(key, `${id}${'A'.repeat(22)}`); // undefined
  * ```
  */
 export async function guardIdOfHandle(key: Uint8Array<ArrayBuffer>, handle: string): Promise<string | undefined> {
-  const dot = handle.indexOf('.');
-  if (dot <= 0 || handle.length > 200) return undefined;
-  const guardId = handle.slice(0, dot);
+  const parts = HANDLE.exec(handle);
+  if (!parts) return undefined;
+  const [, guardId = '', mac = ''] = parts;
   const expected = utf8(await macOf(key, guardId));
-  const given = utf8(handle.slice(dot + 1));
+  const given = utf8(mac);
   return expected.byteLength === given.byteLength && crypto.subtle.timingSafeEqual(expected, given)
     ? guardId
     : undefined;

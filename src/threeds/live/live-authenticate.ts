@@ -193,7 +193,11 @@ async function preparedFor(
   if (known && known.cardHash === cardHash && !needsPreparing(known.preparedAt, Date.now())) {
     return { prepared: known, method: begun.method };
   }
-  const prepared = await guard.livePrepared(await prepareCard(deps.key, provider, cardNumber), true, Date.now());
+  const prepared = await guard.livePrepared(
+    await prepareCard(deps.key, provider, cardNumber, deps.baseUrl),
+    true,
+    Date.now(),
+  );
   return { prepared, method: prepared.kind === 'prepared' && prepared.methodUrl ? { url: prepared.methodUrl } : {} };
 }
 

@@ -8,6 +8,7 @@ import { pageError as error, type PageAnswer } from '../steps/page-answer';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import type { BrowserFacts } from './areq-builder';
 import { guardIdOfHandle, transactionHandle } from './handles';
+import { normaliseLanguageTag } from './language-tags';
 import { fetchResult } from './live-challenge-result';
 import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
 
@@ -25,7 +26,8 @@ async function guardOfHandle(deps: ThreeDsDeps, handle: string): Promise<ThreeDs
 }
 
 /**
- * What the DDC page's request says of the browser: the languages it accepts (by preference) and
+ * What the DDC page's request says of the browser: the languages it accepts (by preference, each
+ * made a BCP 47 tag as {@link normaliseLanguageTag} does, the others and repeats left out) and
  * its IP address. The user agent and Accept header come from the merchant's authenticate.
  */
 export function headerFacts(headers: Headers): BrowserFacts {
@@ -36,16 +38,15 @@ export function headerFacts(headers: Headers): BrowserFacts {
       const q = params.map((p) => /^\s*q=([01](?:\.\d{0,3})?)\s*$/.exec(p)?.[1]).find((x) => x !== undefined);
       return { tag: tag.trim(), q: q === undefined ? 1 : Number(q), index };
     })
-    .filter(({ tag, q }) => q > 0 && LANGUAGE_TAG.test(tag))
+    .map(({ tag, q, index }) => ({ tag: normaliseLanguageTag(tag), q, index }))
+    .filter((t): t is { tag: string; q: number; index: number } => t.q > 0 && t.tag !== undefined)
     .sort((a, b) => b.q - a.q || a.index - b.index)
     .map(({ tag }) => tag)
+    .filter((tag, i, all) => all.indexOf(tag) === i)
     .slice(0, 99);
   const ip = headers.get('CF-Connecting-IP') ?? undefined;
   return { ...(tags.length > 0 ? { acceptLanguage: tags } : {}), ...(ip ? { ip } : {}) };
 }
-
-/** A BCP 47 language tag as EMV takes it (at most 35 characters). */
-const LANGUAGE_TAG = /^(?=.{1,35}$)[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
 
 /**
  * What the DDC page's script posts: each fact kept only when it is what a browser reports (a
@@ -59,7 +60,8 @@ export function scriptFacts(posted: unknown): BrowserFacts {
   const facts: BrowserFacts = {
     javascriptEnabled: p.javascriptEnabled === true ? true : undefined,
     javaEnabled: typeof p.javaEnabled === 'boolean' ? p.javaEnabled : undefined,
-    language: typeof p.language === 'string' && LANGUAGE_TAG.test(p.language) ? p.language : undefined,
+    // navigator.language, made a BCP 47 tag where it plainly names one (`en-US@posix`: en-US).
+    language: normaliseLanguageTag(p.language),
     colorDepth: int(p.colorDepth, 1, 99),
     screenHeight: int(p.screenHeight, 1, 999_999),
     screenWidth: int(p.screenWidth, 1, 999_999),

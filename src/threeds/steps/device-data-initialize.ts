@@ -100,7 +100,11 @@ async function prepareAhead(
   cardNumber: string,
 ): Promise<string> {
   try {
-    const prepared = await guard.livePrepared(await prepareCard(deps.key, provider, cardNumber), false, Date.now());
+    const prepared = await guard.livePrepared(
+      await prepareCard(deps.key, provider, cardNumber, deps.baseUrl),
+      false,
+      Date.now(),
+    );
     return prepared.kind === 'prepared'
       ? `prepared ${prepared.version}${prepared.methodUrl ? ' with a 3DS Method' : ''}`
       : prepared.kind === 'unsupported'
