@@ -301,9 +301,12 @@ export function buildOpenApiDocument(version: string): Json {
         '), the challenge page shows its code (1234), and the sandbox controls work: ' +
         '`WP-Sandbox-Simulate` on any endpoint and `/sandbox/completeChallenge`. ' +
         "Operations marked as extensions are this service's, not Worldpay's.",
-      license: { name: 'Proprietary' },
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    servers: [{ url: 'http://localhost:8787', description: 'npm start (wrangler dev)' }],
+    // Relative: resolved against where this document is served (OpenAPI 3.1, Server Object), so that the
+    // document, and /docs beside it, name whichever origin serves them (wrangler dev on any port,
+    // a deployment, PUBLIC_BASE_URL's host).
+    servers: [{ url: '/', description: 'The origin serving this document' }],
     security: [{ basicAuth: [] }],
     tags: [
       { name: 'Card BIN', description: 'Brand, BIN, funding, issuer and country of a card (Worldpay Card BIN v1).' },
