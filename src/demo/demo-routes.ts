@@ -40,9 +40,12 @@ const DEMO_CSP = [
  * sets DEMO_IN_LIVE so that the demo runs live 3-D Secure against the fake 3DS Server provider.
  */
 function testOnly(rc: RequestContext): void {
-  if (rc.settings.environment === 'test') return;
-  if (rc.settings.environment === 'live' && rc.env.DEMO_IN_LIVE === 'true') return;
-  fail({ kind: 'resourceNotFound' });
+  if (!demoServed(rc)) fail({ kind: 'resourceNotFound' });
+}
+
+/** Whether /demo answers on this Worker's environment (the landing page links it only then). */
+export function demoServed(rc: RequestContext): boolean {
+  return rc.settings.environment === 'test' || (rc.settings.environment === 'live' && rc.env.DEMO_IN_LIVE === 'true');
 }
 
 /**

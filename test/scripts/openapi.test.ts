@@ -31,6 +31,8 @@ describe('the OpenAPI document', () => {
     );
     expect(operations.sort()).toEqual(
       [
+        'GET /',
+        'GET /health',
         'POST /api/cardBin/panLookup',
         'POST /api/cardBin/binLookup',
         'OPTIONS /api/cardBin/binLookup',
