@@ -88,6 +88,38 @@ describe('the API reference', () => {
     await context.close();
   });
 
+  it("sends an operation's requests to the origin serving the page, whatever its host and port (the relative server)", async () => {
+    const { context } = await watched();
+    const page = await context.newPage();
+    await page.goto(`${origin}/docs`);
+    await page.getByText('Look up a card number or token').waitFor();
+    // The request Swagger UI's "Try it out" would send, built by Swagger UI itself (its
+    // request builder, the selected server, the document's URL as the base), then sent.
+    const built = await page.evaluate(async () => {
+      type Ui = {
+        specSelectors: { specJson(): { toJS(): unknown }; url(): string };
+        oas3Selectors: { selectedServer(): string };
+        fn: { buildRequest(o: Record<string, unknown>): { url: string; method: string } };
+      };
+      const ui = (window as unknown as { ui: Ui }).ui;
+      const request = ui.fn.buildRequest({
+        spec: ui.specSelectors.specJson().toJS(),
+        operationId: 'health',
+        server: ui.oas3Selectors.selectedServer(),
+        contextUrl: new URL(ui.specSelectors.url(), location.href).href,
+      });
+      const answer = await fetch(request.url, { method: request.method });
+      return {
+        server: ui.oas3Selectors.selectedServer(),
+        url: request.url,
+        status: answer.status,
+        body: await answer.json(),
+      };
+    });
+    expect(built).toMatchObject({ server: '/', url: `${origin}/health`, status: 200, body: { status: 'ok' } });
+    await context.close();
+  });
+
   it('keeps the API answering its own paths (no asset shadows them)', async () => {
     const response = await fetch(new URL('/api/cardBin/panLookup', worker.url), { method: 'POST' });
     expect(response.status).toBe(401);
