@@ -120,6 +120,21 @@ describe('the API reference', () => {
     await context.close();
   });
 
+  it('answers / with the landing page (the Worker runs first there), and every link on it answers', async () => {
+    const { context, outside, violations } = await watched();
+    const page = await context.newPage();
+    const response = await page.goto(`${origin}/`);
+    expect(response!.status()).toBe(200);
+    expect(response!.headers()['content-security-policy']).toMatch(/^default-src 'none';/);
+    expect(await page.textContent('#environment')).toBe('test');
+    const links = await page.$$eval('a', (as) => as.map((a) => a.href));
+    expect(links.map((l) => new URL(l).pathname)).toEqual(['/docs', '/openapi.json', '/demo', '/health']);
+    for (const link of links) expect((await fetch(new URL(new URL(link).pathname, worker.url))).status, link).toBe(200);
+    expect(outside).toEqual([]);
+    expect(await violations()).toEqual([]);
+    await context.close();
+  });
+
   it('keeps the API answering its own paths (no asset shadows them)', async () => {
     const response = await fetch(new URL('/api/cardBin/panLookup', worker.url), { method: 'POST' });
     expect(response.status).toBe(401);
