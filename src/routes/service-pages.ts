@@ -50,7 +50,8 @@ function landingPage(rc: RequestContext, demo: boolean): Promise<Response> {
 <style nonce="${nonce}">${STYLE}</style></head><body><main>
 <h1>card-edge</h1>
 <p>Card BIN lookup, 3-D Secure customer verification and card tokens, wire-compatible with Worldpay Access
-(Card BIN v1; 3DS and Tokens v1, v2 and v3). Every API call takes the merchant's HTTP Basic credentials.</p>
+(Card BIN v1; 3DS and Tokens v1, v2 and v3). API calls take the merchant's HTTP Basic credentials (the BIN prefix
+lookup also a publishable key).</p>
 <ul>
 <li><a href="/docs">API reference</a> (Swagger UI)</li>
 <li><a href="/openapi.json">OpenAPI 3.1 document</a></li>
