@@ -29,6 +29,8 @@
  * are only read, never copied: third-party evaluation data stays where it is.
  *
  * A missed target is reported, not fatal; the exit code is 1 only when a source cannot be built.
+ * The reports go to stdout; progress goes to stderr as the bench runs (`[bench  12.3 s] report
+ * 1/5: …`, each dataset and phase, run i of n), printed between timed passes, never inside one.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
