@@ -29,6 +29,8 @@
  * are only read, never copied: third-party evaluation data stays where it is.
  *
  * A missed target is reported, not fatal; the exit code is 1 only when a source cannot be built.
+ * The reports go to stdout; progress goes to stderr as the bench runs (`[bench  12.3 s] report
+ * 1/5: …`, each dataset and phase, run i of n), printed between timed passes, never inside one.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -127,12 +129,22 @@ async function main(): Promise<void> {
   const lookups = positiveInt(values.lookups, 'lookups');
   const rows = positiveInt(values.rows, 'rows');
   const runCount = positiveInt(values.runs, 'runs');
-  const log = (m: string): void => console.error(`[bench] ${m}`);
   const began = performance.now();
+  // Progress on stderr (the reports go to stdout): the time since the start, then what runs now.
+  const log = (m: string): void =>
+    console.error(`[bench ${((performance.now() - began) / 1000).toFixed(1).padStart(6)} s] ${m}`);
+  const sections = parts.filter((p) => selected(p) && !(p === 'path' && values.only !== 'path'));
+  let section = 0;
+  /** Says which report starts, and its place among those of this run. */
+  const starting = (what: string): void => log(`report ${++section}/${sections.length}: ${what}`);
 
   let failed = false;
-  if (selected('bin')) failed = await binBench(values, lookups, rows, runCount, log);
+  if (selected('bin')) {
+    starting('BIN index');
+    failed = await binBench(values, lookups, rows, runCount, log);
+  }
   if (selected('scale')) {
+    starting('BIN data at scale');
     const report = await runScaleBench({
       root: ROOT,
       rows: positiveInt(values['scale-rows'], 'scale-rows'),
@@ -148,6 +160,7 @@ async function main(): Promise<void> {
     }
   }
   if (selected('requests') || values.only === 'path') {
+    starting(values.only === 'path' ? 'request path' : 'request path and logins');
     const report = await runHttpBench({
       root: ROOT,
       baselineRef: values['requests-baseline'],
@@ -161,6 +174,7 @@ async function main(): Promise<void> {
     console.log(report);
   }
   if (selected('threeds')) {
+    starting('3DS flows');
     const report = await runThreeDsBench({
       root: ROOT,
       baselineRef: values.baseline,
@@ -175,6 +189,7 @@ async function main(): Promise<void> {
     console.log(report);
   }
   if (selected('live')) {
+    starting('live 3DS flows');
     const report = await runLiveBench({
       root: ROOT,
       runs: runCount,
@@ -201,9 +216,13 @@ async function binBench(
 ): Promise<boolean> {
   const results: DatasetResult[] = [];
   let failed = false;
-  for (const dataset of await datasets(list(values.source), list(values.format), rows)) {
+  const all = await datasets(list(values.source), list(values.format), rows);
+  for (const [i, dataset] of all.entries()) {
     try {
+      const began = performance.now();
+      log(`dataset ${i + 1}/${all.length}: ${dataset.name}`);
       results.push(await runDataset(dataset, { lookups, runs, agreementSample: 10_000, log }));
+      log(`dataset ${i + 1}/${all.length} done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
     } catch (e) {
       // One broken source should not hide the others' numbers; the exit code still says so.
       failed = true;

@@ -1,14 +1,16 @@
 import { API_ROUTES } from './app/api-routes';
 import { createWorker } from './app/create-worker';
 import { embeddedServices } from './app/embedded-services';
-import { DEMO_ROUTES } from './demo/demo-routes';
+import { DEMO_ROUTES, demoServed } from './demo/demo-routes';
+import { serviceRoutes } from './routes/service-pages';
 
 /**
- * The Worker for `test` and local development (`npm start`): the service's API and pages, plus
- * the demo checkout at /demo. The live deployment runs src/live.ts, which has no demo at all.
+ * The Worker for `test` and local development (`npm start`): the landing page and health route,
+ * the service's API and pages, plus the demo checkout at /demo. The live deployment runs
+ * src/live.ts, which has no demo at all.
  */
 export default createWorker(
-  [...API_ROUTES, ...DEMO_ROUTES],
+  [...serviceRoutes({ demoServed }), ...API_ROUTES, ...DEMO_ROUTES],
   embeddedServices({ live: false }),
 ) satisfies ExportedHandler<Env>;
 

@@ -2,6 +2,7 @@ import { API_ROUTES } from './app/api-routes';
 import { createWorker } from './app/create-worker';
 import { embeddedServices } from './app/embedded-services';
 import { LIVE_DEMO_ROUTES } from './demo/demo-routes';
+import { serviceRoutes } from './routes/service-pages';
 
 /**
  * Whether this build carries the demo checkout: a build-time constant, `false` in wrangler.toml's
@@ -12,11 +13,15 @@ import { LIVE_DEMO_ROUTES } from './demo/demo-routes';
 declare const LIVE_DEMO: boolean;
 
 /**
- * The Worker of the live deployment (`wrangler deploy --env live`): the service's API and pages
- * only. `npm run start:live` serves this same entry, built with the demo checkout at /demo.
+ * The Worker of the live deployment (`wrangler deploy --env live`): the landing page and health
+ * route, the service's API and pages only. `npm run start:live` serves this same entry, built with
+ * the demo checkout at /demo.
  */
 export default createWorker(
-  LIVE_DEMO ? [...API_ROUTES, ...LIVE_DEMO_ROUTES] : API_ROUTES,
+  [
+    ...serviceRoutes({ demoServed: () => LIVE_DEMO }),
+    ...(LIVE_DEMO ? [...API_ROUTES, ...LIVE_DEMO_ROUTES] : API_ROUTES),
+  ],
   embeddedServices({ live: true }),
 ) satisfies ExportedHandler<Env>;
 

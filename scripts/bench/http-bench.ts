@@ -133,6 +133,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<string> {
   // Each Worker is stopped at the end, whatever fails after it started.
   const stop: LocalWorker[] = [];
   try {
+    o.log('starting the bare Worker and the floor Worker');
     const bare = await startScriptWorker(BARE_WORKER);
     stop.push(bare);
     const order: WorkerVersion[] = [versions.baseline, versions.current];

@@ -168,6 +168,7 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
     workers.push(live);
     const test = await startLocalWorker({ root: o.root, quiet: true });
     workers.push(test);
+    o.log('counting the provider calls of one flow of each kind');
     const calls = await providerCalls(live.url, fake.url);
     const modes = [
       {
@@ -182,6 +183,7 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
     ];
     const results = new Map<string, FlowRun[]>();
     for (const kind of KINDS) {
+      o.log(`${kind} flows, warm-up (${Math.min(20, o.flows)} flows each)`);
       for (const m of modes) await m.run(kind, Math.min(20, o.flows)); // warm-up
       for (let run = 0; run < o.runs; run++) {
         for (const m of run % 2 === 0 ? modes : [...modes].reverse()) {

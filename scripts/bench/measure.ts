@@ -68,20 +68,25 @@ export function median(values: readonly number[]): number {
 /**
  * Lookups per second of a loop over all the PANs: one warm-up pass, then `runs` timed passes,
  * median. The loop returns a checksum, accumulated into `sink` so that the JIT cannot drop the
- * work as dead code.
+ * work as dead code. `progress` hears of each pass once it is over, outside the timed window
+ * (stderr is synchronous on a terminal, a file and a pipe on Linux).
  */
 export function lookupsPerSecond(
   loop: (pans: readonly string[]) => number,
   pans: readonly string[],
   runs: number,
+  progress: (message: string) => void = () => {},
 ): number {
+  progress(`warm-up pass, ${pans.length.toLocaleString('en-US')} lookups`);
   sink.value += loop(pans);
   const rates: number[] = [];
   for (let r = 0; r < runs; r++) {
+    progress(`run ${r + 1}/${runs}`);
     const began = performance.now();
     sink.value += loop(pans);
     rates.push(pans.length / ((performance.now() - began) / 1000));
   }
+  progress(`median ${Math.round(median(rates)).toLocaleString('en-US')} lookups/s`);
   return median(rates);
 }
 

@@ -90,29 +90,36 @@ function readyTimes(artifact: ArrayBuffer, pan: string): number[] {
  * that structure's alone.
  */
 export async function runDataset(dataset: Dataset, options: BenchOptions): Promise<DatasetResult> {
-  const { log, runs } = options;
-  log(`${dataset.name}: building`);
+  const { runs } = options;
+  const log = (m: string): void => options.log(`${dataset.name}: ${m}`);
+  /** Progress of one structure's timed lookups, named. */
+  const passes = (what: string) => (m: string) => log(`${what}: ${m}`);
+  log('reading the source and building the index (import, layers, compile, verify)');
+  // The text is not kept in a variable: it must be garbage before the memory samples.
   const built = buildIndex(await dataset.read(), { importer: dataset.importer });
   const gzipBytes = gzipSync(new Uint8Array(built.artifact), { level: 9 }).length;
+  log(`drawing ${options.lookups.toLocaleString('en-US')} card numbers`);
   const pans = benchPans(built.rows, options.lookups, 7);
+  log(`start-up, ${READY_RUNS} runs`);
   const ready = readyTimes(built.artifact, pans[0]!);
 
-  log(`${dataset.name}: compact index`);
+  log('compact index: loading');
   const compactBuild = measureBuild(() => BinIndex.fromArrayBuffer(built.artifact.slice(0)));
   const index = compactBuild.value;
-  const compactRate = lookupsPerSecond(compactFindLoop(index), pans, runs);
-  const rawRate = lookupsPerSecond(compactRawLoop(index), pans, runs);
+  const compactRate = lookupsPerSecond(compactFindLoop(index), pans, runs, passes('compact index `find`'));
+  const rawRate = lookupsPerSecond(compactRawLoop(index), pans, runs, passes('compact index, record id only'));
   // Records are decoded on first use and cached: after a million lookups most are.
   const compactAfter = memoryDelta(compactBuild.before, settledMemory());
 
-  log(`${dataset.name}: array baseline`);
+  log('sorted array baseline: building');
   const arrayBuild = measureBuild(() => new SortedArrayBaseline(ownedRows(built.rows)));
-  const arrayRate = lookupsPerSecond(arrayLoop(arrayBuild.value), pans, runs);
+  const arrayRate = lookupsPerSecond(arrayLoop(arrayBuild.value), pans, runs, passes('sorted array baseline'));
 
-  log(`${dataset.name}: Map baseline`);
+  log('Map baseline: building');
   const mapBuild = measureBuild(() => new PrefixMapBaseline(ownedRows(built.rows)));
-  const mapRate = lookupsPerSecond(mapLoop(mapBuild.value), pans, runs);
+  const mapRate = lookupsPerSecond(mapLoop(mapBuild.value), pans, runs, passes('Map baseline'));
 
+  log(`agreement on ${Math.min(options.agreementSample, pans.length).toLocaleString('en-US')} card numbers`);
   const agreement = checkAgreement(index, arrayBuild.value, mapBuild.value, pans.slice(0, options.agreementSample));
   return {
     name: dataset.name,

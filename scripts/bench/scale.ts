@@ -112,6 +112,7 @@ export async function runScaleBench(options: {
   const dir = await mkdtemp(join(tmpdir(), 'bin-scale-'));
   try {
     const file = join(dir, 'bin-list-data.csv');
+    options.log(`scale: generating ${options.rows.toLocaleString('en-US')} synthetic venelinkochev rows`);
     const csv = generateVenelinkochevCsv(options.rows, 7);
     await writeFile(file, csv);
     const lines = csv.split('\n').length - 2;

@@ -24,9 +24,13 @@ export async function runThreeDsBench(o: ThreeDsBenchOptions): Promise<string> {
   try {
     const order: WorkerVersion[] = [versions.baseline, versions.current];
     const counts = new Map<WorkerVersion, Record<string, StepCounts>>();
-    for (const v of order) counts.set(v, await storageCounts(v));
+    for (const v of order) {
+      o.log(`counting the storage calls of each step, ${v.label}`);
+      counts.set(v, await storageCounts(v));
+    }
     const results = new Map<string, FlowRun[]>();
     for (const kind of KINDS) {
+      o.log(`${kind} flows, warm-up (${Math.min(20, o.flows)} flows each)`);
       for (const v of order) await timedFlows(v.worker.url, kind, Math.min(20, o.flows), o.concurrency); // warm-up
       for (let run = 0; run < o.runs; run++) {
         for (const v of run % 2 === 0 ? order : [...order].reverse()) {

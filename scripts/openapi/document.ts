@@ -145,6 +145,13 @@ const ERROR_STATUSES: Record<string, string> = {
   '503': 'serviceUnavailable: storage or configuration',
 };
 
+/** The 503 of a route outside the APIs: the Worker's settings are broken (docs/configuration.md). */
+const SERVICE_ERROR_503 = {
+  description: 'serviceUnavailable: the Worker is misconfigured.',
+  headers: { ...COMMON_HEADERS, 'Retry-After': header('Retry-After') },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorDocument' } } },
+};
+
 function errorResponse(api: Api, status: string, description: string): Json {
   const extra: Json = {};
   if (status === '401') extra['WWW-Authenticate'] = header('WWW-Authenticate');
@@ -313,9 +320,12 @@ export function buildOpenApiDocument(version: string): Json {
         '), the challenge page shows its code (1234), and the sandbox controls work: ' +
         '`WP-Sandbox-Simulate` on any endpoint and `/sandbox/completeChallenge`. ' +
         "Operations marked as extensions are this service's, not Worldpay's.",
-      license: { name: 'Proprietary' },
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    servers: [{ url: 'http://localhost:8787', description: 'npm start (wrangler dev)' }],
+    // Relative: resolved against where this document is served (OpenAPI 3.1, Server Object), so that the
+    // document, and /docs beside it, name whichever origin serves them (wrangler dev on any port,
+    // a deployment, PUBLIC_BASE_URL's host).
+    servers: [{ url: '/', description: 'The origin serving this document' }],
     security: [{ basicAuth: [] }],
     tags: [
       { name: 'Card BIN', description: 'Brand, BIN, funding, issuer and country of a card (Worldpay Card BIN v1).' },
@@ -323,8 +333,65 @@ export function buildOpenApiDocument(version: string): Json {
       { name: '3-D Secure pages', description: 'The issuer-side pages this service serves as a test ACS.' },
       { name: 'Tokens', description: 'Tokens for card numbers (Worldpay Tokens v1, v2 and v3).' },
       { name: 'Sandbox', description: 'Test-environment controls (extensions), refused in live.' },
+      { name: 'Service', description: 'The landing page and the health check (extensions), without credentials.' },
     ],
     paths: {
+      '/': {
+        get: {
+          operationId: 'landingPage',
+          tags: ['Service'],
+          summary: 'Landing page: what the service is, links to this reference, environment and BIN data version',
+          security: [],
+          responses: {
+            '200': {
+              description: 'The page (HTML, no script, nothing loaded from elsewhere).',
+              headers: {
+                ...COMMON_HEADERS,
+                'Content-Security-Policy': {
+                  required: true,
+                  schema: { type: 'string', pattern: "^default-src 'none';" },
+                },
+              },
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            '503': SERVICE_ERROR_503,
+          },
+        },
+      },
+      '/health': {
+        get: {
+          operationId: 'health',
+          tags: ['Service'],
+          summary: 'Health check for load balancers: answers from memory, calls no storage',
+          description:
+            'No credentials. 200 while the Worker is deployed, configured and answering; it reads no KV, Durable Object or provider, so a slow storage call never fails it. 503 when the Worker is misconfigured (as every API request would be).',
+          security: [],
+          responses: {
+            '200': {
+              description: 'Healthy.',
+              headers: COMMON_HEADERS,
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['status', 'environment', 'binDataVersion'],
+                    properties: {
+                      status: { const: 'ok' },
+                      environment: { enum: ['test', 'live'] },
+                      binDataVersion: {
+                        type: ['string', 'null'],
+                        description:
+                          'As the `Bin-Data-Version` header of card BIN answers; null for an index without one.',
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            '503': SERVICE_ERROR_503,
+          },
+        },
+      },
       '/api/cardBin/panLookup': {
         post: operation(CARD_BIN, {
           id: 'panLookup',

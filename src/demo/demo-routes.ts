@@ -41,9 +41,15 @@ const DEMO_CSP = /* @__PURE__ */ [
  * the demo runs live 3-D Secure against the fake 3DS Server provider or another of one's choosing.
  */
 function testOnly(rc: RequestContext): void {
-  if (rc.settings.environment === 'test') return;
-  if (rc.settings.environment === 'live' && (rc as DemoContext).demoInLive === true) return;
-  fail({ kind: 'resourceNotFound' });
+  if (!demoServed(rc) && (rc as DemoContext).demoInLive !== true) fail({ kind: 'resourceNotFound' });
+}
+
+/**
+ * Whether the test Worker's /demo answers: in `test` only (the landing page links it then). The
+ * live Worker built for a local live checkout serves {@link LIVE_DEMO_ROUTES} instead.
+ */
+export function demoServed(rc: RequestContext): boolean {
+  return rc.settings.environment === 'test';
 }
 
 /** A request context the live entry's demo routes have marked (see {@link LIVE_DEMO_ROUTES}). */

@@ -37,8 +37,8 @@ afterAll(async () => {
   await live?.stop();
 });
 
-async function openDemo(): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+async function openDemo(viewport = { width: 900, height: 1100 }): Promise<Page> {
+  const page = await browser.newPage({ viewport });
   page.on('request', (r) => {
     if (new URL(r.url()).origin !== worker.url.origin) outside.push(r.url());
   });
@@ -149,6 +149,33 @@ describe('the demo checkout', () => {
     await saved.first().locator('.delete').click();
     await expect.poll(() => saved.count()).toBe(0);
     expect(await page.textContent('#saved-status')).toContain('No saved card yet.');
+    await page.close();
+  });
+
+  it('fits a 390 px wide phone screen: nothing wider than the screen, the selects and the challenge frame included', async () => {
+    const page = await openDemo({ width: 390, height: 844 });
+    /** How far the page scrolls sideways, and every control or frame that does not fit the screen. */
+    const overflow = () =>
+      page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        outside: Array.from(document.querySelectorAll('main, form, input, select, button, iframe:not(.ddc), pre, #bin'))
+          .map((e) => ({ e: e.id || e.tagName.toLowerCase(), box: e.getBoundingClientRect() }))
+          .filter(({ box }) => box.width > 0 && (box.left < 0 || box.right > window.innerWidth))
+          .map(({ e, box }) => `${e}: ${Math.round(box.left)}..${Math.round(box.right)}`),
+      }));
+    expect(await overflow()).toEqual({ scrollWidth: 390, outside: [] });
+    // The longest cardholder option chosen, a card's BIN answer shown: still nothing wider.
+    const longest = await page.$$eval('#name option', (options) =>
+      options.map((o) => (o as HTMLOptionElement).value).sort((a, b) => b.length - a.length),
+    );
+    await page.selectOption('#name', longest[0]!);
+    await typeCard(page, '4571736000000000');
+    expect(await overflow()).toEqual({ scrollWidth: 390, outside: [] });
+    // The challenge in its default 390x400 window, on a screen of 390 px.
+    await page.selectOption('#name', '3ds2-challenge-identified');
+    await page.click('#pay');
+    await page.frameLocator('#challenge-frame').locator('#code').waitFor();
+    expect(await overflow()).toEqual({ scrollWidth: 390, outside: [] });
     await page.close();
   });
 

@@ -88,6 +88,53 @@ describe('the API reference', () => {
     await context.close();
   });
 
+  it("sends an operation's requests to the origin serving the page, whatever its host and port (the relative server)", async () => {
+    const { context } = await watched();
+    const page = await context.newPage();
+    await page.goto(`${origin}/docs`);
+    await page.getByText('Look up a card number or token').waitFor();
+    // The request Swagger UI's "Try it out" would send, built by Swagger UI itself (its
+    // request builder, the selected server, the document's URL as the base), then sent.
+    const built = await page.evaluate(async () => {
+      type Ui = {
+        specSelectors: { specJson(): { toJS(): unknown }; url(): string };
+        oas3Selectors: { selectedServer(): string };
+        fn: { buildRequest(o: Record<string, unknown>): { url: string; method: string } };
+      };
+      const ui = (window as unknown as { ui: Ui }).ui;
+      const request = ui.fn.buildRequest({
+        spec: ui.specSelectors.specJson().toJS(),
+        operationId: 'health',
+        server: ui.oas3Selectors.selectedServer(),
+        contextUrl: new URL(ui.specSelectors.url(), location.href).href,
+      });
+      const answer = await fetch(request.url, { method: request.method });
+      return {
+        server: ui.oas3Selectors.selectedServer(),
+        url: request.url,
+        status: answer.status,
+        body: await answer.json(),
+      };
+    });
+    expect(built).toMatchObject({ server: '/', url: `${origin}/health`, status: 200, body: { status: 'ok' } });
+    await context.close();
+  });
+
+  it('answers / with the landing page (the Worker runs first there), and every link on it answers', async () => {
+    const { context, outside, violations } = await watched();
+    const page = await context.newPage();
+    const response = await page.goto(`${origin}/`);
+    expect(response!.status()).toBe(200);
+    expect(response!.headers()['content-security-policy']).toMatch(/^default-src 'none';/);
+    expect(await page.textContent('#environment')).toBe('test');
+    const links = await page.$$eval('a', (as) => as.map((a) => a.href));
+    expect(links.map((l) => new URL(l).pathname)).toEqual(['/docs', '/openapi.json', '/demo', '/health']);
+    for (const link of links) expect((await fetch(new URL(new URL(link).pathname, worker.url))).status, link).toBe(200);
+    expect(outside).toEqual([]);
+    expect(await violations()).toEqual([]);
+    await context.close();
+  });
+
   it('keeps the API answering its own paths (no asset shadows them)', async () => {
     const response = await fetch(new URL('/api/cardBin/panLookup', worker.url), { method: 'POST' });
     expect(response.status).toBe(401);

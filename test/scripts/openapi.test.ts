@@ -31,6 +31,8 @@ describe('the OpenAPI document', () => {
     );
     expect(operations.sort()).toEqual(
       [
+        'GET /',
+        'GET /health',
         'POST /api/cardBin/panLookup',
         'POST /api/cardBin/binLookup',
         'OPTIONS /api/cardBin/binLookup',
@@ -130,6 +132,20 @@ describe('the OpenAPI document', () => {
     expect(convertSchemas({ Checked: checked }).Checked).toMatchObject({
       properties: { x: { type: 'string', description: expect.stringContaining('fieldHasInvalidValue') } },
     });
+  });
+
+  it('names the origin that serves it as its server (a relative URL), not a fixed host or port', () => {
+    expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    // Resolved as Swagger UI and other clients resolve it: against the document's own URL.
+    for (const at of ['http://localhost:8799/openapi.json', 'https://payments.example.com/openapi.json']) {
+      expect(new URL((document.servers as Json[])[0]!.url as string, at).origin).toBe(new URL(at).origin);
+    }
+  });
+
+  it("says the project's licence, as package.json does (an SPDX identifier)", () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as Json;
+    expect(pkg.license).toBe('Apache-2.0');
+    expect((document.info as Json).license).toEqual({ name: 'Apache-2.0', identifier: pkg.license });
   });
 
   it('is the document the Worker serves (public/openapi.json, built before the tests)', () => {
