@@ -1,4 +1,4 @@
-import type { BinRecord, Brand } from '../../src/bin/model';
+import type { BinRecord } from '../../src/bin/model';
 
 /**
  * One row of a BIN source as an importer reads it: digits checked, labels still as the source
