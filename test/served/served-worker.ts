@@ -66,13 +66,15 @@ export async function startWranglerDev(root: string): Promise<Served> {
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const url = new URL(`http://127.0.0.1:${port}/`);
+  // Ready once the Worker itself answers: its health route, which reads no storage.
+  const health = new URL('/health', url);
   const deadline = Date.now() + 90_000;
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`wrangler dev exited:\n${output}`);
       if (Date.now() > deadline) throw new Error(`wrangler dev did not start:\n${output}`);
-      const ready = await fetch(url).then(
-        (r) => r.status === 404,
+      const ready = await fetch(health).then(
+        (r) => r.status === 200,
         () => false,
       );
       if (ready) break;
