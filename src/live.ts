@@ -11,8 +11,6 @@ import { serviceRoutes } from './routes/service-pages';
  * esbuild folds it, so the deployed bundle has no demo at all (`npm run check:bundle` checks).
  */
 declare const LIVE_DEMO: boolean;
-/** Unset (a build without the define, such as the test pool's import of this module): no demo. */
-const WITH_DEMO = typeof LIVE_DEMO !== 'undefined' && LIVE_DEMO;
 
 /**
  * The Worker of the live deployment (`wrangler deploy --env live`): the landing page and health
@@ -21,8 +19,9 @@ const WITH_DEMO = typeof LIVE_DEMO !== 'undefined' && LIVE_DEMO;
  */
 export default createWorker(
   [
-    ...serviceRoutes({ demoServed: () => WITH_DEMO }),
-    ...(WITH_DEMO ? [...API_ROUTES, ...LIVE_DEMO_ROUTES] : API_ROUTES),
+    // Unset (a build without the define, such as the test pool's import of this module): no demo.
+    ...serviceRoutes({ demoServed: () => typeof LIVE_DEMO !== 'undefined' && LIVE_DEMO }),
+    ...(typeof LIVE_DEMO !== 'undefined' && LIVE_DEMO ? [...API_ROUTES, ...LIVE_DEMO_ROUTES] : API_ROUTES),
   ],
   embeddedServices({ live: true }),
 ) satisfies ExportedHandler<Env>;
