@@ -67,13 +67,14 @@ interface Shopper {
  * page's script reports are this browser's, not anyone's defaults. `on` another browser (one
  * launched without a locale), with that browser's own language.
  */
-async function openDemo(on?: Browser): Promise<Shopper> {
+async function openDemo(on?: Browser, options: { posix?: boolean } = {}): Promise<Shopper> {
   const context = await (on ?? browser).newContext({
     viewport: { width: 900, height: 1100 },
     screen: { width: 1366, height: 768 },
     timezoneId: 'Asia/Kolkata', // UTC+5:30 all year: getTimezoneOffset() is -330
     ...(on ? {} : { locale: 'da-DK' }),
   });
+  if (options.posix) await asPosixBrowser(context);
   const page = await context.newPage();
   const shopper: Shopper = { context, page, requests: [], csp: [], errors: [] };
   page.on('request', (r) => shopper.requests.push({ method: r.method(), url: r.url(), postData: r.postData() }));
@@ -86,6 +87,24 @@ async function openDemo(on?: Browser): Promise<Shopper> {
   await page.waitForFunction(() => document.querySelectorAll('#samples button[data-card]').length > 0);
   expect(await page.textContent('#environment')).toContain('live');
   return shopper;
+}
+
+/**
+ * Makes every frame of the context the browser of a machine without a locale, whatever the
+ * environment running the test has (Chromium's own answer varies with it: `en-US@posix` under
+ * `LANG=C` on some machines, `en-US` on others): `navigator.language` is `en-US@posix`, and no
+ * request carries an Accept-Language header.
+ */
+async function asPosixBrowser(context: BrowserContext): Promise<void> {
+  await context.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, 'language', { get: () => 'en-US@posix', configurable: true });
+    Object.defineProperty(Navigator.prototype, 'languages', { get: () => ['en-US@posix'], configurable: true });
+  });
+  await context.route('**/*', async (route) => {
+    const headers = { ...route.request().headers() };
+    delete headers['accept-language'];
+    await route.continue({ headers });
+  });
 }
 
 /** Picks a sample card by its button, as a shopper would, and waits for the BIN answer. */
@@ -212,7 +231,7 @@ describe('the demo checkout in live, against the fake 3DS Server provider', () =
     );
     const bare = await launchChromium([], { env: { ...env, LANG: 'C', LC_ALL: 'C' } });
     try {
-      const shopper = await openDemo(bare);
+      const shopper = await openDemo(bare, { posix: true });
       const { page } = shopper;
       const raw = await page.evaluate(() => navigator.language);
       expect(raw, 'the language this browser reports').toBe('en-US@posix');
