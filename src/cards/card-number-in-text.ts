@@ -18,11 +18,17 @@ import { schemeIssues } from '../bin/scheme-ranges';
  *
  * The digits are read in groups, so `order 1234 4444333322221111` finds the card whether or not
  * the order number sits beside it. A run of more than 19 digits with no separator is not a card
- * number (nothing issues one that long) and is not searched inside.
+ * number (nothing issues one that long) and is not searched inside. Nor are identifiers: digits
+ * glued to a letter (`INV4444333322221111`, a hex hash's digit run) or inside a UUID (whose groups
+ * are all digits now and then: the DDC page's own `SessionId` is one), which a merchant's
+ * references often are.
  */
 
 /** Digit groups joined by separators: spaces (any white space) or dashes, up to three at a time. */
 const DIGIT_RUN = /\d+(?:[\s-]{1,3}\d+)*/g;
+/** A UUID, of any version. */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const LETTER = /[A-Za-z]/;
 const SEPARATORS = /[\s-]+/;
 const MIN_DIGITS = 12;
 const MAX_DIGITS = 19;
@@ -43,7 +49,11 @@ export function mightContainCardNumber(text: string): boolean {
     if (c >= 48 && c <= 57) digits++;
   }
   if (digits < MIN_DIGITS) return false;
-  for (const [run] of text.matchAll(DIGIT_RUN)) {
+  const searched = text.replace(UUID, ' ');
+  for (const match of searched.matchAll(DIGIT_RUN)) {
+    const run = match[0];
+    const [before, after] = [searched[match.index - 1], searched[match.index + run.length]];
+    if ((before !== undefined && LETTER.test(before)) || (after !== undefined && LETTER.test(after))) continue;
     const groups = run.split(SEPARATORS);
     for (let first = 0; first < groups.length; first++) {
       if (looksLikeCardNumber(groups[first]!)) return true;

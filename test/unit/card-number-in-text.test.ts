@@ -60,14 +60,18 @@ const written = cardNumber.chain((pan) =>
   ),
 );
 
-/** Text around the number that holds no digit next to it. */
+/** Text around the number: words, and something that is not a letter or digit next to the number. */
 const words = fc.string({ unit: fc.constantFrom(...'abcXYZ ,./#()&é'.split('')), maxLength: 20 });
+const edge = fc.constantFrom(' ', ', ', ': ', '(', ')', '#', '/', '\n', '=', '"');
 
 describe('a card number in free text (pure)', () => {
   it('is found whatever the separators between its digits and wherever it sits in the text', () => {
     fc.assert(
-      fc.property(words, written, words, (before, number, after) => {
-        expect(mightContainCardNumber(`${before}${number}${after}`)).toBe(true);
+      fc.property(words, edge, written, edge, words, (before, open, number, close, after) => {
+        expect(mightContainCardNumber(`${before}${open}${number}${close}${after}`)).toBe(true);
+        // At the very start or end of the text too.
+        expect(mightContainCardNumber(`${number}${close}${after}`)).toBe(true);
+        expect(mightContainCardNumber(`${before}${open}${number}`)).toBe(true);
       }),
       { numRuns: 500 },
     );
@@ -106,6 +110,22 @@ describe('a card number in free text (pure)', () => {
     expect(schemeIssues(reference.replace('-', ''))).toBe(true); // UATP, 15 digits
     expect(mightContainCardNumber(`tx-${reference}`)).toBe(false);
     expect(mightContainCardNumber('3782 822463 10005')).toBe(true); // American Express, 4-6-5
+  });
+
+  it('accepts identifiers: a UUID whose groups are digits, digits glued to letters', () => {
+    const maestro = withCheckDigit('50123456789'); // 12 digits, a length Maestro issues
+    expect(mightContainCardNumber(`x ${maestro} x`)).toBe(true);
+    // The DDC page's SessionId, a UUID whose last group happens to be all digits.
+    expect(mightContainCardNumber(`0_12345678-1234-4123-8123-${maestro}`)).toBe(false);
+    expect(mightContainCardNumber(`ref 12345678-1234-4123-8123-${maestro}`.toUpperCase())).toBe(false);
+    expect(mightContainCardNumber(`INV${'4444333322221111'}`)).toBe(false);
+    expect(mightContainCardNumber(`sha 3f${maestro}ab`)).toBe(false);
+    fc.assert(
+      fc.property(fc.uuid(), (uuid) => {
+        expect(mightContainCardNumber(`0_${uuid}`)).toBe(false);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('accepts runs of fewer than 12 or more than 19 digits, and digits broken by other characters', () => {

@@ -221,6 +221,16 @@ describe('3-D Secure with a card number in a free-text field', () => {
     await expectRefused(verification, 'fieldMightContainCardNumber', '$.transactionReference');
   });
 
+  it('accepts identifiers whose digits happen to pass: a UUID reference and the DDC SessionId as collectionReference', async () => {
+    const maestro = luhnComplete('5012345678', 12); // 12 digits, a length Maestro issues
+    const uuid = `12345678-1234-4123-8123-${maestro}`;
+    const response = await threeDs(
+      'authenticate',
+      authenticateBody({ reference: `${uuid}-${Date.now()}`, collectionReference: `0_${uuid}` }),
+    );
+    expect(response.status, await response.clone().text()).toBe(200);
+  });
+
   it('accepts a transaction reference that is a 16-digit order number failing the Luhn check', async () => {
     const reference = `${ORDER_NUMBER}-${Date.now()}`;
     const response = await threeDs('authenticate', authenticateBody({ reference }));
