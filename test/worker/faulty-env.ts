@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import worker from '../../src/index';
+import { objectStorage } from '../../src/storage/guards/object-storage';
+import { KvWriteLimit } from './kv-write-limit';
 
 /**
  * The Worker's environment with its storage wrapped: every KV call, every Durable Object call and
@@ -12,8 +14,12 @@ import worker from '../../src/index';
  * (after the request that made it gave up).
  */
 
-/** One call: its store and operation (a DO method, a KV method, or the provider's path: `auth`). */
-export type StorageCall = { store: 'kv' | 'do' | 'provider'; op: string };
+/**
+ * One call: its store and operation (a DO method, a KV method, or the provider's path: `auth`), and
+ * who made it: the Worker, or a Durable Object writing its projections (`object`, see
+ * {@link StorageHarness.throughObjects}).
+ */
+export type StorageCall = { store: 'kv' | 'do' | 'provider'; op: string; by?: 'object'; key?: string; at?: number };
 
 export interface Fault {
   /** Fails the n-th call (0-based) that matches. */
@@ -22,6 +28,13 @@ export interface Fault {
   of: 'kvWrite' | 'do' | 'provider' | 'any';
   /** Only calls of this operation count (a DO method, a provider path such as `auth`). */
   op?: string;
+  /** Only the Worker's calls count, or only the objects' own KV writes (default: either). */
+  by?: 'worker' | 'object';
+  /**
+   * Only KV calls of this key count: objects of earlier tests may still be writing (their alarms
+   * retry), through whatever harness is installed.
+   */
+  key?: string;
   /**
    * Fail before the call reaches storage, after it did, never answer at all, or answer late: the
    * call is made at once and its answer is held back `delayMs` (past the caller's deadline).
@@ -39,9 +52,13 @@ export class StorageHarness {
   private fault: Fault | undefined;
   private matched = 0;
   private kvWriteDelayMs = 0;
-  private holdNextKvWrite = false;
+  /** Whether to hold the next KV write back (of this key only, when a key is given). */
+  private holdNextKvWrite: false | { key?: string } = false;
   private readonly held: (() => Promise<unknown>)[] = [];
   readonly env: Env;
+
+  /** KV's one write per second per key, for the objects' writes (see {@link throughObjects}). */
+  readonly writeLimit = new KvWriteLimit();
 
   /** `vars` override the environment's vars, e.g. a short `STORAGE_TIMEOUT_MS`. */
   constructor(vars: Partial<Env> = {}) {
@@ -56,6 +73,18 @@ export class StorageHarness {
     };
   }
 
+  /**
+   * Routes the Durable Objects' own KV writes (their projections: outbox.ts) through this harness
+   * too, with KV's one write per second per key, recorded with `by: 'object'` and failing on
+   * command like the Worker's; `timeoutMs` is their deadline. The objects run in the tests'
+   * isolate, so this reaches every object until {@link restoreObjects} (call it in `afterEach`).
+   */
+  throughObjects(timeoutMs = 1_000): this {
+    objectStorage.kv = (objectEnv) => this.kv(this.writeLimit.wrap(objectEnv.SESSIONS), 'object');
+    objectStorage.timeoutMs = timeoutMs;
+    return this;
+  }
+
   /** Makes every KV write take this long (a slow write that others overlap). */
   slowKvWrites(ms: number): this {
     this.kvWriteDelayMs = ms;
@@ -66,8 +95,8 @@ export class StorageHarness {
    * Holds the next KV write back: its caller never hears of it (its deadline ends the request),
    * and the write reaches KV only when {@link landHeldWrites} is called.
    */
-  holdNextKvWriteUntilLater(): this {
-    this.holdNextKvWrite = true;
+  holdNextKvWriteUntilLater(key?: string): this {
+    this.holdNextKvWrite = key === undefined ? {} : { key };
     return this;
   }
 
@@ -113,11 +142,13 @@ export class StorageHarness {
   }
 
   private async run<T>(call: StorageCall, operation: () => Promise<T>): Promise<T> {
-    this.calls.push(call);
+    this.calls.push({ ...call, at: Date.now() });
     const fault = this.fault;
     const counts =
       fault !== undefined &&
       (fault.op === undefined || fault.op === call.op) &&
+      (fault.by === undefined || (fault.by === 'object') === (call.by === 'object')) &&
+      (fault.key === undefined || fault.key === call.key) &&
       ((fault.of === 'any' && call.store !== 'provider') ||
         (fault.of === 'kvWrite' && call.store === 'kv' && (call.op === 'put' || call.op === 'delete')) ||
         (fault.of === 'do' && call.store === 'do') ||
@@ -128,7 +159,8 @@ export class StorageHarness {
     if (fire && fault.when === 'before') throw new Error(`injected failure before ${call.store} ${call.op}`);
     if (fire && fault.when === 'hang') return new Promise<T>(() => {});
     const isKvWrite = call.store === 'kv' && (call.op === 'put' || call.op === 'delete');
-    if (isKvWrite && this.holdNextKvWrite) {
+    const hold = this.holdNextKvWrite;
+    if (isKvWrite && hold && (hold.key === undefined || hold.key === call.key)) {
       this.holdNextKvWrite = false;
       this.held.push(operation);
       return new Promise<T>(() => {});
@@ -140,7 +172,7 @@ export class StorageHarness {
     return result;
   }
 
-  private kv(inner: KVNamespace): KVNamespace {
+  private kv(inner: KVNamespace, by?: 'object'): KVNamespace {
     return new Proxy(inner, {
       get: (target, property) => {
         const value = Reflect.get(target, property) as unknown;
@@ -150,7 +182,10 @@ export class StorageHarness {
         )
           return value;
         return (...args: unknown[]) =>
-          this.run({ store: 'kv', op: String(property) }, () => Reflect.apply(value, target, args) as Promise<unknown>);
+          this.run(
+            { store: 'kv', op: String(property), ...(by ? { by } : {}), key: String(args[0]) },
+            () => Reflect.apply(value, target, args) as Promise<unknown>,
+          );
       },
     });
   }
@@ -204,3 +239,11 @@ export class StorageHarness {
     });
   }
 }
+
+/** Puts the objects' KV back as the service has it (after {@link StorageHarness.throughObjects}). */
+export function restoreObjects(): void {
+  objectStorage.kv = (objectEnv) => objectEnv.SESSIONS;
+  objectStorage.timeoutMs = DEFAULT_OBJECT_TIMEOUT_MS;
+}
+
+const DEFAULT_OBJECT_TIMEOUT_MS = objectStorage.timeoutMs;

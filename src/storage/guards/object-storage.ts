@@ -1,0 +1,13 @@
+import { MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
+
+/**
+ * How the Durable Objects reach KV for their projections (outbox.ts): the SESSIONS binding, each
+ * write with the longest storage deadline. A seam for the tests only: the fault harness
+ * (test/worker/faulty-env.ts) swaps `kv` to fail, hang or hold back the objects' own writes and to
+ * enforce KV's one write per second per key (the objects run in the tests' isolate). Nothing in
+ * the service changes it.
+ */
+export const objectStorage = {
+  kv: (env: Env): KVNamespace => env.SESSIONS,
+  timeoutMs: MAX_STORAGE_TIMEOUT_MS,
+};

@@ -1,0 +1,150 @@
+import { withDeadline } from '../storage-error';
+import { MIN_KV_TTL_SECONDS } from '../kv';
+
+/**
+ * The KV projections of one Durable Object's state (docs/storage.md "Projections"). The object is
+ * the truth; KV holds copies for readers that tolerate staleness, and this object is the only
+ * writer of its keys, so no two writers ever race on one key.
+ *
+ * - A state change stages the key's new value in the same synchronous block as the change (SQL
+ *   calls with no `await` between them are one storage transaction in a Durable Object), so the
+ *   state and its pending projection commit together or not at all.
+ * - The object's alarm writes what is staged, after the answer (no answer waits for KV). A write
+ *   that fails, hangs or times out is tried again from the alarm, with backoff, until it lands.
+ * - Per key: at most one write a second (Cloudflare KV's limit); a write always sends the newest
+ *   staged value, so changes staged meanwhile are coalesced into it; and a write that ended
+ *   without an answer (it may still land) is followed by the next one only after
+ *   {@link UNANSWERED_WRITE_DEADLINES} deadlines, so that an older value cannot land over a newer one.
+ *
+ * Nobody waits for any of this: the waits are the alarm's, never a request's.
+ */
+
+/** KV accepts one write a second to a key. */
+export const KEY_WRITE_INTERVAL_MS = 1_000;
+/**
+ * A write that ended without an answer (its deadline passed) may still land: the next write of its
+ * key is sent only this many deadlines after it (10 s with the 5 s deadline).
+ */
+export const UNANSWERED_WRITE_DEADLINES = 2;
+/** Backoff of a failed write: 1 s, doubling, at most a minute. */
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
+interface OutboxRow extends Record<string, SqlStorageValue> {
+  key: string;
+  /** The JSON to put, or null to delete the key. */
+  value: string | null;
+  /** The value's logical end (ms): its KV TTL; a row past it is dropped, never written. */
+  expires_at: number;
+  /** Changes staged so far, and the number of the change the last write that landed carried. */
+  staged: number;
+  written: number;
+  /** No write of this key before this time (KV's per-key limit, backoff, an unanswered write). */
+  not_before: number;
+  attempts: number;
+}
+
+/** What a flush did, for the object's log and the tests. */
+export interface FlushReport {
+  written: number;
+  failed: number;
+  /** When the alarm must run again (ms), or undefined when nothing is pending. */
+  next?: number;
+}
+
+export class Outbox {
+  /** Keys being written right now (the alarm handler runs alone, but a flush may be asked twice). */
+  private readonly inFlight = new Set<string>();
+
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
+      key TEXT PRIMARY KEY, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
+      written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0)`);
+  }
+
+  /**
+   * Stages `value` (JSON-serialisable, or null to delete) as the next projection of `key`, to
+   * live until `expiresAt`. Call it in the same synchronous block as the state change it projects.
+   */
+  stage(key: string, value: unknown, expiresAt: number): void {
+    if (!Number.isFinite(expiresAt)) throw new Error('a projection needs a finite expiresAt');
+    const json = value === null ? null : JSON.stringify(value);
+    this.sql.exec(
+      `INSERT INTO outbox (key, value, expires_at, staged) VALUES (?, ?, ?, 1)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at, staged = staged + 1`,
+      key,
+      json,
+      expiresAt,
+    );
+  }
+
+  /** When a write is due (ms), or undefined when every projection has landed. */
+  nextDue(): number | undefined {
+    const row = this.sql
+      .exec<{ due: number | null }>('SELECT MIN(not_before) AS due FROM outbox WHERE staged > written')
+      .one();
+    return row.due === null ? undefined : Math.max(row.due, Date.now());
+  }
+
+  /** Whether every staged projection has landed. */
+  get settled(): boolean {
+    return this.nextDue() === undefined;
+  }
+
+  /**
+   * Writes every projection that is due, each key at most once, and says when to come back. Never
+   * throws: a failure is recorded on its row and tried again later.
+   */
+  async flush(kv: KVNamespace, timeoutMs: number): Promise<FlushReport> {
+    const now = Date.now();
+    this.sql.exec('DELETE FROM outbox WHERE expires_at <= ?', now);
+    const due = this.sql
+      .exec<OutboxRow>('SELECT * FROM outbox WHERE staged > written AND not_before <= ?', now)
+      .toArray()
+      .filter((row) => !this.inFlight.has(row.key));
+    const results = await Promise.all(due.map((row) => this.write(kv, timeoutMs, row)));
+    return {
+      written: results.filter(Boolean).length,
+      failed: results.filter((r) => !r).length,
+      next: this.nextDue(),
+    };
+  }
+
+  private async write(kv: KVNamespace, timeoutMs: number, row: OutboxRow): Promise<boolean> {
+    this.inFlight.add(row.key);
+    const sentAt = Date.now();
+    const write =
+      row.value === null
+        ? kv.delete(row.key)
+        : kv.put(row.key, row.value, {
+            expirationTtl: Math.max(MIN_KV_TTL_SECONDS, Math.ceil((row.expires_at - sentAt) / 1000)),
+          });
+    // Settled (landed, or refused) or not: a write still running at its deadline may land later.
+    let settled = false;
+    const tracked = write.finally(() => (settled = true));
+    try {
+      await withDeadline(tracked, timeoutMs, `KV ${row.value === null ? 'delete' : 'put'} (projection)`);
+      // Changes staged during the write stay pending (staged > written): the next write sends them.
+      this.sql.exec(
+        'UPDATE outbox SET written = MAX(written, ?), attempts = 0, not_before = ? WHERE key = ?',
+        row.staged,
+        sentAt + KEY_WRITE_INTERVAL_MS,
+        row.key,
+      );
+      return true;
+    } catch {
+      const attempts = row.attempts + 1;
+      const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempts - 1));
+      const notBefore = Math.max(Date.now() + backoff, settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs);
+      this.sql.exec('UPDATE outbox SET attempts = ?, not_before = ? WHERE key = ?', attempts, notBefore, row.key);
+      return false;
+    } finally {
+      this.inFlight.delete(row.key);
+    }
+  }
+
+  /** Forgets every projection (the object's state is wiped; KV's copies expire by their TTL). */
+  wipe(): void {
+    this.sql.exec('DELETE FROM outbox');
+  }
+}

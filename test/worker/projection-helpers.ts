@@ -1,0 +1,45 @@
+import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm } from 'cloudflare:test';
+import { threeDsGuardName } from '../../src/storage/guards/clients';
+import { sessionKey, type SessionScope } from '../../src/storage/threeds-store';
+
+type Json = Record<string, any>;
+
+/**
+ * Waits until KV holds the projection of `key` that `accept` takes (by default, any value): the
+ * object writes it from its alarm, after the answer, so a test reads it when it is there. Fails
+ * after `ms` (generous: a busy machine delays alarms, never breaks them).
+ */
+export async function projected(
+  key: string,
+  accept: (value: Json) => boolean = () => true,
+  ms = 20_000,
+): Promise<Json> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await env.SESSIONS.get<Json>(key, 'json');
+    if (value !== null && accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`no projection of ${key} within ${ms} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The scope of a test-merchant transaction on the default entity. */
+export const scopeOf = (transactionReference: string): SessionScope => ({
+  username: 'test-merchant',
+  entity: 'default',
+  transactionReference,
+});
+
+/** The session record's KV key of a test-merchant transaction on the default entity. */
+export const sessionKeyOf = (transactionReference: string): string => sessionKey(scopeOf(transactionReference));
+
+/** The transaction's object. */
+export function threeDsObject(transactionReference: string): DurableObjectStub {
+  return env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(threeDsGuardName(scopeOf(transactionReference))));
+}
+
+/** Runs the transaction object's alarm now, if one is set (its projections that are due). */
+export function runAlarmOf(transactionReference: string): Promise<boolean> {
+  return runDurableObjectAlarm(threeDsObject(transactionReference));
+}
