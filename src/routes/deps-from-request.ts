@@ -4,7 +4,6 @@ import type { ThreeDsServerSettings } from '../config/settings';
 import type { RequestContext } from '../http/endpoint';
 import { namespaceGuard, threeDsGuard, threeDsGuardById, tokenGuard } from '../storage/guards/clients';
 import type { KvAccess } from '../storage/kv';
-import { SessionStore } from '../storage/threeds-store';
 import { TokenStore } from '../storage/token-store';
 import { threeDsecureIo, type ThreeDsServer } from '../threeds/live/three-ds-server';
 import type { ThreeDsDeps } from '../threeds/steps/step-deps';
@@ -65,7 +64,6 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     baseUrl: publicBaseUrl(rc),
     now,
     background: (work) => rc.ctx.waitUntil(work),
-    sessions: new SessionStore(kvAccess(rc)),
     guardFor: (scope) => threeDsGuard(rc.env.THREEDS_GUARD, scope, timeoutMs),
     guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id, timeoutMs),
     cards: cardDeps(rc, now),

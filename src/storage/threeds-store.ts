@@ -1,15 +1,14 @@
 import type { Brand } from '../bin/model';
-import { readRecord, writeRecord, type KvAccess, type Stored } from './kv';
+import type { ChallengeResult } from './guards/challenge-rules';
+import type { Stored } from './kv';
 
 /**
- * The 3DS session record in KV (docs/storage.md lists every key, an example value and its TTL).
- *
- * authenticate writes it once, under the single-flight lease of the transaction's Durable Object
- * (`ThreeDsGuard`), so it is in KV before any answer to authenticate leaves; verification reads
- * it afterwards. It is the only 3DS key: every decision (first bodies, the device data
- * collection, the challenge's attempts and result) is made by the object, so no step reads a KV
- * key that has not been written yet (KV caches a miss for up to 60 s). No key or value holds a
- * full card number: at most the 6-digit BIN.
+ * The 3DS session record in KV (docs/storage.md lists every key, an example value and its TTL):
+ * a projection of the transaction's Durable Object (`ThreeDsGuard`), the only writer of the key,
+ * which writes it after authenticate's answer and again when the challenge ends
+ * (docs/storage.md "Projections"). It is for audit and for readers that tolerate staleness: no
+ * step reads it, every step asks the object. No key or value holds a full card number: at most
+ * the 6-digit BIN.
  */
 
 export const SESSION_PREFIX = '3ds:session:';
@@ -46,12 +45,6 @@ export interface SessionRecord extends Stored {
     onSuccess: string;
     expiresAt: number;
   };
-}
-
-/** The 3DS session records over one KV namespace. */
-export class SessionStore {
-  constructor(private readonly kv: KvAccess) {}
-
-  get = (s: SessionScope, now: number): Promise<SessionRecord | undefined> => readRecord(this.kv, sessionKey(s), now);
-  put = (s: SessionScope, r: SessionRecord, now: number): Promise<void> => writeRecord(this.kv, sessionKey(s), r, now);
+  /** The challenge's one result, once it ended. */
+  result?: ChallengeResult;
 }

@@ -112,7 +112,8 @@ async function sorted(harness: StorageHarness, op: string, responses: Response[]
 describe('authenticate: a burst of 20 identical calls while one storage call fails', () => {
   const body = (reference: string): Json =>
     authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' });
-  const CALLS = ['do.authenticate', 'kv.put', 'do.authenticationRecorded'];
+  // The object projects the session to KV itself (projections.test.ts fails those writes).
+  const CALLS = ['do.authenticate'];
 
   it('makes these storage calls when nothing fails', async () => {
     expect(await callsOf((v) => threeDs('authenticate', body(newReference()), {}, v))).toEqual(CALLS);
@@ -151,7 +152,7 @@ describe('authenticate: a burst of 20 identical calls while one storage call fai
 });
 
 describe('verification: a burst of 20 identical calls while one storage call fails', () => {
-  const CALLS = ['kv.get', 'do.concludeChallenge'];
+  const CALLS = ['do.concludeChallenge'];
   /** A transaction whose challenge was passed: the body of its verification. */
   async function passed(): Promise<Json> {
     const reference = newReference();

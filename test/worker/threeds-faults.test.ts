@@ -74,26 +74,23 @@ describe('deviceDataInitialize when its storage call fails', () => {
   );
 });
 
-describe('authenticate when any one storage call fails', () => {
-  it('makes three storage calls: the claim, the session record, the confirmation', async () => {
+describe('authenticate when its storage call fails', () => {
+  it("makes one storage call, to the transaction's object (which projects the session to KV itself)", async () => {
     expect(
       await countCalls((via) =>
         threeDs('authenticate', authenticateBody({ cardHolderName: '3ds2-challenge-identified' }), {}, via),
       ),
-    ).toBe(3);
+    ).toBe(1);
   });
 
-  it.each(faults(3))(
+  it.each(faults(1))(
     '%s: the retry completes the same session, and the challenge still verifies',
     async (_name, fault) => {
       quiet();
       const reference = newReference();
       const body = authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' });
       const harness = new StorageHarness().failOn(fault);
-      const first = await threeDs('authenticate', body, {}, (r) => harness.fetch(r));
-      // A fault on the confirmation is retried at once; the record is already there.
-      if (harness.calls[fault.nth]?.op === 'authenticationRecorded') expect(first.status).toBe(200);
-      else await expectJson503(first);
+      await expectJson503(await threeDs('authenticate', body, {}, (r) => harness.fetch(r)));
       const retry = await (await threeDs('authenticate', body)).json<Json>();
       expect(retry.outcome).toBe('challenged');
       expect(await (await threeDs('authenticate', body)).json()).toEqual(retry);
@@ -157,8 +154,8 @@ describe('the challenge pages when their storage call fails', () => {
   });
 });
 
-describe('verification when any one storage call fails', () => {
-  it.each(faults(2))(
+describe('verification when its storage call fails (one call: the object that decided)', () => {
+  it.each(faults(1))(
     "%s: 503 with Retry-After, and the retry answers the challenge's one result",
     async (_name, fault) => {
       quiet();
@@ -177,8 +174,8 @@ describe('verification when any one storage call fails', () => {
   );
 });
 
-describe('sandbox completeChallenge when any one storage call fails', () => {
-  it.each(faults(2))(
+describe('sandbox completeChallenge when its storage call fails (one call: the object)', () => {
+  it.each(faults(1))(
     '%s: 503 with Retry-After, and the retry ends the challenge as asked, once',
     async (_name, fault) => {
       quiet();
@@ -201,21 +198,16 @@ describe('sandbox completeChallenge when any one storage call fails', () => {
   );
 });
 
-describe('write leases belong to their holder', () => {
-  it("keeps the writer's lease when an identical request fails meanwhile: the burst still writes KV once", async () => {
+describe('a request that fails beside identical ones', () => {
+  it('changes nothing for the others: they get the one answer, and the session is projected once', async () => {
     quiet();
     const body = authenticateBody({ cardHolderName: '3ds2-challenge-identified' });
-    const writer = new StorageHarness().slowKvWrites(150);
-    const first = threeDs('authenticate', body, {}, (r) => writer.fetch(r));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    // This request's call to the guard fails; it then releases its own lease, never the writer's.
+    const first = threeDs('authenticate', body);
+    // This request's call to the object fails before it arrives; it holds nothing anyone waits for.
     const failing = new StorageHarness().failOn({ nth: 0, of: 'do', when: 'before' });
     await expectJson503(await threeDs('authenticate', body, {}, (r) => failing.fetch(r)));
-    const third = new StorageHarness();
-    const [a, c] = await Promise.all([first, threeDs('authenticate', body, {}, (r) => third.fetch(r))]);
+    const [a, c] = await Promise.all([first, threeDs('authenticate', body)]);
     expect(await c.json()).toEqual(await a.json());
-    expect(writer.count((call) => call.store === 'kv' && call.op === 'put')).toBe(1);
-    expect(third.count((call) => call.store === 'kv' && call.op === 'put')).toBe(0);
   });
 });
 
@@ -277,12 +269,11 @@ describe('storage calls that hang', () => {
     expect((await postForm('/3ds/challenge', { JWT: auth.challenge.jwt })).status).toBe(200);
   });
 
-  it('answers 503 when the session read of verification hangs', async () => {
+  it("answers 503 when authenticate's call to the object hangs, and the retry gets the answer", async () => {
     quiet();
-    const { reference, auth } = await challenged();
+    const body = authenticateBody({ cardHolderName: '3ds2-frictionless-identified' });
     const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'any', when: 'hang' });
-    await expectJson503(
-      await threeDs('verification', verifyBody(reference, auth.challenge.reference), {}, (r) => hung.fetch(r)),
-    );
+    await expectJson503(await threeDs('authenticate', body, {}, (r) => hung.fetch(r)));
+    expect((await (await threeDs('authenticate', body)).json<Json>()).outcome).toBe('authenticated');
   });
 });

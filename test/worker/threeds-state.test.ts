@@ -227,7 +227,7 @@ describe('3DS storage', () => {
     }
   });
 
-  it('answers 503 serviceUnavailable with Retry-After when KV fails, and nothing else breaks', async () => {
+  it('answers authenticate without KV: the Worker reads and writes none (the object projects the session)', async () => {
     const failing = {
       get: () => Promise.reject(new Error('KV is down')),
       put: () => Promise.reject(new Error('KV is down')),
@@ -237,11 +237,8 @@ describe('3DS storage', () => {
       headers: THREEDS_HEADERS,
       body: JSON.stringify(authenticateBody()),
     });
-    vi.spyOn(console, 'error').mockImplementation(() => {});
     const response = await worker.fetch(request, { ...env, SESSIONS: failing }, createExecutionContext());
-    expect(response.status).toBe(503);
-    expect(response.headers.get('Retry-After')).not.toBeNull();
-    expect((await response.json<Json>()).errorName).toBe('serviceUnavailable');
-    vi.restoreAllMocks();
+    expect(response.status).toBe(200);
+    expect((await response.json<Json>()).outcome).toBeTypeOf('string');
   });
 });

@@ -23,8 +23,6 @@ export type ThreeDsGuardApi = Api<
   | 'initialize'
   | 'collect'
   | 'authenticate'
-  | 'authenticationRecorded'
-  | 'authenticationReleased'
   | 'showChallenge'
   | 'submitChallenge'
   | 'concludeChallenge'
@@ -61,12 +59,11 @@ export type TokenGuardApi = Api<
 
 /**
  * Calls that may wait inside the object: for another caller's write lease (up to LEASE_MS: the
- * claims, and a token's `current` and `update`, which wait for a write in flight), for a
+ * token claims, and a token's `current` and `update`, which wait for a write in flight), for a
  * live authentication's single flight (LIVE_AUTH_LEASE_MS), for the 3DS Method (METHOD_WINDOW_MS).
  * Their deadline is that wait plus the usual one; every other call gets the usual deadline.
  */
 const WAITS: Record<string, number> = {
-  authenticate: LEASE_MS,
   claim: LEASE_MS,
   retire: LEASE_MS,
   current: LEASE_MS,

@@ -1,5 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from './challenge-rules';
+import type { SessionRecord } from '../threeds-store';
 import { ClaimTable, type ClaimOutcome } from './claims';
 import {
   LiveTransaction,
@@ -10,6 +11,8 @@ import {
   type MethodRecord,
   type PreparedCard,
 } from './live-transaction';
+import { objectStorage } from './object-storage';
+import { Outbox } from './outbox';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -22,11 +25,13 @@ import {
  *   lost can be posted again, with no extra attempt), at most {@link MAX_CODE_ATTEMPTS} codes
  *   evaluated in all, and exactly one result, which the page and verification both report.
  *
- * KV keeps the session record that authenticate writes (see docs/storage.md); this object
- * keeps what decides. The session lives an hour from its first step, and an hour from
- * authenticate once that comes (so a challenge always gets its 10 minutes); then an alarm wipes
- * the object. Every call takes the caller's clock, so expiry is judged on one time line with the
- * KV records.
+ * This object is the truth for all of it, and every step asks it, never KV. Its session record
+ * (what authenticate decided, and the challenge's result once there is one) is projected to KV
+ * for audit and for readers that tolerate staleness (docs/storage.md "Projections"): this object
+ * is the only writer of that key, through its outbox and alarm, after the answer. The session
+ * lives an hour from its first step, and an hour from authenticate once that comes (so a
+ * challenge always gets its 10 minutes); then the alarm wipes the object. Every call takes the
+ * caller's clock, so expiry is judged on one time line with the projected records.
  */
 
 /** A stored step answer plus what the object needs to know about it. */
@@ -59,7 +64,10 @@ export type ShowOutcome = { kind: 'shown'; attemptsLeft: number } | { kind: 'use
 export type SubmitOutcome =
   { kind: 'retry'; attemptsLeft: number } | { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
 
-export type ConcludeOutcome = { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
+/** What authenticate decided that verification needs, with the challenge's one result. */
+export type ConcludeOutcome =
+  | { kind: 'ended'; result: ChallengeResult; session: { brands: string[]; version: string; onSuccess: string } }
+  | { kind: 'unknown' };
 
 /** How the sandbox control ends a challenge (docs/threeds.md "Sandbox controls"). */
 export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
@@ -94,6 +102,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly claims: ClaimTable;
   private readonly live: LiveTransaction;
+  private readonly outbox: Outbox;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -102,9 +111,11 @@ export class ThreeDsGuard extends DurableObject<Env> {
       .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
       CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
+        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
+      CREATE TABLE IF NOT EXISTS projection (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL, record TEXT NOT NULL)`);
     this.claims = new ClaimTable(this.sql);
     this.live = new LiveTransaction(this.sql);
+    this.outbox = new Outbox(this.sql);
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -127,7 +138,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
         this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
       },
     );
-    if (first) await this.scheduleWipe();
+    if (first) await this.scheduleAlarm();
     return outcome;
   }
 
@@ -145,8 +156,9 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /**
-   * authenticate: the first body's answer; opens its challenge and extends the session to an
-   * hour from now in the same atomic step. When the candidate's risk decision depends on the
+   * authenticate: the first body's answer; opens its challenge, extends the session to an hour
+   * from now and stages the session record's projection to KV (under `projectionKey`) in the same
+   * atomic step, so every identical request gets the answer at once and nobody waits for KV. When the candidate's risk decision depends on the
    * device data collection, `collection` says what the caller assumed (collected when it has a
    * collectionReference): a wrong assumption claims nothing and answers `stale` with the truth,
    * so the usual case costs one call, not two.
@@ -156,7 +168,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     candidate: AuthClaim,
     now: number,
     sessionEnd: number,
-    leaseId: string,
+    projectionKey: string,
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<(ClaimOutcome<AuthClaim> & { sessionExpiresAt: number }) | { kind: 'stale'; collected: boolean }> {
     this.expire(now);
@@ -170,27 +182,26 @@ export class ThreeDsGuard extends DurableObject<Env> {
       requestHash,
       candidate,
       now,
-      { expiresAt: UNTIL_WIPED, writesRecord: true, leaseId },
+      { expiresAt: UNTIL_WIPED, writesRecord: false, leaseId: '' },
       () => {
         extended = this.startSession(sessionEnd) || this.extendSession(sessionEnd);
         if (candidate.challenge) {
           const { reference, expiresAt } = candidate.challenge;
           this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
         }
+        this.project(projectionKey, {
+          decidedAt: now,
+          brands: candidate.brands as SessionRecord['brands'],
+          version: candidate.version,
+          scenario: candidate.scenario,
+          answer: candidate.answer,
+          ...(candidate.challenge ? { challenge: candidate.challenge } : {}),
+          expiresAt: this.sessionEnd(),
+        });
       },
     );
-    if (extended) await this.scheduleWipe();
+    if (extended || !this.outbox.settled) await this.scheduleAlarm();
     return { ...outcome, sessionExpiresAt: this.sessionEnd() };
-  }
-
-  /** authenticate's session record is in KV (for the holder of `leaseId`). */
-  authenticationRecorded(leaseId: string): boolean {
-    return this.claims.recorded('auth', leaseId);
-  }
-
-  /** authenticate's KV write failed: the next request writes it. */
-  authenticationReleased(leaseId: string): void {
-    this.claims.released('auth', leaseId);
   }
 
   /**
@@ -210,7 +221,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** One form post: evaluated only while the challenge is open, so never more than the limit. */
-  submitChallenge(reference: string, attempt: CodeAttempt, now: number): SubmitOutcome {
+  async submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome> {
     this.expire(now);
     const row = this.challenge(reference, now);
     if (!row) return { kind: 'unknown' };
@@ -222,32 +233,25 @@ export class ThreeDsGuard extends DurableObject<Env> {
       ...[attempts, attempt === 'cancel' ? 0 : 1, reference],
     );
     if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
-    return {
-      kind: 'ended',
-      result: this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now),
-    };
+    const result = this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now);
+    await this.scheduleAlarm();
+    return { kind: 'ended', result };
   }
 
-  /** verification: the challenge's one result; a challenge still open ends here as not completed. */
-  concludeChallenge(reference: string, now: number): ConcludeOutcome {
-    this.expire(now);
-    const row = this.challenge(reference, now);
-    if (!row) return { kind: 'unknown' };
-    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
-    return { kind: 'ended', result: this.end(reference, 'failed', 'notCompleted', now) };
+  /**
+   * verification: the challenge's one result, with what authenticate decided, when `reference` is
+   * the challenge authenticate opened; a challenge still open ends here as not completed.
+   */
+  async concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome> {
+    return this.conclude(reference, now, () => ['failed', 'notCompleted']);
   }
 
   /**
    * The sandbox control (test only): ends an open challenge as the caller says, as if the
    * cardholder had; a challenge already ended keeps its one result, which is answered instead.
    */
-  completeChallenge(reference: string, result: SandboxResult, now: number): ConcludeOutcome {
-    this.expire(now);
-    const row = this.challenge(reference, now);
-    if (!row) return { kind: 'unknown' };
-    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
-    const [outcome, reason] = SANDBOX_ENDINGS[result];
-    return { kind: 'ended', result: this.end(reference, outcome, reason, now) };
+  async completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome> {
+    return this.conclude(reference, now, () => SANDBOX_ENDINGS[result]);
   }
 
   // --- live (docs/threeds.md "Live"): the state of a real authentication (live-transaction.ts) ---
@@ -295,7 +299,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     this.expire(now);
     const begun = await this.live.begin(requestHash, leaseId, now);
     if (begun.kind === 'run' && (this.startSession(sessionEnd) || this.extendSession(sessionEnd)))
-      await this.scheduleWipe();
+      await this.scheduleAlarm();
     return begun;
   }
 
@@ -338,8 +342,43 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return this.live.decide(reference, answer, now);
   }
 
-  override alarm(): void {
-    this.wipe();
+  /**
+   * The alarm: writes the projections that are due (outbox.ts), and wipes the object a minute
+   * after the session's end. It re-arms itself while a projection is pending, so a write that
+   * failed, hung or timed out is tried again until it lands.
+   */
+  override async alarm(): Promise<void> {
+    const end = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
+    if (end !== undefined && end + WIPE_DELAY_MS <= Date.now()) {
+      this.wipe();
+      return;
+    }
+    await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs);
+    await this.scheduleAlarm();
+  }
+
+  /** The transaction's answer of verification and of the sandbox: see {@link concludeChallenge}. */
+  private async conclude(
+    reference: string,
+    now: number,
+    ending: () => [ChallengeResult['outcome'], ChallengeResult['reason']],
+  ): Promise<ConcludeOutcome> {
+    this.expire(now);
+    const auth = this.claims.answerOf<AuthClaim>('auth', now);
+    const row = auth?.challenge?.reference === reference ? this.challenge(reference, now) : undefined;
+    if (!auth?.challenge || !row) return { kind: 'unknown' };
+    const session = { brands: auth.brands, version: auth.version, onSuccess: auth.challenge.onSuccess };
+    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row), session };
+    const [outcome, reason] = ending();
+    const result = this.end(reference, outcome, reason, now);
+    await this.scheduleAlarm();
+    return { kind: 'ended', result, session };
+  }
+
+  /** Stages the session record as the next projection of its key (and keeps it to amend). */
+  private project(key: string, record: SessionRecord): void {
+    this.sql.exec('INSERT OR REPLACE INTO projection (id, key, record) VALUES (1, ?, ?)', key, JSON.stringify(record));
+    this.outbox.stage(key, record, record.expiresAt);
   }
 
   /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
@@ -360,6 +399,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return row;
   }
 
+  /** Ends the challenge with its one result, and projects the result with the session record. */
   private end(
     reference: string,
     outcome: ChallengeResult['outcome'],
@@ -373,7 +413,13 @@ export class ThreeDsGuard extends DurableObject<Env> {
       at,
       reference,
     );
-    return { outcome, reason, completedAt: at };
+    const result = { outcome, reason, completedAt: at };
+    const projected = this.sql.exec<{ key: string; record: string }>('SELECT key, record FROM projection').toArray()[0];
+    if (projected) {
+      const record = JSON.parse(projected.record) as SessionRecord;
+      if (record.challenge?.reference === reference) this.project(projected.key, { ...record, result });
+    }
+    return result;
   }
 
   /** Starts the session if there is none; true when it did. */
@@ -392,9 +438,13 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').one().expires_at;
   }
 
-  /** The alarm that wipes the object a minute after the session's end. */
-  private async scheduleWipe(): Promise<void> {
-    await this.ctx.storage.setAlarm(this.sessionEnd() + WIPE_DELAY_MS);
+  /** The alarm: at the next projection due, else a minute after the session's end (the wipe). */
+  private async scheduleAlarm(): Promise<void> {
+    const end = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
+    const times = [this.outbox.nextDue(), end === undefined ? undefined : end + WIPE_DELAY_MS].filter(
+      (t): t is number => t !== undefined,
+    );
+    if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
   }
 
   /** A session past its end is gone: the reference may start a new one. */
@@ -404,8 +454,11 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   private wipe(): void {
-    this.sql.exec('DELETE FROM claims; DELETE FROM collections; DELETE FROM challenge; DELETE FROM session');
+    this.sql.exec(
+      'DELETE FROM claims; DELETE FROM collections; DELETE FROM challenge; DELETE FROM session; DELETE FROM projection',
+    );
     this.live.wipe();
+    this.outbox.wipe();
   }
 }
 

@@ -5,9 +5,9 @@ import type { ApiVersion } from '../../http/media-types';
 import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests';
-import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
+import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { AuthClaim } from '../../storage/guards/threeds-guard';
-import { CHALLENGE_TTL_MS, SESSION_TTL_MS, type SessionRecord } from '../../storage/threeds-store';
+import { CHALLENGE_TTL_MS, SESSION_TTL_MS, sessionKey } from '../../storage/threeds-store';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
@@ -29,9 +29,9 @@ export interface Authenticated {
 /**
  * authenticate (docs/threeds.md "authenticate"); in `live` it hands over to the 3DS Server provider
  * (src/threeds/live/live-authenticate.ts). In `test`, the built-in issuer decides: the
- * transaction's guard decides which body came first; that body's answer is what every identical
- * request gets, and the session record is in KV before any of them is answered (the guard's
- * single-flight lease: whoever holds it writes the record of the first body). A different body
+ * transaction's guard decides which body came first, and that body's answer is what every
+ * identical request gets, at once; the guard projects the session record to KV itself, after the
+ * answer (docs/storage.md "Projections"), so this step writes nothing. A different body
  * under the same reference gets `unavailable`, derived from its own hash, and changes nothing
  * (versions 2 and 3 of the API: the error transactionReferenceIsADuplicate). The answer is
  * rendered for the request's `version` of the API (src/threeds/api-versions.ts).
@@ -61,52 +61,30 @@ export async function authenticate(
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
   if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version);
   const { guard, id } = deps.guardFor(caller.scope);
-  const leaseId = crypto.randomUUID();
   const reference = request.deviceData.collectionReference ?? null;
   // Assume a sent collectionReference was collected (the usual case): the guard answers `stale`
   // with the truth when not, and the second pass carries the truth, so two passes at the most.
   let collected = reference !== null;
   let claim: Awaited<ReturnType<ThreeDsGuardApi['authenticate']>> | undefined;
-  for (let pass = 0; pass < 2 && claim?.kind !== 'done' && claim?.kind !== 'write'; pass++) {
+  for (let pass = 0; pass < 2 && claim?.kind !== 'done'; pass++) {
     if (claim?.kind === 'stale') collected = claim.collected;
     const risk = riskScenario(caller, request, collected, deps.now);
     const scenario = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
     const candidate = await decide(deps, caller, request, id, card.brands, scenario);
     const assumption =
       scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
-    claim = await guard
-      .authenticate(hash, candidate, deps.now, deps.now + SESSION_TTL_MS, leaseId, assumption)
-      .catch(async (e: unknown) => {
-        // The claim may have been made though its answer was lost: free this request's lease.
-        await settleLease(() => guard.authenticationReleased(leaseId));
-        throw e;
-      });
+    // A claim whose answer was lost is found by the retry, which gets its answer: nothing to undo.
+    claim = await guard.authenticate(
+      hash,
+      candidate,
+      deps.now,
+      deps.now + SESSION_TTL_MS,
+      sessionKey(caller.scope),
+      assumption,
+    );
   }
-  if (claim?.kind !== 'done' && claim?.kind !== 'write')
-    throw new Error('the device data collection changed twice during one authenticate');
+  if (claim?.kind !== 'done') throw new Error('the device data collection changed twice during one authenticate');
 
-  if (claim.kind === 'write') {
-    // This request holds the write lease for the claim's record (its own body's or the first's).
-    const record: SessionRecord = {
-      decidedAt: claim.decidedAt,
-      brands: claim.answer.brands as Brand[],
-      version: claim.answer.version,
-      scenario: claim.answer.scenario,
-      answer: claim.answer.answer,
-      ...(claim.answer.challenge ? { challenge: claim.answer.challenge } : {}),
-      expiresAt: claim.sessionExpiresAt,
-    };
-    try {
-      await deps.sessions.put(caller.scope, record, deps.now);
-    } catch (e) {
-      // Let the next request take the write over at once.
-      await settleLease(() => guard.authenticationReleased(leaseId));
-      throw e;
-    }
-    // The record is in KV, so this answer stands whether or not the guard hears of it; requests
-    // waiting for it are released by this confirmation, sent after the answer.
-    deps.background(settleLease(() => guard.authenticationRecorded(leaseId)));
-  }
   if (claim.conflict) {
     if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
     // Not stored: derived from this body's hash, so its own retries repeat it.

@@ -23,7 +23,7 @@ export function sandboxResultOf(result: ChallengeResult): SandboxResult | 'notCo
 
 /**
  * The sandbox control that completes a pending challenge without a browser (`test` only): the
- * challenge the transaction's session names ends as the caller says, in its guard, exactly as
+ * challenge authenticate opened ends as the caller says, in the transaction's guard, exactly as
  * the cardholder's form would end it, so that verification then answers as it would after the
  * page. The first ending wins: a later call, whatever it asks, is told the challenge's one result.
  */
@@ -36,18 +36,13 @@ export async function completeChallenge(
   if (!called.ok) return called;
   const caller = called.value;
   if (deps.environment !== 'test') return failed({ kind: 'sandboxNotEnabled' });
-  const session = await deps.sessions.get(caller.scope, deps.now);
-  const challenge = session?.challenge;
-  if (!session || !challenge || challenge.reference !== request.challenge.reference)
-    return failed({ kind: 'challengeNotFound' });
-  const ended = await deps
-    .guardFor(caller.scope)
-    .guard.completeChallenge(challenge.reference, request.result, deps.now);
+  const reference = request.challenge.reference;
+  const ended = await deps.guardFor(caller.scope).guard.completeChallenge(reference, request.result, deps.now);
   if (ended.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   return ok({
     outcome: 'challengeCompleted',
     transactionReference: request.transactionReference,
-    challenge: { reference: challenge.reference, result: sandboxResultOf(ended.result) },
+    challenge: { reference, result: sandboxResultOf(ended.result) },
     _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
   });
 }

@@ -4,7 +4,7 @@ import { ok, type Result } from '../../failures';
 import { threeDsEntityRule } from '../../merchants/entity-rules';
 import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
 import type { ThreeDsGuardApi } from '../../storage/guards/clients';
-import type { SessionScope, SessionStore } from '../../storage/threeds-store';
+import type { SessionScope } from '../../storage/threeds-store';
 import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsServer } from '../live/three-ds-server';
 
@@ -22,7 +22,6 @@ export interface ThreeDsDeps {
   now: number;
   /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
   background(work: Promise<unknown>): void;
-  sessions: SessionStore;
   /** The transaction's guard object and its id (which the page JWTs carry). */
   guardFor(scope: SessionScope): { guard: ThreeDsGuardApi; id: string };
   /** The guard named in one of our signed JWTs; undefined for an id that is not one. */

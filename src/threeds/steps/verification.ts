@@ -1,3 +1,4 @@
+import type { Brand } from '../../bin/model';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../http/media-types';
 import type { MerchantConfig } from '../../merchants/merchant-config';
@@ -16,10 +17,10 @@ export interface Verified {
 
 /**
  * verification (docs/threeds.md "verification"); in `live`, see {@link liveVerification}. The
- * session record (KV, written by authenticate before its answer left) says which challenge
- * belongs to the transaction; the guard gives the challenge's one result, ending a challenge
- * that is still open as not completed, so that the answer never changes afterwards and the
- * cardholder's page can no longer contradict it. The answer is derived from that frozen result
+ * transaction's guard knows which challenge authenticate opened and gives its one result, ending
+ * a challenge that is still open as not completed, so that the answer never changes afterwards
+ * and the cardholder's page can no longer contradict it. One call, to the object that decided:
+ * no KV read, so no location can miss the session. The answer is derived from that frozen result
  * and the challenge reference: every call repeats it, rendered for the request's `version` of the
  * API (src/threeds/api-versions.ts).
  */
@@ -33,20 +34,18 @@ export async function verification(
   if (!called.ok) return called;
   const caller = called.value;
   if (deps.environment === 'live') return liveVerification(deps, caller, request);
-  const session = await deps.sessions.get(caller.scope, deps.now);
-  const challenge = session?.challenge;
+  const reference = request.challenge.reference;
+  const concluded = await deps.guardFor(caller.scope).guard.concludeChallenge(reference, deps.now);
   // Another merchant's, another transaction's or an unknown reference all look the same.
-  if (!session || !challenge || challenge.reference !== request.challenge.reference)
-    return failed({ kind: 'challengeNotFound' });
-  const concluded = await deps.guardFor(caller.scope).guard.concludeChallenge(challenge.reference, deps.now);
   if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
+  const { session } = concluded;
   // A challenge passed with the right code gets its scenario's answer; anything else failed.
-  const result = (concluded.result.outcome === 'passed' ? challenge.onSuccess : 'authenticationFailed') as ResultKind;
+  const result = (concluded.result.outcome === 'passed' ? session.onSuccess : 'authenticationFailed') as ResultKind;
   const kind = verificationKind(result, version);
-  const ids = await answerIds(deps.key, `verification:${challenge.reference}`);
+  const ids = await answerIds(deps.key, `verification:${reference}`);
   const answer = answerFor(kind, {
     transactionReference: request.transactionReference,
-    brands: session.brands,
+    brands: session.brands as Brand[],
     version: session.version,
     ids,
     step: 'verification',

@@ -1,0 +1,149 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
+import { burst } from './helpers';
+import { projected, runAlarmOf, sessionKeyOf } from './projection-helpers';
+import { authenticateBody, completeChallenge, newReference, threeDs, verifyBody } from './threeds-helpers';
+
+/**
+ * One writer per key (docs/storage.md "Projections"): the transaction's object is the truth and
+ * the only writer of its session record in KV. Its KV writes go through the harness here
+ * (`throughObjects`), with Cloudflare's one write per second per key enforced, and fail, hang or
+ * land late on command like the Worker's calls: no answer waits for them or changes because of
+ * them, the alarm writes again until the projection lands, and KV ends with the object's state.
+ */
+
+type Json = Record<string, any>;
+
+const N = 20;
+
+afterEach(() => {
+  restoreObjects();
+  vi.restoreAllMocks();
+});
+
+function quiet(): void {
+  vi.spyOn(console, 'error').mockImplementation(() => {});
+  vi.spyOn(console, 'log').mockImplementation(() => {});
+}
+
+const challengedBody = (reference: string): Json =>
+  authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' });
+
+/** A harness whose objects' first KV writes of `key` fail as `when` says; the Worker's calls pass. */
+function objectWriteFailing(key: string, when: Fault['when'], times = 1): StorageHarness {
+  return new StorageHarness()
+    .throughObjects(300)
+    .failOn({ nth: 0, of: 'kvWrite', by: 'object', key, when, delayMs: 600, times });
+}
+
+/** The objects' KV calls of one key (objects of earlier tests may still be writing theirs). */
+const objectCallsOf = (harness: StorageHarness, key: string, op: string) =>
+  harness.calls.filter((c) => c.by === 'object' && c.key === key && c.op === op);
+
+describe('the session record, projected by the transaction object', () => {
+  it('is in KV after authenticate, written by the object alone, once, with what authenticate decided', async () => {
+    const harness = new StorageHarness().throughObjects();
+    const reference = newReference();
+    const response = await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r));
+    expect(response.status).toBe(200);
+    const answer = await response.json<Json>();
+    expect(harness.calls.filter((c) => c.by !== 'object').map((c) => `${c.store}.${c.op}`)).toEqual([
+      'do.authenticate',
+    ]);
+    const record = await projected(sessionKeyOf(reference));
+    expect(record.answer).toEqual(answer);
+    expect(record.challenge.reference).toBe(answer.challenge.reference);
+    expect(record.result).toBeUndefined();
+    expect(harness.writeLimit.writesOf(sessionKeyOf(reference))).toHaveLength(1);
+  });
+
+  it('gains the challenge result when the challenge ends, at least a second after the first write', async () => {
+    const harness = new StorageHarness().throughObjects();
+    const reference = newReference();
+    const answer = await (
+      await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))
+    ).json<Json>();
+    // The challenge ends at once: the second write of the key waits out KV's one write a second.
+    await completeChallenge(answer.challenge.jwt, ['1234']);
+    const record = await projected(sessionKeyOf(reference), (r) => r.result !== undefined);
+    expect(record.result).toMatchObject({ outcome: 'passed', reason: 'code' });
+    const writes = harness.writeLimit.writesOf(sessionKeyOf(reference));
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.at - writes[0]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(harness.writeLimit.refused).toBe(0);
+  });
+
+  it.each([
+    ['fails before it reaches KV', 'before'],
+    ['fails after it reached KV', 'after'],
+    ['hangs', 'hang'],
+    ['answers late', 'late'],
+  ] as const)(
+    `when the object's first write %s: ${N} identical authenticate calls all get the one answer at once, and the alarm writes until KV has it`,
+    async (_title, when) => {
+      quiet();
+      const reference = newReference();
+      const harness = objectWriteFailing(sessionKeyOf(reference), when);
+      const responses = await burst(N, () =>
+        threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r)),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(N).fill(200));
+      const answers = new Set(await Promise.all(responses.map((r) => r.text())));
+      expect(answers.size).toBe(1);
+      const record = await projected(sessionKeyOf(reference));
+      expect(harness.armed, 'the fault fired').toBe(false);
+      expect(JSON.stringify(record.answer)).toBe([...answers][0]);
+      // Never faster than KV allows: every write of the key a second or more after the one before.
+      const writes = harness.writeLimit.writesOf(sessionKeyOf(reference));
+      for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1_000);
+      expect(harness.writeLimit.refused).toBe(0);
+    },
+  );
+
+  it('keeps trying while KV refuses: five failed writes in a row, then the projection lands', async () => {
+    quiet();
+    const reference = newReference();
+    const harness = objectWriteFailing(sessionKeyOf(reference), 'before', 5);
+    expect((await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))).status).toBe(200);
+    await projected(sessionKeyOf(reference), () => true, 60_000);
+    expect(objectCallsOf(harness, sessionKeyOf(reference), 'put')).toHaveLength(6);
+  }, 90_000);
+
+  it('never lets an older state overwrite a newer one: after a write held past its deadline, the next waits two deadlines', async () => {
+    quiet();
+    const DEADLINE = 1_500;
+    const reference = newReference();
+    const key = sessionKeyOf(reference);
+    const harness = new StorageHarness().throughObjects(DEADLINE).holdNextKvWriteUntilLater(key);
+    const answer = await (
+      await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))
+    ).json<Json>();
+    await completeChallenge(answer.challenge.jwt, ['1234']);
+    const puts = () => objectCallsOf(harness, key, 'put');
+    while (puts().length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The first write (the record without its result) is out past its deadline, and lands now, late.
+    await new Promise((resolve) => setTimeout(resolve, DEADLINE + 100));
+    await harness.landHeldWrites();
+    const record = await projected(key, (r) => r.result !== undefined);
+    expect(record.result.outcome).toBe('passed');
+    // The newer write was sent two deadlines after the held one at the earliest, so the held one
+    // (which may land any time within them) can never land after it.
+    const [held, next] = puts();
+    expect(next!.at! - held!.at!).toBeGreaterThanOrEqual(2 * DEADLINE);
+    // And KV keeps the newest: nothing older is written after it.
+    await runAlarmOf(reference);
+    expect(await projected(key)).toEqual(record);
+  });
+
+  it('answers verification from the object, so a transaction whose projection has not landed yet verifies', async () => {
+    quiet();
+    const reference = newReference();
+    const harness = objectWriteFailing(sessionKeyOf(reference), 'hang');
+    const answer = await (
+      await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))
+    ).json<Json>();
+    await completeChallenge(answer.challenge.jwt, ['1234']);
+    const verified = await threeDs('verification', verifyBody(reference, answer.challenge.reference));
+    expect((await verified.json<Json>()).outcome).toBe('authenticated');
+  });
+});
