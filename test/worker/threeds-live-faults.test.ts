@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LIVE_SENDING_LEASE_MS } from '../../src/storage/guards/live-transaction';
+import { callDeadlineMs } from '../../src/storage/guards/clients';
+import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS } from '../../src/storage/guards/live-transaction';
 import type { Fault } from './faulty-env';
 import {
   card,
@@ -290,6 +291,28 @@ describe('the authentication lease', () => {
       const row = state.storage.sql.exec<{ lease_until: number }>('SELECT lease_until FROM live_auth').one();
       expect(row.lease_until).toBeGreaterThanOrEqual(now + LIVE_SENDING_LEASE_MS);
     });
+  });
+
+  it('is not taken by a waiting caller that gave up: the next request takes it at once, not after 40 s', async () => {
+    const guard = guardNamed(`lease-${crypto.randomUUID()}`);
+    const now = Date.now();
+    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000)).kind).toBe('run');
+    // An identical request waits in the object for the holder's answer...
+    const waiting = guard.liveBegin('hash', 'waiter', Date.now(), now + 3_600_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // ...and gives up (its deadline), telling the object so; then the holder gives up before sending.
+    await guard.liveAbandon('waiter');
+    expect((await waiting).kind).toBe('abandoned');
+    await guard.liveAbandon('holder');
+    // The lease is free: no one holds it for nobody.
+    const started = Date.now();
+    expect((await guard.liveBegin('hash', 'next', Date.now(), now + 3_600_000)).kind).toBe('run');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('lets a waiting caller wait as long as the holder may take to answer: its lease before the AReq, then the renewed one', () => {
+    // A holder may send the AReq just before its first lease ends, which then runs LIVE_SENDING_LEASE_MS more.
+    expect(callDeadlineMs('liveBegin', 5_000)).toBeGreaterThanOrEqual(LIVE_AUTH_LEASE_MS + LIVE_SENDING_LEASE_MS);
   });
 
   it('gives the holder of a lease that ran out after sending the answer everyone gets: none recorded', async () => {

@@ -1,7 +1,7 @@
 import { withDeadline } from '../storage-error';
 import type { SessionScope } from '../threeds-store';
 import { LEASE_MS } from './claims';
-import { LIVE_AUTH_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
+import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
 import type { ThreeDsGuard } from './threeds-guard';
 import type { NamespaceGuard } from './namespace-guard';
 import type { TokenGuard } from './token-guard';
@@ -60,7 +60,8 @@ export type TokenGuardApi = Api<
 /**
  * Calls that may wait inside the object: for another caller's write lease (up to LEASE_MS: the
  * token claims, and a token's `current` and `update`, which wait for a write in flight), for a
- * live authentication's single flight (LIVE_AUTH_LEASE_MS), for the 3DS Method (METHOD_WINDOW_MS).
+ * live authentication's single flight (its lease before and after the AReq goes out), for the 3DS
+ * Method (METHOD_WINDOW_MS).
  * Their deadline is that wait plus the usual one; every other call gets the usual deadline.
  */
 const WAITS: Record<string, number> = {
@@ -69,9 +70,16 @@ const WAITS: Record<string, number> = {
   current: LEASE_MS,
   unwritten: LEASE_MS,
   update: LEASE_MS,
-  liveBegin: LIVE_AUTH_LEASE_MS,
+  // The holder's lease before the AReq, then renewed for the AReq and its answer: a caller
+  // waiting for that answer must not give up just before it lands.
+  liveBegin: LIVE_AUTH_LEASE_MS + LIVE_SENDING_LEASE_MS,
   liveAwaitMethod: METHOD_WINDOW_MS,
 };
+
+/** The deadline of a call to an object's method: the wait it may do inside the object, plus the storage deadline. */
+export function callDeadlineMs(method: string, timeoutMs: number): number {
+  return (WAITS[method] ?? 0) + timeoutMs;
+}
 
 /** The name of a transaction's object: the session scope, which holds no card data. */
 export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
@@ -144,7 +152,7 @@ function guarded<T extends object>(stub: object, what: string, timeoutMs: number
       if (property === 'then') return undefined;
       const method = Reflect.get(target, property) as unknown;
       if (typeof property !== 'string' || typeof method !== 'function') return method;
-      const deadline = (WAITS[property] ?? 0) + timeoutMs;
+      const deadline = callDeadlineMs(property, timeoutMs);
       return (...args: unknown[]) =>
         withDeadline(
           // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.

@@ -23,6 +23,9 @@ export const LIVE_AUTH_LEASE_MS = 40_000;
  */
 export const LIVE_SENDING_LEASE_MS = MAX_AUTHENTICATE_TIMEOUT_MS + 3 * MAX_STORAGE_TIMEOUT_MS + 5_000;
 
+/** How many abandoned lease ids an object remembers (see `LiveTransaction.abandon`). */
+const MAX_ABANDONED = 64;
+
 /** EMV gives the 3DS Method 10 s from its start to complete (the wait authenticate may do here). */
 export const METHOD_WINDOW_MS = 10_000;
 
@@ -65,7 +68,9 @@ export type LiveBegin =
   /** Another body is authenticating (or authenticated) this transaction. */
   | { kind: 'conflict' }
   /** An AReq of this body may have reached the DS but its answer is unknown: it is never sent again. */
-  | { kind: 'lost'; decidedAt: number };
+  | { kind: 'lost'; decidedAt: number }
+  /** The caller gave up while it waited here (`abandon`): it takes nothing, and nobody hears this. */
+  | { kind: 'abandoned' };
 
 /** A challenge the ARes asked for: what the relay, the notification and verification need. */
 export interface LiveChallenge {
@@ -113,6 +118,12 @@ interface ChallengeRow extends Record<string, SqlStorageValue> {
 
 export class LiveTransaction {
   private readonly waiters = new Set<() => void>();
+  /**
+   * Leases whose callers gave up (`abandon`): a caller still waiting in `begin` when its own
+   * deadline passed must not take the lease afterwards for nobody (the next request would wait
+   * the lease out). A waiting caller lives in this instance, so memory is enough.
+   */
+  private readonly abandoned = new Set<string>();
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS live_prepared (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
@@ -130,6 +141,7 @@ export class LiveTransaction {
     this.sql.exec(
       'DELETE FROM live_prepared; DELETE FROM live_method; DELETE FROM live_facts; DELETE FROM live_auth; DELETE FROM live_challenge',
     );
+    this.abandoned.clear();
     this.wake();
   }
 
@@ -220,6 +232,7 @@ export class LiveTransaction {
    */
   async begin(requestHash: string, leaseId: string, now: number): Promise<LiveBegin> {
     for (;;) {
+      if (this.abandoned.delete(leaseId)) return { kind: 'abandoned' };
       const row = this.auth();
       const wall = Date.now();
       if (!row) {
@@ -313,7 +326,15 @@ export class LiveTransaction {
    * the request cannot make a valid AReq): the next request starts afresh, with any body.
    */
   abandon(leaseId: string): void {
-    this.sql.exec('DELETE FROM live_auth WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0', leaseId);
+    const freed =
+      this.sql.exec('DELETE FROM live_auth WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0', leaseId)
+        .rowsWritten > 0;
+    // Not the holder: its `begin` may still be waiting here, or yet to arrive, and must then take
+    // nothing. A few are kept (the oldest forgotten first): a caller gives up at most once.
+    if (!freed) {
+      this.abandoned.add(leaseId);
+      if (this.abandoned.size > MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
+    }
     this.wake();
   }
 

@@ -68,6 +68,9 @@ export async function liveAuthenticate(
       return answered({ ...unavailableAnswer(context) }, 'conflict', true);
     case 'lost':
       return answered({ ...unavailableAnswer(context) }, 'live: AReq sent, its answer unknown');
+    case 'abandoned':
+      // Only after this request gave up on its call (its deadline): nobody is waiting for this.
+      throw new StorageError('the authentication was abandoned while it waited for the lease');
   }
 
   // This request holds the lease: the provider calls are its own.
