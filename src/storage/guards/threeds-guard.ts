@@ -79,6 +79,9 @@ const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], Challe
   timedOut: ['failed', 'expired'],
 };
 
+/** The alarm behind a projection tried at once: it writes what that try could not. */
+const PROJECTION_SAFETY_MS = 2_000;
+
 /** How long after its end the object's state is wiped (KV records live as long). */
 const WIPE_DELAY_MS = 60_000;
 
@@ -200,7 +203,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
         });
       },
     );
-    if (extended || !this.outbox.settled) await this.scheduleAlarm();
+    if (!this.outbox.settled) await this.projectSoon();
+    else if (extended) await this.scheduleAlarm();
     return { ...outcome, sessionExpiresAt: this.sessionEnd() };
   }
 
@@ -234,7 +238,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     );
     if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
     const result = this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now);
-    await this.scheduleAlarm();
+    await this.projectSoon();
     return { kind: 'ended', result };
   }
 
@@ -371,7 +375,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     if (row.outcome !== null) return { kind: 'ended', result: resultOf(row), session };
     const [outcome, reason] = ending();
     const result = this.end(reference, outcome, reason, now);
-    await this.scheduleAlarm();
+    await this.projectSoon();
     return { kind: 'ended', result, session };
   }
 
@@ -436,6 +440,26 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   private sessionEnd(): number {
     return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').one().expires_at;
+  }
+
+  /**
+   * After a change staged a projection: the alarm is set a moment ahead as the safety net, and
+   * the write is tried at once, after the answer (not awaited), so that a transaction whose write
+   * KV takes at once costs no alarm event; a write that fails, or is not due yet (KV's one write a
+   * second per key), is left to the alarm, which the flush sets to when it is due.
+   */
+  private async projectSoon(): Promise<void> {
+    await this.ctx.storage.setAlarm(Date.now() + PROJECTION_SAFETY_MS);
+    void this.flushNow();
+  }
+
+  private async flushNow(): Promise<void> {
+    try {
+      await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs);
+      await this.scheduleAlarm();
+    } catch {
+      // The alarm set by projectSoon writes it.
+    }
   }
 
   /** The alarm: at the next projection due, else a minute after the session's end (the wipe). */
