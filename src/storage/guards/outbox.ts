@@ -44,14 +44,6 @@ interface OutboxRow extends Record<string, SqlStorageValue> {
   attempts: number;
 }
 
-/** What a flush did, for the object's log and the tests. */
-export interface FlushReport {
-  written: number;
-  failed: number;
-  /** When the alarm must run again (ms), or undefined when nothing is pending. */
-  next?: number;
-}
-
 export class Outbox {
   /** Keys being written right now (the alarm handler runs alone, but a flush may be asked twice). */
   private readonly inFlight = new Set<string>();
@@ -78,39 +70,43 @@ export class Outbox {
     );
   }
 
-  /** When a write is due (ms), or undefined when every projection has landed. */
-  nextDue(): number | undefined {
-    const row = this.sql
-      .exec<{ due: number | null }>('SELECT MIN(not_before) AS due FROM outbox WHERE staged > written')
-      .one();
-    return row.due === null ? undefined : Math.max(row.due, Date.now());
+  /**
+   * When a write is due (ms), or undefined when every projection has landed. A key being written
+   * right now is due again only once that write has had its deadline (`timeoutMs`): an alarm
+   * meanwhile would find nothing to do, and re-arm at once, over and over.
+   */
+  nextDue(timeoutMs: number): number | undefined {
+    const now = Date.now();
+    let due: number | undefined;
+    for (const row of this.sql.exec<{ key: string; not_before: number }>(
+      'SELECT key, not_before FROM outbox WHERE staged > written',
+    )) {
+      const at = Math.max(row.not_before, now, this.inFlight.has(row.key) ? now + timeoutMs : 0);
+      due = due === undefined ? at : Math.min(due, at);
+    }
+    return due;
   }
 
   /** Whether every staged projection has landed. */
   get settled(): boolean {
-    return this.nextDue() === undefined;
+    return this.sql.exec('SELECT 1 FROM outbox WHERE staged > written LIMIT 1').toArray().length === 0;
   }
 
   /**
-   * Writes every projection that is due, each key at most once, and says when to come back. Never
-   * throws: a failure is recorded on its row and tried again later.
+   * Writes every projection that is due, each key at most once. Never throws: a failure is
+   * recorded on its row and tried again when `nextDue` says.
    */
-  async flush(kv: KVNamespace, timeoutMs: number): Promise<FlushReport> {
+  async flush(kv: KVNamespace, timeoutMs: number): Promise<void> {
     const now = Date.now();
     this.sql.exec('DELETE FROM outbox WHERE expires_at <= ?', now);
     const due = this.sql
       .exec<OutboxRow>('SELECT * FROM outbox WHERE staged > written AND not_before <= ?', now)
       .toArray()
       .filter((row) => !this.inFlight.has(row.key));
-    const results = await Promise.all(due.map((row) => this.write(kv, timeoutMs, row)));
-    return {
-      written: results.filter(Boolean).length,
-      failed: results.filter((r) => !r).length,
-      next: this.nextDue(),
-    };
+    await Promise.all(due.map((row) => this.write(kv, timeoutMs, row)));
   }
 
-  private async write(kv: KVNamespace, timeoutMs: number, row: OutboxRow): Promise<boolean> {
+  private async write(kv: KVNamespace, timeoutMs: number, row: OutboxRow): Promise<void> {
     this.inFlight.add(row.key);
     const sentAt = Date.now();
     const write =
@@ -131,13 +127,11 @@ export class Outbox {
         sentAt + KEY_WRITE_INTERVAL_MS,
         row.key,
       );
-      return true;
     } catch {
       const attempts = row.attempts + 1;
       const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempts - 1));
       const notBefore = Math.max(Date.now() + backoff, settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs);
       this.sql.exec('UPDATE outbox SET attempts = ?, not_before = ? WHERE key = ?', attempts, notBefore, row.key);
-      return false;
     } finally {
       this.inFlight.delete(row.key);
     }

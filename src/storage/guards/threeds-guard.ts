@@ -465,9 +465,10 @@ export class ThreeDsGuard extends DurableObject<Env> {
   /** The alarm: at the next projection due, else a minute after the session's end (the wipe). */
   private async scheduleAlarm(): Promise<void> {
     const end = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
-    const times = [this.outbox.nextDue(), end === undefined ? undefined : end + WIPE_DELAY_MS].filter(
-      (t): t is number => t !== undefined,
-    );
+    const times = [
+      this.outbox.nextDue(objectStorage.timeoutMs),
+      end === undefined ? undefined : end + WIPE_DELAY_MS,
+    ].filter((t): t is number => t !== undefined);
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
   }
 
