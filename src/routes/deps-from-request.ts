@@ -63,7 +63,6 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     key: rc.settings.jwtKey,
     baseUrl: publicBaseUrl(rc),
     now,
-    background: (work) => rc.ctx.waitUntil(work),
     guardFor: (scope) => threeDsGuard(rc.env.THREEDS_GUARD, scope, timeoutMs),
     guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id, timeoutMs),
     cards: cardDeps(rc, now),

@@ -66,10 +66,17 @@ export async function writeRecord<T extends Stored>(
   value: T,
   now: number,
 ): Promise<void> {
-  // A record that cannot expire (NaN, Infinity) is a bug upstream, never something to store.
-  if (!Number.isFinite(value.expiresAt)) throw new Error(`record under ${prefixOf(key)} has no finite expiresAt`);
-  const expirationTtl = Math.max(MIN_KV_TTL_SECONDS, Math.ceil((value.expiresAt - now) / 1000));
+  const expirationTtl = kvTtlSeconds(key, value.expiresAt, now);
   await withDeadline(kv.put(key, JSON.stringify(value), { expirationTtl }), timeoutMs, `KV put ${prefixOf(key)}`);
+}
+
+/**
+ * The KV TTL of a record that ends at `expiresAt`: until then, and at least the 60 s KV accepts.
+ * A record that cannot expire (NaN, Infinity) is a bug upstream, never something to store.
+ */
+export function kvTtlSeconds(key: string, expiresAt: number, now: number): number {
+  if (!Number.isFinite(expiresAt)) throw new Error(`record under ${prefixOf(key)} has no finite expiresAt`);
+  return Math.max(MIN_KV_TTL_SECONDS, Math.ceil((expiresAt - now) / 1000));
 }
 
 /** Deletes a key (absent or not). */
@@ -78,6 +85,6 @@ export async function deleteRecord({ kv, timeoutMs }: KvAccess, key: string): Pr
 }
 
 /** Key prefix only, for messages: keys may hold merchant references, never card numbers. */
-function prefixOf(key: string): string {
+export function prefixOf(key: string): string {
   return key.split(':', 2).join(':');
 }

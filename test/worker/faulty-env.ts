@@ -4,6 +4,9 @@ import worker from '../../src/index';
 import { objectStorage } from '../../src/storage/guards/object-storage';
 import { KvWriteLimit } from './kv-write-limit';
 
+/** The objects' storage as the service has it, to put back after a test. */
+const DEFAULT_OBJECT_STORAGE = { ...objectStorage };
+
 /**
  * The Worker's environment with its storage wrapped: every KV call, every Durable Object call and
  * every call to the 3DS Server provider (the THREEDS_SERVER binding, live) is recorded, and any
@@ -79,9 +82,10 @@ export class StorageHarness {
    * command like the Worker's; `timeoutMs` is their deadline. The objects run in the tests'
    * isolate, so this reaches every object until {@link restoreObjects} (call it in `afterEach`).
    */
-  throughObjects(timeoutMs = 1_000): this {
+  throughObjects(timeoutMs = 1_000, retryBaseMs = DEFAULT_OBJECT_STORAGE.retryBaseMs): this {
     objectStorage.kv = (objectEnv) => this.kv(this.writeLimit.wrap(objectEnv.SESSIONS), 'object');
     objectStorage.timeoutMs = timeoutMs;
+    objectStorage.retryBaseMs = retryBaseMs;
     return this;
   }
 
@@ -242,8 +246,5 @@ export class StorageHarness {
 
 /** Puts the objects' KV back as the service has it (after {@link StorageHarness.throughObjects}). */
 export function restoreObjects(): void {
-  objectStorage.kv = (objectEnv) => objectEnv.SESSIONS;
-  objectStorage.timeoutMs = DEFAULT_OBJECT_TIMEOUT_MS;
+  Object.assign(objectStorage, DEFAULT_OBJECT_STORAGE);
 }
-
-const DEFAULT_OBJECT_TIMEOUT_MS = objectStorage.timeoutMs;

@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { threeDsGuardName } from '../../src/storage/guards/clients';
+import type { ThreeDsGuard } from '../../src/storage/guards/threeds-guard';
 import { sessionKey, type SessionScope } from '../../src/storage/threeds-store';
 
 type Json = Record<string, any>;
@@ -35,7 +36,7 @@ export const scopeOf = (transactionReference: string): SessionScope => ({
 export const sessionKeyOf = (transactionReference: string): string => sessionKey(scopeOf(transactionReference));
 
 /** The transaction's object. */
-export function threeDsObject(transactionReference: string): DurableObjectStub {
+export function threeDsObject(transactionReference: string): DurableObjectStub<ThreeDsGuard> {
   return env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(threeDsGuardName(scopeOf(transactionReference))));
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
 import { burst } from './helpers';
-import { projected, runAlarmOf, sessionKeyOf } from './projection-helpers';
+import { projected, runAlarmOf, sessionKeyOf, threeDsObject } from './projection-helpers';
 import { authenticateBody, completeChallenge, newReference, threeDs, verifyBody } from './threeds-helpers';
 
 /**
@@ -32,7 +32,7 @@ const challengedBody = (reference: string): Json =>
 /** A harness whose objects' first KV writes of `key` fail as `when` says; the Worker's calls pass. */
 function objectWriteFailing(key: string, when: Fault['when'], times = 1): StorageHarness {
   return new StorageHarness()
-    .throughObjects(300)
+    .throughObjects(300, 100)
     .failOn({ nth: 0, of: 'kvWrite', by: 'object', key, when, delayMs: 600, times });
 }
 
@@ -105,9 +105,9 @@ describe('the session record, projected by the transaction object', () => {
     const reference = newReference();
     const harness = objectWriteFailing(sessionKeyOf(reference), 'before', 5);
     expect((await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))).status).toBe(200);
-    await projected(sessionKeyOf(reference), () => true, 60_000);
+    await projected(sessionKeyOf(reference));
     expect(objectCallsOf(harness, sessionKeyOf(reference), 'put')).toHaveLength(6);
-  }, 90_000);
+  });
 
   it('never lets an older state overwrite a newer one: after a write held past its deadline, the next waits two deadlines', async () => {
     quiet();
@@ -145,5 +145,46 @@ describe('the session record, projected by the transaction object', () => {
     await completeChallenge(answer.challenge.jwt, ['1234']);
     const verified = await threeDs('verification', verifyBody(reference, answer.challenge.reference));
     expect((await verified.json<Json>()).outcome).toBe('authenticated');
+  });
+
+  it('gains the result of a challenge that ended by running out of time, found so by a later call', async () => {
+    const harness = new StorageHarness().throughObjects();
+    const reference = newReference();
+    const answer = await (
+      await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))
+    ).json<Json>();
+    // verification eleven minutes on, as the object judges it (the caller's clock).
+    const later = Date.now() + 11 * 60_000;
+    const concluded = await threeDsObject(reference).concludeChallenge(answer.challenge.reference, later);
+    expect(concluded).toMatchObject({ kind: 'ended', result: { outcome: 'failed', reason: 'expired' } });
+    const record = await projected(sessionKeyOf(reference), (r) => r.result !== undefined);
+    expect(record.result).toMatchObject({ outcome: 'failed', reason: 'expired' });
+  });
+
+  it(`ends a challenge once when ${N} endings arrive at once while the object's first write hangs, and KV gets that one result`, async () => {
+    quiet();
+    const reference = newReference();
+    const harness = objectWriteFailing(sessionKeyOf(reference), 'hang');
+    const answer = await (
+      await threeDs('authenticate', challengedBody(reference), {}, (r) => harness.fetch(r))
+    ).json<Json>();
+    const verify = verifyBody(reference, answer.challenge.reference);
+    const responses = await burst(N, (i) =>
+      i % 2 === 0
+        ? threeDs('verification', verify, {}, (r) => harness.fetch(r))
+        : threeDs('sandbox/completeChallenge', { ...verify, result: 'passed' }, {}, (r) => harness.fetch(r)),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(N).fill(200));
+    const record = await projected(sessionKeyOf(reference), (r) => r.result !== undefined);
+    const verified = await (await threeDs('verification', verify)).json<Json>();
+    // The one result, whichever ending came first: KV, verification and every sandbox answer agree.
+    expect(verified.outcome).toBe(record.result.outcome === 'passed' ? 'authenticated' : 'authenticationFailed');
+    for (const response of responses.filter((_, i) => i % 2 === 1)) {
+      const body = await response.json<Json>();
+      expect(body.challenge.result).toBe(record.result.outcome === 'passed' ? 'passed' : 'notCompleted');
+    }
+    const writes = harness.writeLimit.writesOf(sessionKeyOf(reference));
+    for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(harness.writeLimit.refused).toBe(0);
   });
 });

@@ -35,10 +35,10 @@ export interface ClaimOutcome<A> {
 export interface ClaimOptions {
   /** When the claim stops counting (it is then treated as absent). */
   expiresAt: number;
-  /** Whether the step writes a KV record that must exist before anyone answers. */
-  writesRecord: boolean;
+  /** Whether the step writes a KV record that must exist before anyone answers (token claims). */
+  writesRecord?: boolean;
   /** The caller's own id for the write lease, so that only it can confirm or release it. */
-  leaseId: string;
+  leaseId?: string;
 }
 
 interface ClaimRow extends Record<string, SqlStorageValue> {
@@ -84,7 +84,7 @@ export class ClaimTable {
           `INSERT OR REPLACE INTO claims (name, request_hash, answer, decided_at, expires_at, recorded, lease_id, lease_until, retired)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)`,
           ...[name, requestHash, JSON.stringify(candidate), now, options.expiresAt, recorded],
-          ...[options.leaseId, wallClock + LEASE_MS],
+          ...[options.leaseId ?? '', wallClock + LEASE_MS],
         );
         onFirst?.();
         const retired = row ? { retired: JSON.parse(row.answer) as A } : {};
@@ -99,7 +99,7 @@ export class ClaimTable {
       if (row.lease_until <= wallClock) {
         this.sql.exec(
           'UPDATE claims SET lease_id = ?, lease_until = ? WHERE name = ?',
-          options.leaseId,
+          options.leaseId ?? '',
           wallClock + LEASE_MS,
           name,
         );

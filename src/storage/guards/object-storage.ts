@@ -1,4 +1,5 @@
 import { MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
+import { RETRY_BASE_MS } from './outbox';
 
 /**
  * How the Durable Objects reach KV for their projections (outbox.ts): the SESSIONS binding, each
@@ -10,4 +11,5 @@ import { MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
 export const objectStorage = {
   kv: (env: Env): KVNamespace => env.SESSIONS,
   timeoutMs: MAX_STORAGE_TIMEOUT_MS,
+  retryBaseMs: RETRY_BASE_MS,
 };

@@ -1,5 +1,6 @@
+import { describeError, logLine } from '../../http/log';
+import { kvTtlSeconds, prefixOf } from '../kv';
 import { withDeadline } from '../storage-error';
-import { MIN_KV_TTL_SECONDS } from '../kv';
 
 /**
  * The KV projections of one Durable Object's state (docs/storage.md "Projections"). The object is
@@ -9,12 +10,15 @@ import { MIN_KV_TTL_SECONDS } from '../kv';
  * - A state change stages the key's new value in the same synchronous block as the change (SQL
  *   calls with no `await` between them are one storage transaction in a Durable Object), so the
  *   state and its pending projection commit together or not at all.
- * - The object's alarm writes what is staged, after the answer (no answer waits for KV). A write
- *   that fails, hangs or times out is tried again from the alarm, with backoff, until it lands.
+ * - The object writes what is staged after the answer (no answer waits for KV): at once, and from
+ *   its alarm whatever that could not write. A write that fails, hangs or times out is tried
+ *   again from the alarm, with backoff, until it lands.
  * - Per key: at most one write a second (Cloudflare KV's limit); a write always sends the newest
  *   staged value, so changes staged meanwhile are coalesced into it; and a write that ended
  *   without an answer (it may still land) is followed by the next one only after
- *   {@link UNANSWERED_WRITE_DEADLINES} deadlines, so that an older value cannot land over a newer one.
+ *   {@link UNANSWERED_WRITE_DEADLINES} deadlines, so that an older value lands before the newer
+ *   one; should it land later still, the key is written again with the newest value, so KV
+ *   always ends with the object's state.
  *
  * Nobody waits for any of this: the waits are the alarm's, never a request's.
  */
@@ -26,12 +30,17 @@ export const KEY_WRITE_INTERVAL_MS = 1_000;
  * key is sent only this many deadlines after it (10 s with the 5 s deadline).
  */
 export const UNANSWERED_WRITE_DEADLINES = 2;
-/** Backoff of a failed write: 1 s, doubling, at most a minute. */
-const RETRY_BASE_MS = 1_000;
+/** Backoff of a failed write: 1 s (by default), doubling, at most a minute. */
+export const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
 interface OutboxRow extends Record<string, SqlStorageValue> {
   key: string;
+  /**
+   * Which row this is: a wipe deletes the rows, and a write still in flight from before must not
+   * mark a new row of the same key (the reference used again) as written.
+   */
+  generation: string;
   /** The JSON to put, or null to delete the key. */
   value: string | null;
   /** The value's logical end (ms): its KV TTL; a row past it is dropped, never written. */
@@ -45,13 +54,25 @@ interface OutboxRow extends Record<string, SqlStorageValue> {
 }
 
 export class Outbox {
-  /** Keys being written right now (the alarm handler runs alone, but a flush may be asked twice). */
+  /** Keys being written right now (the immediate write and the alarm's may overlap). */
   private readonly inFlight = new Set<string>();
 
-  constructor(private readonly sql: SqlStorage) {
+  /** `rewrite`: a write landed after its deadline, and the key is due again (set the alarm). */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly rewrite: () => void,
+  ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
-      key TEXT PRIMARY KEY, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
+      key TEXT PRIMARY KEY, generation TEXT NOT NULL, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
       written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0)`);
+  }
+
+  /** The newest staged value of the object's projection (for an object with one key). */
+  latest<T>(): { key: string; value: T | null } | undefined {
+    const row = this.sql
+      .exec<{ key: string; value: string | null }>('SELECT key, value FROM outbox LIMIT 1')
+      .toArray()[0];
+    return row && { key: row.key, value: row.value === null ? null : (JSON.parse(row.value) as T) };
   }
 
   /**
@@ -59,14 +80,13 @@ export class Outbox {
    * live until `expiresAt`. Call it in the same synchronous block as the state change it projects.
    */
   stage(key: string, value: unknown, expiresAt: number): void {
-    if (!Number.isFinite(expiresAt)) throw new Error('a projection needs a finite expiresAt');
+    // A projection that could never expire is a bug upstream: refused before it is staged.
+    if (!Number.isFinite(expiresAt)) throw new Error(`projection under ${prefixOf(key)} has no finite expiresAt`);
     const json = value === null ? null : JSON.stringify(value);
     this.sql.exec(
-      `INSERT INTO outbox (key, value, expires_at, staged) VALUES (?, ?, ?, 1)
+      `INSERT INTO outbox (key, generation, value, expires_at, staged) VALUES (?, ?, ?, ?, 1)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at, staged = staged + 1`,
-      key,
-      json,
-      expiresAt,
+      ...[key, crypto.randomUUID(), json, expiresAt],
     );
   }
 
@@ -96,45 +116,60 @@ export class Outbox {
    * Writes every projection that is due, each key at most once. Never throws: a failure is
    * recorded on its row and tried again when `nextDue` says.
    */
-  async flush(kv: KVNamespace, timeoutMs: number): Promise<void> {
+  async flush(kv: KVNamespace, timeoutMs: number, retryBaseMs = RETRY_BASE_MS): Promise<void> {
     const now = Date.now();
     this.sql.exec('DELETE FROM outbox WHERE expires_at <= ?', now);
     const due = this.sql
       .exec<OutboxRow>('SELECT * FROM outbox WHERE staged > written AND not_before <= ?', now)
       .toArray()
       .filter((row) => !this.inFlight.has(row.key));
-    await Promise.all(due.map((row) => this.write(kv, timeoutMs, row)));
+    await Promise.all(due.map((row) => this.write(kv, timeoutMs, retryBaseMs, row)));
   }
 
-  private async write(kv: KVNamespace, timeoutMs: number, row: OutboxRow): Promise<void> {
+  private async write(kv: KVNamespace, timeoutMs: number, retryBaseMs: number, row: OutboxRow): Promise<void> {
     this.inFlight.add(row.key);
     const sentAt = Date.now();
     const write =
       row.value === null
         ? kv.delete(row.key)
-        : kv.put(row.key, row.value, {
-            expirationTtl: Math.max(MIN_KV_TTL_SECONDS, Math.ceil((row.expires_at - sentAt) / 1000)),
-          });
+        : kv.put(row.key, row.value, { expirationTtl: kvTtlSeconds(row.key, row.expires_at, sentAt) });
     // Settled (landed, or refused) or not: a write still running at its deadline may land later.
     let settled = false;
     const tracked = write.finally(() => (settled = true));
     try {
-      await withDeadline(tracked, timeoutMs, `KV ${row.value === null ? 'delete' : 'put'} (projection)`);
+      await withDeadline(tracked, timeoutMs, `KV ${row.value === null ? 'delete' : 'put'} ${prefixOf(row.key)}`);
       // Changes staged during the write stay pending (staged > written): the next write sends them.
       this.sql.exec(
-        'UPDATE outbox SET written = MAX(written, ?), attempts = 0, not_before = ? WHERE key = ?',
-        row.staged,
-        sentAt + KEY_WRITE_INTERVAL_MS,
-        row.key,
+        'UPDATE outbox SET written = MAX(written, ?), attempts = 0, not_before = ? WHERE key = ? AND generation = ?',
+        ...[row.staged, sentAt + KEY_WRITE_INTERVAL_MS, row.key, row.generation],
       );
-    } catch {
+    } catch (e) {
       const attempts = row.attempts + 1;
-      const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempts - 1));
+      const backoff = Math.min(RETRY_MAX_MS, retryBaseMs * 2 ** (attempts - 1));
       const notBefore = Math.max(Date.now() + backoff, settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs);
-      this.sql.exec('UPDATE outbox SET attempts = ?, not_before = ? WHERE key = ?', attempts, notBefore, row.key);
+      this.sql.exec(
+        'UPDATE outbox SET attempts = ?, not_before = ? WHERE key = ? AND generation = ?',
+        ...[attempts, notBefore, row.key, row.generation],
+      );
+      logLine({ level: 'warn', event: 'projection.retry', key: prefixOf(row.key), attempts, cause: describeError(e) });
+      // Should the unanswered write land after all, KV may hold an older value than a write sent
+      // since: the key is written again, with the newest value.
+      if (!settled)
+        tracked.then(
+          () => this.landedLate(row),
+          () => {},
+        );
     } finally {
       this.inFlight.delete(row.key);
     }
+  }
+
+  private landedLate(row: OutboxRow): void {
+    const cursor = this.sql.exec(
+      'UPDATE outbox SET written = 0, not_before = MAX(not_before, ?) WHERE key = ? AND generation = ?',
+      ...[Date.now() + KEY_WRITE_INTERVAL_MS, row.key, row.generation],
+    );
+    if (cursor.rowsWritten > 0) this.rewrite();
   }
 
   /** Forgets every projection (the object's state is wiped; KV's copies expire by their TTL). */

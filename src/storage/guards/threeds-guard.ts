@@ -106,6 +106,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private readonly claims: ClaimTable;
   private readonly live: LiveTransaction;
   private readonly outbox: Outbox;
+  /** This call staged a projection: it is tried when the call ends ({@link changing}). */
+  private staged = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -114,11 +116,10 @@ export class ThreeDsGuard extends DurableObject<Env> {
       .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
       CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
-      CREATE TABLE IF NOT EXISTS projection (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL, record TEXT NOT NULL)`);
+        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
     this.claims = new ClaimTable(this.sql);
     this.live = new LiveTransaction(this.sql);
-    this.outbox = new Outbox(this.sql);
+    this.outbox = new Outbox(this.sql, () => void this.scheduleAlarm());
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -130,17 +131,10 @@ export class ThreeDsGuard extends DurableObject<Env> {
   ): Promise<ClaimOutcome<InitClaim>> {
     this.expire(now);
     let first = false;
-    const outcome = await this.claims.claim(
-      'init',
-      requestHash,
-      candidate,
-      now,
-      { expiresAt: UNTIL_WIPED, writesRecord: false, leaseId: '' },
-      () => {
-        first = this.startSession(sessionEnd);
-        this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
-      },
-    );
+    const outcome = await this.claims.claim('init', requestHash, candidate, now, { expiresAt: UNTIL_WIPED }, () => {
+      first = this.startSession(sessionEnd);
+      this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
+    });
     if (first) await this.scheduleAlarm();
     return outcome;
   }
@@ -173,25 +167,20 @@ export class ThreeDsGuard extends DurableObject<Env> {
     sessionEnd: number,
     projectionKey: string,
     collection?: { reference: string | null; assumed: boolean },
-  ): Promise<(ClaimOutcome<AuthClaim> & { sessionExpiresAt: number }) | { kind: 'stale'; collected: boolean }> {
-    this.expire(now);
-    if (collection && this.claims.answerOf('auth', now) === undefined) {
-      const collected = collection.reference !== null && collection.reference === this.collection();
-      if (collected !== collection.assumed) return { kind: 'stale', collected };
-    }
-    let extended = false;
-    const outcome = await this.claims.claim(
-      'auth',
-      requestHash,
-      candidate,
-      now,
-      { expiresAt: UNTIL_WIPED, writesRecord: false, leaseId: '' },
-      () => {
-        extended = this.startSession(sessionEnd) || this.extendSession(sessionEnd);
+  ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }> {
+    return this.changing(async () => {
+      this.expire(now);
+      if (collection && this.claims.answerOf('auth', now) === undefined) {
+        const collected = collection.reference !== null && collection.reference === this.collection();
+        if (collected !== collection.assumed) return { kind: 'stale', collected };
+      }
+      return this.claims.claim('auth', requestHash, candidate, now, { expiresAt: UNTIL_WIPED }, () => {
+        if (!this.startSession(sessionEnd)) this.extendSession(sessionEnd);
         if (candidate.challenge) {
           const { reference, expiresAt } = candidate.challenge;
           this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
         }
+        // The projection also carries the session's (possibly moved) end: the alarm's wipe follows it.
         this.project(projectionKey, {
           decidedAt: now,
           brands: candidate.brands as SessionRecord['brands'],
@@ -199,13 +188,10 @@ export class ThreeDsGuard extends DurableObject<Env> {
           scenario: candidate.scenario,
           answer: candidate.answer,
           ...(candidate.challenge ? { challenge: candidate.challenge } : {}),
-          expiresAt: this.sessionEnd(),
+          expiresAt: this.sessionEnd()!,
         });
-      },
-    );
-    if (!this.outbox.settled) await this.projectSoon();
-    else if (extended) await this.scheduleAlarm();
-    return { ...outcome, sessionExpiresAt: this.sessionEnd() };
+      });
+    });
   }
 
   /**
@@ -214,39 +200,45 @@ export class ThreeDsGuard extends DurableObject<Env> {
    * counted here, not per showing, so a second showing gives no extra attempt. Once the
    * challenge has its result, its JWT is used up.
    */
-  showChallenge(reference: string, jti: string, now: number): ShowOutcome {
-    this.expire(now);
-    const row = this.challenge(reference, now);
-    if (!row) return { kind: 'unknown' };
-    if (row.outcome !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
-    if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
-    this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
-    return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
+  showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
+    // A challenge past its 10 minutes ends here (`challenge`), and its result is projected.
+    return this.changing((): ShowOutcome => {
+      this.expire(now);
+      const row = this.challenge(reference, now);
+      if (!row) return { kind: 'unknown' };
+      if (row.outcome !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
+      if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
+      this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
+      return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
+    });
   }
 
   /** One form post: evaluated only while the challenge is open, so never more than the limit. */
-  async submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome> {
-    this.expire(now);
-    const row = this.challenge(reference, now);
-    if (!row) return { kind: 'unknown' };
-    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
-    const step = challengeStep(attempt, row.attempts);
-    const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
-    this.sql.exec(
-      'UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?',
-      ...[attempts, attempt === 'cancel' ? 0 : 1, reference],
-    );
-    if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
-    const result = this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now);
-    await this.projectSoon();
-    return { kind: 'ended', result };
+  submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome> {
+    return this.changing((): SubmitOutcome => {
+      this.expire(now);
+      const row = this.challenge(reference, now);
+      if (!row) return { kind: 'unknown' };
+      if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
+      const step = challengeStep(attempt, row.attempts);
+      const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
+      this.sql.exec(
+        'UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?',
+        ...[attempts, attempt === 'cancel' ? 0 : 1, reference],
+      );
+      if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
+      return {
+        kind: 'ended',
+        result: this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now),
+      };
+    });
   }
 
   /**
    * verification: the challenge's one result, with what authenticate decided, when `reference` is
    * the challenge authenticate opened; a challenge still open ends here as not completed.
    */
-  async concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome> {
+  concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome> {
     return this.conclude(reference, now, () => ['failed', 'notCompleted']);
   }
 
@@ -254,7 +246,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
    * The sandbox control (test only): ends an open challenge as the caller says, as if the
    * cardholder had; a challenge already ended keeps its one result, which is answered instead.
    */
-  async completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome> {
+  completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome> {
     return this.conclude(reference, now, () => SANDBOX_ENDINGS[result]);
   }
 
@@ -352,37 +344,51 @@ export class ThreeDsGuard extends DurableObject<Env> {
    * failed, hung or timed out is tried again until it lands.
    */
   override async alarm(): Promise<void> {
-    const end = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
+    const end = this.sessionEnd();
     if (end !== undefined && end + WIPE_DELAY_MS <= Date.now()) {
       this.wipe();
       return;
     }
-    await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs);
+    await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs, objectStorage.retryBaseMs);
     await this.scheduleAlarm();
   }
 
   /** The transaction's answer of verification and of the sandbox: see {@link concludeChallenge}. */
-  private async conclude(
+  private conclude(
     reference: string,
     now: number,
     ending: () => [ChallengeResult['outcome'], ChallengeResult['reason']],
   ): Promise<ConcludeOutcome> {
-    this.expire(now);
-    const auth = this.claims.answerOf<AuthClaim>('auth', now);
-    const row = auth?.challenge?.reference === reference ? this.challenge(reference, now) : undefined;
-    if (!auth?.challenge || !row) return { kind: 'unknown' };
-    const session = { brands: auth.brands, version: auth.version, onSuccess: auth.challenge.onSuccess };
-    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row), session };
-    const [outcome, reason] = ending();
-    const result = this.end(reference, outcome, reason, now);
-    await this.projectSoon();
-    return { kind: 'ended', result, session };
+    return this.changing((): ConcludeOutcome => {
+      this.expire(now);
+      const auth = this.claims.answerOf<AuthClaim>('auth', now);
+      const row = auth?.challenge?.reference === reference ? this.challenge(reference, now) : undefined;
+      if (!auth?.challenge || !row) return { kind: 'unknown' };
+      const session = { brands: auth.brands, version: auth.version, onSuccess: auth.challenge.onSuccess };
+      if (row.outcome !== null) return { kind: 'ended', result: resultOf(row), session };
+      const [outcome, reason] = ending();
+      return { kind: 'ended', result: this.end(reference, outcome, reason, now), session };
+    });
   }
 
-  /** Stages the session record as the next projection of its key (and keeps it to amend). */
+  /**
+   * Runs a call that may change the state; a projection it staged is then tried at once, after
+   * the state committed (each call that changes a projected fact goes through here, so none is
+   * left waiting for the wipe).
+   */
+  private async changing<T>(work: () => T | Promise<T>): Promise<T> {
+    const out = await work();
+    if (this.staged) {
+      await this.projectSoon();
+      this.staged = false;
+    }
+    return out;
+  }
+
+  /** Stages the session record as the next projection of its key. */
   private project(key: string, record: SessionRecord): void {
-    this.sql.exec('INSERT OR REPLACE INTO projection (id, key, record) VALUES (1, ?, ?)', key, JSON.stringify(record));
     this.outbox.stage(key, record, record.expiresAt);
+    this.staged = true;
   }
 
   /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
@@ -418,11 +424,10 @@ export class ThreeDsGuard extends DurableObject<Env> {
       reference,
     );
     const result = { outcome, reason, completedAt: at };
-    const projected = this.sql.exec<{ key: string; record: string }>('SELECT key, record FROM projection').toArray()[0];
-    if (projected) {
-      const record = JSON.parse(projected.record) as SessionRecord;
-      if (record.challenge?.reference === reference) this.project(projected.key, { ...record, result });
-    }
+    // The session record is this object's one projection: amend its newest value.
+    const projected = this.outbox.latest<SessionRecord>();
+    if (projected?.value?.challenge?.reference === reference)
+      this.project(projected.key, { ...projected.value, result });
     return result;
   }
 
@@ -438,8 +443,9 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return this.sql.exec('UPDATE session SET expires_at = ? WHERE id = 1 AND expires_at < ?', end, end).rowsWritten > 0;
   }
 
-  private sessionEnd(): number {
-    return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').one().expires_at;
+  /** The session's end, if there is a session. */
+  private sessionEnd(): number | undefined {
+    return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
   }
 
   /**
@@ -455,7 +461,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   private async flushNow(): Promise<void> {
     try {
-      await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs);
+      await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs, objectStorage.retryBaseMs);
       await this.scheduleAlarm();
     } catch {
       // The alarm set by projectSoon writes it.
@@ -464,7 +470,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   /** The alarm: at the next projection due, else a minute after the session's end (the wipe). */
   private async scheduleAlarm(): Promise<void> {
-    const end = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
+    const end = this.sessionEnd();
     const times = [
       this.outbox.nextDue(objectStorage.timeoutMs),
       end === undefined ? undefined : end + WIPE_DELAY_MS,
@@ -474,14 +480,12 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   /** A session past its end is gone: the reference may start a new one. */
   private expire(now: number): void {
-    const row = this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0];
-    if (row && row.expires_at <= now) this.wipe();
+    const end = this.sessionEnd();
+    if (end !== undefined && end <= now) this.wipe();
   }
 
   private wipe(): void {
-    this.sql.exec(
-      'DELETE FROM claims; DELETE FROM collections; DELETE FROM challenge; DELETE FROM session; DELETE FROM projection',
-    );
+    this.sql.exec('DELETE FROM claims; DELETE FROM collections; DELETE FROM challenge; DELETE FROM session');
     this.live.wipe();
     this.outbox.wipe();
   }

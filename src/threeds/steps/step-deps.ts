@@ -20,8 +20,6 @@ export interface ThreeDsDeps {
   /** Base of the page URLs and links in answers. */
   baseUrl: string;
   now: number;
-  /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
-  background(work: Promise<unknown>): void;
   /** The transaction's guard object and its id (which the page JWTs carry). */
   guardFor(scope: SessionScope): { guard: ThreeDsGuardApi; id: string };
   /** The guard named in one of our signed JWTs; undefined for an id that is not one. */
