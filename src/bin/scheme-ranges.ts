@@ -182,7 +182,9 @@ export function schemeBrandsFor(digits: string): Brand[] {
  * (src/cards/card-number-in-text.ts). Sources as for the ranges above: Visa 16 and 19 (its
  * 13-digit numbers are no longer issued, and a 13-digit run is more often a phone number with
  * its country code); Mastercard 16; American Express 15; Diners Club 14–19; Discover, JCB (16–19,
- * its legacy 1800/2131 ranges 15), UnionPay, Mir and Verve 16–19; Maestro 12–19; UATP 15. A
+ * its legacy 1800/2131 ranges 15), UnionPay, Mir and Verve 16–19; Maestro 16–19 (its 12–15-digit
+ * numbers are a rare legacy, and 12-digit international phone numbers of +57, +58, +593, +595 and
+ * +63 start like them); UATP 15. A
  * scheme not listed issues 16–19.
  */
 const ISSUED_LENGTHS: Partial<Record<Brand, readonly number[]>> = {
@@ -191,7 +193,7 @@ const ISSUED_LENGTHS: Partial<Record<Brand, readonly number[]>> = {
   amex: [15],
   diners: [14, 15, 16, 17, 18, 19],
   jcb: [15, 16, 17, 18, 19],
-  maestro: [12, 13, 14, 15, 16, 17, 18, 19],
+  maestro: [16, 17, 18, 19],
   uatp: [15],
   elo: [16],
   hipercard: [16, 19],

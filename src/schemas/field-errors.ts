@@ -48,8 +48,10 @@ export function checkErrorName(requirement: unknown): string | undefined {
 
 /** A valibot check whose failure is reported under a field error name (docs/errors.md "Field errors"). */
 export function namedCheck<T>(errorName: string, test: (input: T) => boolean, message: string) {
-  CHECK_ERROR_NAMES.set(test, errorName);
-  return v.check(test, message);
+  // A closure of its own, so that one test function can serve under several names.
+  const check = (input: T): boolean => test(input);
+  CHECK_ERROR_NAMES.set(check, errorName);
+  return v.check(check, message);
 }
 
 /** JSONPath of an issue: `$`, `$.merchant.entity`, `$.items[0].name`. */

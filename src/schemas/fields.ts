@@ -17,7 +17,6 @@ export const str = (min: number, max: number, what: string) =>
   );
 
 const holdsNoCardNumber = (value: string): boolean => !mightContainCardNumber(value);
-const addressHoldsNoCardNumber = (value: string): boolean => !mightContainCardNumber(value);
 
 /**
  * Refuses a free-text value that looks like a card number (src/cards/card-number-in-text.ts):
@@ -33,7 +32,7 @@ export const NO_CARD_NUMBER = namedCheck(
 /** {@link NO_CARD_NUMBER} for an address line, under Worldpay's name for it. */
 export const NO_CARD_NUMBER_IN_ADDRESS = namedCheck(
   'billingAddressMightContainCardNumber',
-  addressHoldsNoCardNumber,
+  holdsNoCardNumber,
   'The address might contain a card number.',
 );
 

@@ -44,6 +44,7 @@ describe('normaliseLanguageTag', () => {
     ['more than 35 characters', `en-${'abcdefgh-'.repeat(4)}x`],
     ['not a string', 42],
     ['nothing', undefined],
+    ['a card number in a private-use subtag', 'en-x-4444-3333-2222-1111'],
   ])('refuses %s (%j)', (_, given) => {
     expect(normaliseLanguageTag(given)).toBeUndefined();
   });

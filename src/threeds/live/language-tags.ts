@@ -1,3 +1,5 @@
+import { mightContainCardNumber } from '../../cards/card-number-in-text';
+
 /**
  * The browser's language as EMV takes it (docs/threeds.md "Device data collection"): a BCP 47
  * tag of at most 35 characters (the AReq keeps at most 8 of it, areq-builder.ts). Browsers do not
@@ -37,5 +39,9 @@ export function normaliseLanguageTag(value: unknown): string | undefined {
   } catch {
     return undefined; // not well-formed BCP 47
   }
-  return canonical !== undefined && canonical.length <= LANGUAGE_TAG_MAX ? canonical : undefined;
+  // A private-use tag can hold anything, a card number too (`en-x-4444-3333-2222-1111`): kept, it
+  // would be stored and sent on.
+  if (canonical === undefined || canonical.length > LANGUAGE_TAG_MAX || mightContainCardNumber(canonical))
+    return undefined;
+  return canonical;
 }
