@@ -16,8 +16,12 @@ export const TOKENS_HEADERS = { Authorization: BASIC, Accept: TOKENS, 'Content-T
 
 const WIDTH = Number(process.env.EXAMPLE_WIDTH ?? 160);
 
+/** One line of at most WIDTH characters, card numbers masked to their first 6 and last 4 digits. */
 function brief(text) {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/\d{13,19}/g, (pan) => `${pan.slice(0, 6)}${'*'.repeat(pan.length - 10)}${pan.slice(-4)}`);
   return flat.length > WIDTH ? `${flat.slice(0, WIDTH - 1)}…` : flat;
 }
 

@@ -17,7 +17,7 @@
 // Each wrangler runs in a process group of its own, and Ctrl-C (or either one ending) stops both
 // groups whole, so that no workerd outlives them.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,17 +101,17 @@ if (provider) {
 const publicBase = process.env.PUBLIC_BASE_URL?.trim() || undefined;
 
 // The service's secrets: the local ones (.dev.vars, made by `npm start`'s first step, else the
-// example), then .dev.vars.live (git-ignored: a provider's key), then THREEDS_SERVER_API_KEY from
-// the environment, written to a private file so that it is never on a command line.
+// example), which hold the fake's key. With a provider of one's choosing, then .dev.vars.live
+// (git-ignored: that provider's key) and THREEDS_SERVER_API_KEY from the environment, written to a
+// private file so that it is never on a command line; never with the fake, which takes its own key.
 const envFiles = [existsSync('.dev.vars') ? '.dev.vars' : '.dev.vars.example'];
-if (existsSync('.dev.vars.live')) envFiles.push('.dev.vars.live');
+if (provider && existsSync('.dev.vars.live')) envFiles.push('.dev.vars.live');
 let keyDir;
 const keyFromEnv = process.env.THREEDS_SERVER_API_KEY;
-if (keyFromEnv) {
+if (provider && keyFromEnv) {
   keyDir = mkdtempSync(join(tmpdir(), 'card-edge-live-'));
   const file = join(keyDir, 'provider.env');
   writeFileSync(file, `THREEDS_SERVER_API_KEY=${JSON.stringify(keyFromEnv)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
   envFiles.push(file);
 }
 if (provider && !keyFromEnv) {

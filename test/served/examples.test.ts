@@ -37,6 +37,8 @@ describe('the examples against the test Worker', () => {
     const { code, output } = await runExample(script, { BASE_URL: served.url.origin });
     expect(code, output).toBe(0);
     expect(output).toContain('every answer as expected');
+    // What the examples print masks card numbers, as the service's own log lines do.
+    expect(output).not.toMatch(/\d{13,19}/);
   });
 
   it('an example exits 1 when an answer is not the expected one', async () => {
@@ -46,6 +48,8 @@ describe('the examples against the test Worker', () => {
       FAKE_URL: 'http://127.0.0.1:9',
     });
     expect(code, output).toBe(1);
+    // Refused for the reason given, not crashed.
+    expect(output).toContain('✘ try:live: unexpected answer: a live DDC page');
   });
 });
 
@@ -73,5 +77,7 @@ describe('the live example against the live Worker and the fake provider', () =>
     });
     expect(code, output).toBe(0);
     expect(output).toContain('every answer as expected');
+    // What the examples print masks card numbers, as the service's own log lines do.
+    expect(output).not.toMatch(/\d{13,19}/);
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type LocalWorker } from '../../scripts/local-worker';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 
@@ -23,7 +24,15 @@ interface Run {
 /** Starts scripts/start-live.mjs with these variables over the environment, in its own process group. */
 function startLive(vars: Record<string, string>): Run {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), WRANGLER_SEND_METRICS: 'false' };
-  for (const name of ['PORT', 'FAKE_PORT', 'INSPECTOR_PORT', 'THREEDS_SERVER_URL', 'THREEDS_SERVER_API_KEY'])
+  for (const name of [
+    'PORT',
+    'FAKE_PORT',
+    'INSPECTOR_PORT',
+    'FAKE_INSPECTOR_PORT',
+    'THREEDS_SERVER_URL',
+    'THREEDS_SERVER_API_KEY',
+    'PUBLIC_BASE_URL',
+  ])
     delete env[name];
   const child = spawn(process.execPath, ['scripts/start-live.mjs'], {
     cwd: process.cwd(),
@@ -43,6 +52,19 @@ async function stopLive(run: Run | undefined): Promise<void> {
   if (!run || run.child.exitCode !== null) return;
   process.kill(run.child.pid!, 'SIGINT');
   await Promise.race([run.exited, new Promise((r) => setTimeout(r, 10_000))]);
+}
+
+/** The command lines of every process on this machine (Linux's /proc). */
+function commandLines(): string[] {
+  const lines: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      lines.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return lines;
 }
 
 /** Listens on a port of 127.0.0.1 (0: any free one); undefined when another program has it. */
@@ -122,15 +144,25 @@ describe('start:live refuses a port it cannot have, naming the variable', () => 
     port = (busy.address() as { port: number }).port;
   });
   afterAll(() => new Promise<void>((r) => busy.close(() => r())));
+  // Should a refusal ever fail to happen, nothing is left running.
+  const runs: Run[] = [];
+  afterEach(async () => {
+    for (const run of runs.splice(0)) await stopLive(run);
+  });
+  const started = (vars: Record<string, string>): Run => {
+    const run = startLive(vars);
+    runs.push(run);
+    return run;
+  };
 
   it.each(['PORT', 'FAKE_PORT', 'INSPECTOR_PORT'])('%s taken by another program', async (name) => {
-    const run = startLive({ [name]: String(port) });
+    const run = started({ [name]: String(port) });
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain(`${name}=${port} is in use by another program: set ${name} to a free port`);
   });
 
   it('THREEDS_SERVER_URL without the provider’s key', async () => {
-    const run = startLive({ THREEDS_SERVER_URL: 'https://sandbox.example', PORT: String(await freePort()) });
+    const run = started({ THREEDS_SERVER_URL: 'https://sandbox.example', PORT: String(await freePort()) });
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain('give its API key as THREEDS_SERVER_API_KEY');
   });
@@ -212,7 +244,10 @@ describe('start:live with a provider of one’s choosing (THREEDS_SERVER_URL)', 
       ),
     ).toBe('nothing there');
     expect(await authenticate(base, '2000')).toMatchObject({ outcome: 'authenticated', status: 'Y' });
-    // The key never went on a command line.
-    expect(run!.output()).not.toContain('THREEDS_SERVER_API_KEY:');
+    // The key never went on a command line: no process of this machine shows it, while the
+    // live Worker's wrangler shows its own.
+    const lines = commandLines();
+    expect(lines.some((line) => line.includes('wrangler') && line.includes('--env live'))).toBe(true);
+    expect(lines.filter((line) => line.includes('fake-3ds-api-key'))).toEqual([]);
   });
 });
