@@ -17,4 +17,3 @@ export default createWorker(
 /** The Durable Objects that decide what KV cannot (docs/storage.md). */
 export { ThreeDsGuard } from './storage/guards/threeds-guard';
 export { TokenGuard } from './storage/guards/token-guard';
-export { NamespaceGuard } from './storage/guards/namespace-guard';

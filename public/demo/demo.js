@@ -175,6 +175,7 @@
       const card = token.paymentInstrument;
       const item = document.createElement('li');
       item.dataset.tokenId = token.tokenId;
+      const ref = reference(token);
       const expiry = `${String(card.cardExpiryDate.month).padStart(2, '0')}/${card.cardExpiryDate.year}`;
       const line = document.createElement('div');
       line.className = 'token';
@@ -182,18 +183,16 @@
       const name = document.createElement('input');
       name.placeholder = 'new cardholder name';
       name.className = 'new-name';
-      const rename = button('Update name', () =>
-        change(token.tokenId, { attribute: 'cardHolderName', value: name.value }),
-      );
+      const rename = button('Update name', () => change(ref, { attribute: 'cardHolderName', value: name.value }));
       rename.className = 'rename';
       const later = button('Expiry +1 year', () =>
-        change(token.tokenId, {
+        change(ref, {
           attribute: 'cardExpiryDate',
           value: { month: card.cardExpiryDate.month, year: card.cardExpiryDate.year + 1 },
         }),
       );
       later.className = 'extend';
-      const remove = button('Delete', () => change(token.tokenId, { delete: true }));
+      const remove = button('Delete', () => change(ref, { delete: true }));
       remove.className = 'delete';
       item.append(line, name, rename, later, remove);
       list.append(item);
@@ -209,8 +208,13 @@
     return b;
   }
 
-  async function change(tokenId, what) {
-    const { status, body } = await cardsApi('POST', 'cards/change', { tokenId, ...what });
+  /** A token's reference: the last segment of its href, which names it in the API's paths. */
+  function reference(token) {
+    return token._links['tokens:token'].href.split('/').pop();
+  }
+
+  async function change(token, what) {
+    const { status, body } = await cardsApi('POST', 'cards/change', { token, ...what });
     savedStatus(status < 300 ? 'Saved card changed.' : `${body.errorName}: ${body.message}`);
     await showCards();
   }
@@ -228,7 +232,7 @@
       // Saved already with other details: the conflict can be accepted (the token takes them).
       const conflictId = body._links['tokens:conflicts'].href.split('/').pop();
       savedStatus(`Saved already with other details (${JSON.stringify(body.conflicts.paymentInstrument ?? {})}). `);
-      const accept = button('Accept the new details', () => change(body.tokenId, { conflict: conflictId }));
+      const accept = button('Accept the new details', () => change(reference(body), { conflict: conflictId }));
       accept.id = 'accept-conflict';
       $('saved-status').append(accept);
     } else savedStatus(`${body.errorName}: ${body.message}`);

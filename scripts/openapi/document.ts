@@ -266,12 +266,18 @@ const HANDLE_PARAMETER = {
   schema: { type: 'string', pattern: '^[0-9a-f]{64}\\.[\\w-]{22}$' },
 };
 
-/** The token id in a token path. */
+/**
+ * The token in a token path: its reference, the last segment of its href (Worldpay's document
+ * names the parameter `tokenId` and calls it an encrypted token): the owning object's id, then
+ * the token's `tokenId` (docs/tokens.md "Token ids and hrefs").
+ */
 const TOKEN_ID_PARAMETER = {
   name: 'tokenId',
   in: 'path',
   required: true,
-  schema: { type: 'string', pattern: '^[0-9A-HJ-NP-Z]{15,21}$' },
+  description:
+    "The token's reference: the last segment of its href (64 hexadecimal characters naming where the token is kept, then its `tokenId`). Follow the href as answered.",
+  schema: { type: 'string', pattern: '^[0-9a-f]{64}[0-9A-HJ-NP-Z]{21}$' },
 };
 
 const MAGIC_VALUES = SCENARIOS.map((s) => `\`${s.name}\``).join(', ');

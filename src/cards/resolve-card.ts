@@ -3,17 +3,9 @@ import type { Brand } from '../bin/model';
 import { failed, ok, type Result } from '../failures';
 import { brandRule, cardNumberRule } from '../merchants/entity-rules';
 import type { EntityConfig } from '../merchants/merchant-config';
-import type { TokenRecord, TokenStore } from '../storage/token-store';
-import type { TokenKeys } from './card-crypto';
+import type { TokenRecord } from '../storage/token-store';
 import { maskPan } from './mask';
-import {
-  cardHasExpired,
-  findToken,
-  foreignHrefError,
-  openCard,
-  tokenIdFromHref,
-  type BillingAddress,
-} from './token-card';
+import { cardHasExpired, foreignHrefError, tokenIdFromHref, type BillingAddress, type CardDetails } from './token-card';
 
 /**
  * Card resolution, once for the BIN lookup, tokens and 3DS: a card number, a network token number
@@ -66,15 +58,20 @@ export interface ResolvedCard {
   networkToken?: true;
 }
 
-/** What card resolution needs: the BIN index, the token store and keys, the clock. */
+/** What card resolution needs: the BIN index, the merchant's tokens, the clock. */
 export interface CardDeps {
   binIndex: BinIndex;
   baseUrl: string;
   now: number;
-  tokens: TokenStore;
-  tokenKeys: () => Promise<TokenKeys>;
-  /** A token was used (a lookup, 3DS): it may be due an extension (docs/tokens.md "Lifetime"). */
-  tokenUsed?: (record: TokenRecord) => void;
+  /**
+   * The merchant's live token and its card, or undefined (unknown, deleted, expired, another
+   * merchant's): from the token's object, or from KV's projection where the caller tolerates a
+   * stale answer (docs/storage.md "Reads"). Using a token may extend it (docs/tokens.md "Lifetime").
+   */
+  tokenCard: (
+    username: string,
+    reference: string,
+  ) => Promise<{ token: Pick<TokenRecord, 'tokenId' | 'cardExpiryDate'>; card: CardDetails } | undefined>;
 }
 
 /** Who asks: the merchant and its entity. */
@@ -110,14 +107,14 @@ export async function resolveCard(
 ): Promise<Result<ResolvedCard>> {
   let card: Omit<ResolvedCard, 'masked' | 'bin' | 'match' | 'brands'>;
   if (input.type === 'card/tokenized') {
-    const tokenId = tokenIdFromHref(input.href, deps.baseUrl);
-    if (tokenId === undefined)
+    const reference = tokenIdFromHref(input.href, deps.baseUrl);
+    if (reference === undefined)
       return failed({ kind: 'bodyDoesNotMatchSchema', errors: [foreignHrefError(deps.baseUrl, rules.hrefPath)] });
-    const record = await findToken(deps.tokens, owner.username, tokenId, deps.now);
-    if (!record) return failed({ kind: 'tokenNotFound' });
-    if (cardHasExpired(record.cardExpiryDate, deps.now)) return failed({ kind: 'underlyingPaymentInstrumentExpired' });
-    deps.tokenUsed?.(record);
-    card = { ...(await openCard(await deps.tokenKeys(), record)), tokenId };
+    const found = await deps.tokenCard(owner.username, reference);
+    if (!found) return failed({ kind: 'tokenNotFound' });
+    if (cardHasExpired(found.token.cardExpiryDate, deps.now))
+      return failed({ kind: 'underlyingPaymentInstrumentExpired' });
+    card = { ...found.card, tokenId: found.token.tokenId };
   } else {
     if (rules.pciFeature !== undefined) {
       const pci = cardNumberRule(owner.entity, rules.pciFeature);

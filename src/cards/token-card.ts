@@ -1,5 +1,5 @@
 import type { FieldError } from '../failures';
-import { isTombstone, type SealedValue, type TokenRecord, type TokenStore } from '../storage/token-store';
+import type { SealedValue, TokenRecord } from '../storage/token-store';
 import { open, seal, type TokenKeys } from './card-crypto';
 
 /**
@@ -27,8 +27,9 @@ export interface CardDetails {
 }
 
 /**
- * What a token id in a path or href may look like. Ours are 21 characters of Worldpay's alphabet
- * (`newTokenId`); the pattern is wider, so that an id of another shape answers 404, not 400.
+ * What a token id in a path or href may look like. Ours are 80 characters of Worldpay's alphabet
+ * (src/storage/guards/token-ids.ts); the pattern is wider, so that an id of another shape answers
+ * 404, not 400.
  */
 export const TOKEN_ID = /^[A-Za-z0-9_-]{1,256}$/;
 
@@ -79,15 +80,4 @@ export async function openCard(keys: TokenKeys, record: TokenRecord): Promise<Ca
     ...(opened.cardHolderName !== undefined ? { cardHolderName: opened.cardHolderName } : {}),
     ...(opened.billingAddress !== undefined ? { billingAddress: opened.billingAddress } : {}),
   };
-}
-
-/** The merchant's live token, or undefined (unknown, deleted, expired or another merchant's). */
-export async function findToken(
-  store: TokenStore,
-  username: string,
-  tokenId: string,
-  now: number,
-): Promise<TokenRecord | undefined> {
-  const record = await store.get(tokenId, now);
-  return record && !isTombstone(record) && record.username === username ? record : undefined;
 }

@@ -7,6 +7,7 @@ import type { Route } from '../app/route-table';
 import { publicBaseUrl } from '../routes/deps-from-request';
 import { WINDOW_SIZES } from '../schemas/threeds-requests';
 import { THREEDS_PATH } from '../threeds/api-paths';
+import { TOKEN_REFERENCE } from '../storage/guards/token-ids';
 import { UPDATE_PATHS } from '../tokens/update-paths';
 import { escapeHtml } from '../threeds/page-html';
 import { scenarioCard } from '../fake-3ds-server/test-cards';
@@ -171,9 +172,9 @@ async function callApi(
 /** The demo shopper's saved cards: one namespace of the demo merchant's tokens (docs/tokens.md "Namespaces"). */
 const DEMO_NAMESPACE = 'demo-shopper';
 
-/** A token id as the demo page sends it back (it came from a listing). */
+/** A token's reference (its href's last segment) as the demo page sends it back (it came from a listing). */
 function tokenIdOf(value: unknown): string {
-  if (typeof value !== 'string' || !/^[0-9A-Z]{15,21}$/.test(value)) fail({ kind: 'resourceNotFound' });
+  if (typeof value !== 'string' || !TOKEN_REFERENCE.test(value)) fail({ kind: 'resourceNotFound' });
   return value;
 }
 
@@ -203,13 +204,14 @@ async function demoSaveCard(rc: RequestContext): Promise<EndpointResult> {
 }
 
 /**
- * `POST /demo/merchant/cards/change` `{tokenId, attribute, value}`: one update (`PUT` on the
- * attribute's link), or `{tokenId, conflict}`: accepts a conflict, or `{tokenId, delete: true}`.
+ * `POST /demo/merchant/cards/change` `{token, attribute, value}`: one update (`PUT` on the
+ * attribute's link), or `{token, conflict}`: accepts a conflict, or `{token, delete: true}`;
+ * `token` is the token's reference, the last segment of its href.
  */
 async function demoChangeCard(rc: RequestContext): Promise<EndpointResult> {
   testOnly(rc);
   const input = await readJsonObject(rc.request);
-  const tokenId = tokenIdOf(input.tokenId);
+  const tokenId = tokenIdOf(input.token);
   if (input.delete === true) return callApi(rc, 'DELETE', `/tokens/${tokenId}`, TOKENS_MEDIA_TYPE);
   if (typeof input.conflict === 'string' && /^[\w-]{22}$/.test(input.conflict)) {
     return callApi(rc, 'PUT', `/tokens/${tokenId}/conflicts/${input.conflict}`, TOKENS_MEDIA_TYPE, {});

@@ -1,14 +1,22 @@
 import { tokenKeys } from '../cards/card-crypto';
 import type { CardDeps } from '../cards/resolve-card';
+import { openCard } from '../cards/token-card';
 import type { ThreeDsServerSettings } from '../config/settings';
 import type { RequestContext } from '../http/endpoint';
-import { namespaceGuard, threeDsGuard, threeDsGuardById, tokenGuard } from '../storage/guards/clients';
+import {
+  threeDsGuard,
+  threeDsGuardById,
+  tokenGuard,
+  tokenGuardName,
+  tokenGuardOfReference,
+} from '../storage/guards/clients';
+import { parseReference } from '../storage/guards/token-ids';
 import type { KvAccess } from '../storage/kv';
 import { TokenStore } from '../storage/token-store';
 import { threeDsecureIo, type ThreeDsServer } from '../threeds/live/three-ds-server';
 import type { ThreeDsDeps } from '../threeds/steps/step-deps';
 import type { TokenDeps } from '../tokens/token-steps';
-import { extendIfDue, extensionDue } from '../tokens/token-updates';
+import { extensionDue } from '../tokens/token-updates';
 
 /**
  * Builds the domain steps' dependencies from a request: the settings parsed once, the injected
@@ -28,30 +36,59 @@ function kvAccess(rc: RequestContext): KvAccess {
   return { kv: rc.env.SESSIONS, timeoutMs: rc.settings.storageTimeoutMs };
 }
 
-export function cardDeps(rc: RequestContext, now = Date.now()): CardDeps {
+/** The object that owns a token and the token's id, by its reference (undefined when it names none). */
+function tokenOwner(rc: RequestContext, reference: string) {
+  return tokenGuardOfReference(rc.env.TOKEN_GUARD, reference, rc.settings.storageTimeoutMs);
+}
+
+/**
+ * The token's record as KV's projection has it, when `reference` names the token's own object
+ * (the one its record names: a reference made up of another object's id and this token's id
+ * finds nothing, as its object would answer).
+ */
+async function projectedToken(rc: RequestContext, reference: string, now: number) {
+  const parsed = parseReference(reference);
+  const record = parsed && (await new TokenStore(kvAccess(rc)).get(parsed.tokenId, now));
+  if (!record) return undefined;
+  const { username, namespace, fingerprint } = record;
+  const name = tokenGuardName(username, namespace !== undefined ? { namespace } : { fingerprint });
+  return rc.env.TOKEN_GUARD.idFromName(name).toString() === parsed.ownerId ? record : undefined;
+}
+
+/**
+ * What card resolution needs. `tokens`: how a token is read (docs/storage.md "Reads"): `exact`
+ * asks the token's object (3DS, tokens); `projection` reads KV's copy, which may lag the object
+ * by KV's propagation (panLookup: a token's BIN data never changes), and asks the object to
+ * extend a token used past half its life after the answer.
+ */
+export function cardDeps(rc: RequestContext, tokens: 'exact' | 'projection', now = Date.now()): CardDeps {
   const settings = rc.settings;
+  const exact = async (username: string, reference: string) => {
+    const at = tokenOwner(rc, reference);
+    return at?.owner.read(username, at.tokenId);
+  };
+  const projected = async (username: string, reference: string) => {
+    const record = await projectedToken(rc, reference, now);
+    if (record?.username !== username) return undefined;
+    if (extensionDue(record, now)) rc.ctx.waitUntil(exact(username, reference).catch(() => undefined));
+    return { token: record, card: await openCard(await tokenKeys(settings), record) };
+  };
   return {
     binIndex: rc.services.binIndex,
     baseUrl: publicBaseUrl(rc),
     now,
-    tokens: new TokenStore(kvAccess(rc)),
-    tokenKeys: () => tokenKeys(settings),
-    // A token used past half its life is extended after the answer (a failure waits for the next use).
-    tokenUsed: (record) => {
-      if (extensionDue(record, now)) rc.ctx.waitUntil(extendIfDue(tokenDeps(rc), record)); // never throws
-    },
+    tokenCard: tokens === 'exact' ? exact : projected,
   };
 }
 
 export function tokenDeps(rc: RequestContext): TokenDeps {
   const timeoutMs = rc.settings.storageTimeoutMs;
   return {
-    ...cardDeps(rc),
-    environment: rc.settings.environment,
-    background: (work) => rc.ctx.waitUntil(work),
-    guardFor: (username, fingerprint, namespace) =>
-      tokenGuard(rc.env.TOKEN_GUARD, username, fingerprint, namespace, timeoutMs),
-    namespaceFor: (username, namespace) => namespaceGuard(rc.env.NAMESPACE_GUARD, username, namespace, timeoutMs),
+    ...cardDeps(rc, 'exact'),
+    tokenKeys: () => tokenKeys(rc.settings),
+    ownerFor: (username, of) => tokenGuard(rc.env.TOKEN_GUARD, username, of, timeoutMs),
+    ownerOf: (reference) => tokenOwner(rc, reference),
+    projectedToken: (tokenId) => new TokenStore(kvAccess(rc)).get(tokenId, Date.now()),
   };
 }
 
@@ -65,7 +102,7 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     now,
     guardFor: (scope) => threeDsGuard(rc.env.THREEDS_GUARD, scope, timeoutMs),
     guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id, timeoutMs),
-    cards: cardDeps(rc, now),
+    cards: cardDeps(rc, 'exact', now),
     ...(rc.settings.environment === 'live' && rc.settings.threeDsServer
       ? { provider: threeDsServerOf(rc, rc.settings.threeDsServer) }
       : {}),

@@ -1,24 +1,25 @@
 import * as v from 'valibot';
-import { findToken, TOKEN_ID } from '../cards/token-card';
+import { TOKEN_ID } from '../cards/token-card';
+import { parseReference } from '../storage/guards/token-ids';
 import { fail, failed, unwrap } from '../failures';
 import { TOKENS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
 import { validateBody } from '../http/validation';
 import { toFieldError } from '../schemas/field-errors';
 import { CREATE_TOKEN, TOKEN_QUERY, TOKEN_UPDATES } from '../schemas/token-requests';
-import type { TokenRecord } from '../storage/token-store';
 import { queryTokens } from '../tokens/token-namespaces';
 import { conflictResource, tokenResource } from '../tokens/token-resource';
 import { UPDATE_PATHS } from '../tokens/update-paths';
 import {
+  acceptConflict,
   createToken,
   deleteToken,
   getToken,
-  tokenAnswer,
+  readConflict,
   tokenExpiryErrors,
-  type TokenDeps,
+  updateToken,
 } from '../tokens/token-steps';
-import { acceptConflict, extendIfDue, readConflict, updateToken, type TokenChange } from '../tokens/token-updates';
+import type { TokenChange } from '../tokens/token-updates';
 import { createFailureFor } from '../tokens/token-versions';
 import { publicBaseUrl, tokenDeps } from './deps-from-request';
 
@@ -28,9 +29,10 @@ import { publicBaseUrl, tokenDeps } from './deps-from-request';
  * conflicts of a second tokenization (`GET` and `PUT` on the `tokens:conflicts` link).
  */
 
-const hrefOf = (call: EndpointCall, tokenId: string): string => `${publicBaseUrl(call.rc)}/tokens/${tokenId}`;
-const conflictHref = (call: EndpointCall, tokenId: string, conflictId: string): string =>
-  `${hrefOf(call, tokenId)}/conflicts/${conflictId}`;
+/** A token's href: the token resource's path, then the token's reference (src/storage/guards/token-ids.ts). */
+const hrefOf = (call: EndpointCall, reference: string): string => `${publicBaseUrl(call.rc)}/tokens/${reference}`;
+const conflictHref = (call: EndpointCall, reference: string, conflictId: string): string =>
+  `${hrefOf(call, reference)}/conflicts/${conflictId}`;
 
 const STATUS = { created: 201, existing: 200, conflict: 409 } as const;
 
@@ -49,7 +51,7 @@ export const createTokenEndpoint: Endpoint = {
     const created = unwrap(result.ok ? result : failed(createFailureFor(result.failure, apiVersion)));
     rc.log.card = created.masked;
     rc.log.token = created.token.tokenId;
-    const href = hrefOf(call, created.token.tokenId);
+    const href = hrefOf(call, created.reference);
     const resource = tokenResource(created.token, created.card, href);
     const conflict = created.conflict;
     return {
@@ -60,7 +62,7 @@ export const createTokenEndpoint: Endpoint = {
             resource,
             created.conflicts,
             conflict && {
-              href: conflictHref(call, created.token.tokenId, conflict.id),
+              href: conflictHref(call, created.reference, conflict.id),
               expiresAt: conflict.expiresAt,
             },
           )
@@ -69,33 +71,27 @@ export const createTokenEndpoint: Endpoint = {
   },
 };
 
-/** The token id from the path, or 400 urlContainsInvalidValue. */
+/** The token's reference from the path (its href's last segment), or 400 urlContainsInvalidValue. */
 function tokenIdParam(call: EndpointCall): string {
-  const tokenId = call.params.tokenId ?? '';
-  if (!TOKEN_ID.test(tokenId)) {
+  const reference = call.params.tokenId ?? '';
+  if (!TOKEN_ID.test(reference)) {
     fail({
       kind: 'urlContainsInvalidValue',
       errors: [{ errorName: 'fieldHasInvalidValue', message: 'Not a token id.', jsonPath: '$.tokenId' }],
     });
   }
-  call.rc.log.token = tokenId;
-  return tokenId;
-}
-
-/** The merchant's live token named in the path, or 404 resourceNotFound. */
-async function pathToken(call: EndpointCall, deps: TokenDeps): Promise<TokenRecord> {
-  const record = await findToken(deps.tokens, call.merchant.username, tokenIdParam(call), deps.now);
-  if (!record) fail({ kind: 'resourceNotFound' });
-  return record;
+  // The log names the token by its id, as the answers do.
+  call.rc.log.token = parseReference(reference)?.tokenId ?? reference;
+  return reference;
 }
 
 export const getTokenEndpoint: Endpoint = {
   api: TOKENS_API,
   hasBody: false,
   async handle(call) {
-    const tokenId = tokenIdParam(call);
-    const { token, card } = unwrap(await getToken(tokenDeps(call.rc), call.merchant.username, tokenId));
-    return { status: 200, body: tokenResource(token, card, hrefOf(call, tokenId)) };
+    const reference = tokenIdParam(call);
+    const { token, card } = unwrap(await getToken(tokenDeps(call.rc), call.merchant.username, reference));
+    return { status: 200, body: tokenResource(token, card, hrefOf(call, reference)) };
   },
 };
 
@@ -122,7 +118,7 @@ export const queryTokensEndpoint: Endpoint = {
       status: 200,
       body: {
         _embedded: {
-          tokens: answers.map(({ token, card }) => tokenResource(token, card, hrefOf(call, token.tokenId))),
+          tokens: answers.map(({ token, card, reference }) => tokenResource(token, card, hrefOf(call, reference))),
         },
       },
     };
@@ -135,14 +131,14 @@ function updateEndpoint<A extends TokenChange['attribute']>(attribute: A): Endpo
     api: TOKENS_API,
     hasBody: 'value',
     async handle(call) {
-      const deps = tokenDeps(call.rc);
       const value = validateBody(TOKEN_UPDATES[attribute], call.value) as Extract<
         TokenChange,
         { attribute: A }
       >['value'];
-      const record = await pathToken(call, deps);
+      const reference = tokenIdParam(call);
       call.rc.log.update = attribute;
-      unwrap(await updateToken(deps, record, { attribute, value } as TokenChange));
+      const change = { attribute, value } as TokenChange;
+      unwrap(await updateToken(tokenDeps(call.rc), call.merchant.username, reference, change));
       return { status: 204 };
     },
   };
@@ -159,17 +155,16 @@ export const getConflictsEndpoint: Endpoint = {
   api: TOKENS_API,
   hasBody: false,
   async handle(call) {
-    const deps = tokenDeps(call.rc);
-    const found = await pathToken(call, deps);
+    const reference = tokenIdParam(call);
     const conflictId = call.params.conflictId ?? '';
-    const conflict = await readConflict(deps, found, conflictId);
-    if (!conflict || conflict.used) fail({ kind: 'resourceNotFound' });
-    const { token, card } = await tokenAnswer(await deps.tokenKeys(), await extendIfDue(deps, found));
-    const resource = tokenResource(token, card, hrefOf(call, token.tokenId));
+    const conflict = await readConflict(tokenDeps(call.rc), call.merchant.username, reference, conflictId);
+    if (!conflict) fail({ kind: 'resourceNotFound' });
+    const { token, card } = conflict;
+    const resource = tokenResource(token, card, hrefOf(call, reference));
     return {
       status: 200,
       body: conflictResource(resource, conflict.conflicts, {
-        href: conflictHref(call, token.tokenId, conflictId),
+        href: conflictHref(call, reference, conflictId),
         expiresAt: conflict.expiresAt,
       }),
     };
@@ -181,10 +176,9 @@ export const acceptConflictsEndpoint: Endpoint = {
   api: TOKENS_API,
   hasBody: false,
   async handle(call) {
-    const deps = tokenDeps(call.rc);
-    const record = await pathToken(call, deps);
+    const reference = tokenIdParam(call);
     call.rc.log.update = 'conflicts';
-    unwrap(await acceptConflict(deps, record, call.params.conflictId ?? ''));
+    unwrap(await acceptConflict(tokenDeps(call.rc), call.merchant.username, reference, call.params.conflictId ?? ''));
     return { status: 204 };
   },
 };

@@ -1,43 +1,40 @@
-import { cardFingerprint } from '../cards/card-crypto';
+import { cardFingerprint, type TokenKeys } from '../cards/card-crypto';
 import { visibleLeadingDigits } from '../cards/mask';
 import { resolveCard, type CardDeps, type ResolvedCard } from '../cards/resolve-card';
-import { findToken, openCard, sealCard, type CardDetails } from '../cards/token-card';
-import type { TokenKeys } from '../cards/card-crypto';
-import type { Environment } from '../config/settings';
+import type { CardDetails } from '../cards/token-card';
 import { failed, ok, type FieldError, type Result } from '../failures';
 import { isIsoDateTime } from '../schemas/fields';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
-import { settleLease, type NamespaceGuardApi, type TokenGuardApi } from '../storage/guards/clients';
+import type { TokenGuardApi } from '../storage/guards/clients';
+import type { OwnedToken, TokenTemplate } from '../storage/guards/token-guard';
 import type { TokenRecord } from '../storage/token-store';
-import { conflictsOf, isoSeconds, wholeSeconds, type TokenView } from './token-resource';
-import { DEFAULT_TOKEN_TTL_MS, extendIfDue, guardOf, keepConflict, tombstoneOf } from './token-updates';
+import type { TokenView } from './token-resource';
+import { DEFAULT_TOKEN_TTL_MS, type TokenChange } from './token-updates';
 
 /**
  * The token resource (docs/tokens.md, in the shape of Worldpay's tokens document): a token
  * stands for one card number of one merchant. Each step takes its dependencies and answers a
  * result; no Request or Response here.
  *
- * Writes are ordered so that a failure at any one of them leaves the old state or one that the
- * client's retry completes: POST claims the card in its guard object before it writes the token
- * record (a failed write is written by the next request for the card, under the same token id,
- * never orphaned); DELETE retires the token in the guard before it replaces the record by a
- * tombstone (a retry finds the record or the tombstone and ends in 204, and a POST for the card
- * finishes an unfinished deletion before it makes the new token). The tombstone has a key of its
- * own, so a token record write that lands late never brings a deleted token back.
+ * Every step asks the one object that owns the token (src/storage/guards/token-guard.ts): the
+ * card's, or its namespace's, reached by the card's keyed hash on creation and by the token's id
+ * afterwards. The object decides and answers; KV is its projection, which no step here writes or
+ * reads. A failure to reach the object answers 503 and changed nothing, or changed what the
+ * client's retry then finds done.
  */
 
 /** Tokens may not be asked to live longer than this. */
 export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
 
 export interface TokenDeps extends CardDeps {
-  environment: Environment;
-  /** Work to finish after the answer is sent (ExecutionContext.waitUntil). */
-  background(work: Promise<unknown>): void;
-  /** The guard of a merchant's card in a namespace (none: the card's own). */
-  guardFor(username: string, fingerprint: string, namespace: string | undefined): TokenGuardApi;
-  /** The index of a merchant's namespace. */
-  namespaceFor(username: string, namespace: string): NamespaceGuardApi;
+  tokenKeys: () => Promise<TokenKeys>;
+  /** The object that owns the merchant's tokens of a namespace, or of a card outside any (its keyed hash). */
+  ownerFor(username: string, of: { namespace: string } | { fingerprint: string }): TokenGuardApi;
+  /** The object that owns a token and the token's id, from its reference (its href's last segment). */
+  ownerOf(reference: string): { owner: TokenGuardApi; tokenId: string } | undefined;
+  /** The token's record as KV's projection has it (it may lag its object), to locate a token by id alone. */
+  projectedToken(tokenId: string): Promise<TokenRecord | undefined>;
 }
 
 export interface NewTokenRequest {
@@ -52,6 +49,8 @@ export interface NewTokenRequest {
 export interface TokenAnswer {
   token: TokenView;
   card: Pick<CardDetails, 'cardHolderName' | 'billingAddress'>;
+  /** The last segment of its href (src/storage/guards/token-ids.ts). */
+  reference: string;
 }
 
 export interface CreatedToken extends TokenAnswer {
@@ -85,26 +84,10 @@ export function tokenExpiryErrors(input: unknown, now: number): FieldError[] {
   ];
 }
 
-/** Worldpay's token id alphabet: digits and capitals without I and O. */
-const TOKEN_ID_ALPHABET = '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ';
-const TOKEN_ID_LENGTH = 21;
-
-/** A token id: 21 characters of Worldpay's alphabet (about 107 random bits), without modulo bias. */
-export function newTokenId(): string {
-  let out = '';
-  while (out.length < TOKEN_ID_LENGTH) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
-      // 238 = 7 × 34: bytes from 238 up would favour the first characters.
-      if (byte < 238 && out.length < TOKEN_ID_LENGTH) out += TOKEN_ID_ALPHABET[byte % 34];
-    }
-  }
-  return out;
-}
-
 /**
  * Tokenizes a card, or answers the merchant's token for its number: 200 when this request's
  * details match it, 409 with the conflicts when they do not. A burst of identical requests gives
- * one token: the card's guard decides which.
+ * one token: the object that owns the card's token decides, one request at a time.
  */
 export async function createToken(
   deps: TokenDeps,
@@ -127,165 +110,107 @@ export async function createToken(
   // An expired card is tokenized, as Worldpay's schema allows: using the token then answers
   // underlyingPaymentInstrumentHasExpired. A requested expiry was checked with the schema
   // (tokenExpiryErrors).
-  const requested = request.tokenExpiryDateTime === undefined ? undefined : Date.parse(request.tokenExpiryDateTime);
-  const keys = await deps.tokenKeys();
-  const fingerprint = await cardFingerprint(keys, username, card.cardNumber);
-  // A namespace holds at most 16 cards: the card takes its place there before its token is made.
-  const index = request.namespace === undefined ? undefined : deps.namespaceFor(username, request.namespace);
-  if (index && (await index.reserve(fingerprint, deps.now, username, request.namespace!)) === 'full') {
-    return failed({ kind: 'tooManyTokensForNamespace' });
-  }
-  const guard = deps.guardFor(username, fingerprint, request.namespace);
-  const leaseId = crypto.randomUUID();
-  // Whole seconds, as Worldpay writes the date and time.
-  const expiresAt = wholeSeconds(requested ?? deps.now + DEFAULT_TOKEN_TTL_MS[deps.environment]);
-  const view = viewOf(newTokenId(), deps.now, expiresAt, username, fingerprint, request, resolved.value);
-  const candidate: TokenRecord = {
-    ...view,
-    sealed: await sealCard(keys, card, view),
-    version: 1,
-    lifeStartedAt: deps.now,
-    ...(requested !== undefined ? { expiryChosen: true } : {}),
-  };
-  // One claim per card (its hash is the fingerprint): the guard decides the token, and this
-  // request's details are compared with it here.
-  const claim = await guard.claim(fingerprint, candidate, deps.now, leaseId).catch(async (e: unknown) => {
-    // The claim may have been made though its answer was lost: free this request's lease, so
-    // that the client's retry writes the record at once instead of waiting for the lease to end.
-    await settleLease(() => guard.released(leaseId));
-    throw e;
-  });
-  const record = claim.answer;
-
-  // A token deleted before, whose tombstone write failed: finish its deletion first.
-  if (claim.retired && claim.retired.tokenId !== record.tokenId) {
-    await deps.tokens.retire(tombstoneOf(claim.retired, deps.now), deps.now);
-  }
-  if (claim.kind === 'write') {
-    // This request holds the write lease of the claim's record (its own candidate's, or the
-    // stored one that a failed request left unwritten).
-    try {
-      await deps.tokens.put(record, deps.now);
-    } catch (e) {
-      await settleLease(() => guard.released(leaseId));
-      throw e;
-    }
-    // The record is in KV, so the answer stands; the confirmation that releases requests waiting
-    // for it goes out after the answer. If the token was deleted meanwhile, its tombstone is
-    // written again (the DELETE that retired it may not have got that far).
-    deps.background(
-      settleLease(async () => {
-        if (!(await guard.recorded(leaseId))) await deps.tokens.retire(tombstoneOf(record, deps.now), deps.now);
-      }),
-    );
-  }
-  // The namespace lists the token once its record is in KV (again for an existing token: a
-  // confirmation that failed before is made now).
-  if (index) await index.confirm(fingerprint, record.tokenId, record.expiresAt, deps.now);
+  const fingerprint = await cardFingerprint(await deps.tokenKeys(), username, card.cardNumber);
+  const { namespace } = request;
+  const owner = deps.ownerFor(username, namespace !== undefined ? { namespace } : { fingerprint });
+  const outcome = await owner.create(username, namespace, fingerprint, card, templateOf(request, resolved.value));
   const masked = resolved.value.masked;
-  if (record.tokenId === candidate.tokenId) {
-    const { sealed: _sealed, ...token } = record;
-    return ok({ token, card, status: 'created', masked });
+  switch (outcome.kind) {
+    case 'full':
+      return failed({ kind: 'tooManyTokensForNamespace' });
+    case 'created':
+    case 'existing': {
+      const { token, card: stored, reference } = outcome;
+      return ok({ token, card: stored, reference, status: outcome.kind, masked });
+    }
+    case 'conflict': {
+      const { token, card: stored, reference, conflicts, conflict } = outcome;
+      return ok({ token, card: stored, reference, status: 'conflict', conflicts, conflict, masked });
+    }
   }
-  // The card's token already: used again, it may be due an extension.
-  const current = await extendIfDue(deps, record);
-  const { token, card: stored } = await tokenAnswer(keys, current);
-  const conflicts = conflictsOf(
-    { ...stored, schemeTransactionReference: current.schemeTransactionReference },
-    { ...card, schemeTransactionReference: request.schemeTransactionReference },
-  );
-  if (!conflicts) return ok({ token, card: stored, status: 'existing', masked });
-  const conflict = await keepConflict(deps, current, conflicts);
-  return ok({ token, card: stored, status: 'conflict', conflicts, ...(conflict ? { conflict } : {}), masked });
 }
 
-/** The token as this request describes it. */
-function viewOf(
-  tokenId: string,
-  createdAt: number,
-  expiresAt: number,
-  username: string,
-  fingerprint: string,
-  request: NewTokenRequest,
-  resolved: ResolvedCard,
-): TokenView {
+/** The token as this request describes it: what the object does not decide itself. */
+function templateOf(request: NewTokenRequest, resolved: ResolvedCard): TokenTemplate {
   const { cardNumber, cardExpiryDate } = request.paymentInstrument;
   const record = resolved.match?.record;
   return {
-    tokenId,
-    username,
-    fingerprint,
     maskedCardNumber: resolved.masked,
     cardExpiryDate,
     ...(visibleLeadingDigits(cardNumber.length) === 6 ? { bin: cardNumber.slice(0, 6) } : {}),
     brands: [...resolved.brands],
     ...(record?.fundingType ? { fundingType: record.fundingType } : {}),
     ...(record?.countryCode ? { countryCode: record.countryCode } : {}),
-    // Worldpay makes one up when none is sent; ours names the day, not the card.
-    description: request.description ?? `Token created ${new Date(createdAt).toISOString().slice(0, 10)}`,
-    ...(request.namespace !== undefined ? { namespace: request.namespace } : {}),
+    ...(request.description !== undefined ? { description: request.description } : {}),
     ...(request.schemeTransactionReference !== undefined
       ? { schemeTransactionReference: request.schemeTransactionReference }
       : {}),
-    tokenExpiryDateTime: isoSeconds(expiresAt),
-    createdAt,
-    expiresAt,
+    ...(request.tokenExpiryDateTime !== undefined ? { requestedExpiry: Date.parse(request.tokenExpiryDateTime) } : {}),
   };
 }
 
-/** The merchant's live token with its card details, or resourceNotFound (Worldpay's 404). */
-export async function getToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<TokenAnswer>> {
-  const found = await findToken(deps.tokens, username, tokenId, deps.now);
-  if (!found) return failed({ kind: 'resourceNotFound' });
-  // An inquiry is a use: a token past half its life is extended, and the answer shows it.
-  return ok(await tokenAnswer(await deps.tokenKeys(), await extendIfDue(deps, found)));
-}
-
-/** A token as answered: its record without the sealed card, and the card opened. */
-export async function tokenAnswer(keys: TokenKeys, record: TokenRecord): Promise<TokenAnswer & { card: CardDetails }> {
-  const { sealed: _sealed, ...token } = record;
-  return { token, card: await openCard(keys, record) };
+/**
+ * The merchant's live token with its card, or resourceNotFound (Worldpay's 404). An inquiry is a
+ * use: a token past half its life is extended, and the answer shows it.
+ */
+export async function getToken(deps: TokenDeps, username: string, reference: string): Promise<Result<OwnedToken>> {
+  const at = deps.ownerOf(reference);
+  const found = await at?.owner.read(username, at.tokenId);
+  return found ? ok(found) : failed({ kind: 'resourceNotFound' });
 }
 
 /**
- * Deletes the merchant's token: retires it in the card's guard (a new POST of the card makes a
- * new token, and finishes this deletion if it is still unfinished), then writes its tombstone and
- * deletes its record. A retry after any failure ends in 204; so does a repeated DELETE while the
- * tombstone lives (until the token would have expired). The first read is of a key written by POST: in another Cloudflare
- * location a token made less than a minute before may not be visible yet (404), as for GET.
- *
- * KV allows one write per second to a key, so a burst of identical DELETEs writes once: the guard
- * gives the tombstone's write to one of them (the others wait, then answer 204 once it is
- * confirmed), and a DELETE that finds the tombstone deletes the record only if it is still there.
+ * Deletes the merchant's token: 404 at once on every path from then on, and the card free for a
+ * new token. A retry, or a repeated DELETE while the token would have lived, ends in 204.
  */
-export async function deleteToken(deps: TokenDeps, username: string, tokenId: string): Promise<Result<void>> {
-  const { tombstone, record } = await deps.tokens.keys(tokenId, deps.now);
-  if ((tombstone ?? record)?.username !== username) return failed({ kind: 'resourceNotFound' });
-  if (tombstone) {
-    // Deleted already: a retry after the record's deletion failed finishes it.
-    if (record) await deps.tokens.forgetRecord(tokenId);
-    if (tombstone.namespace !== undefined) await deps.namespaceFor(username, tombstone.namespace).remove(tokenId);
-    return ok(undefined);
-  }
-  const live = record!;
-  const guard = guardOf(deps, live);
-  const leaseId = crypto.randomUUID();
-  const turn = await guard.retire(tokenId, deps.now, leaseId).catch(async (e: unknown) => {
-    // The lease may have been taken though the answer was lost: free it for the burst and the retry.
-    await settleLease(() => guard.released(leaseId));
-    throw e;
-  });
-  if (turn === 'write') {
-    try {
-      await deps.tokens.retire(tombstoneOf(live, deps.now), deps.now);
-    } catch (e) {
-      // The next DELETE writes it at once (a tombstone landing late changes nothing).
-      await settleLease(() => guard.released(leaseId));
-      throw e;
-    }
-    deps.background(settleLease(() => guard.retirementRecorded(leaseId)));
-  }
-  // Its place in its namespace is free (a retry frees it again; a listing skips a deleted token).
-  if (live.namespace !== undefined) await deps.namespaceFor(username, live.namespace).remove(tokenId);
-  return ok(undefined);
+export async function deleteToken(deps: TokenDeps, username: string, reference: string): Promise<Result<void>> {
+  const at = deps.ownerOf(reference);
+  const outcome = await at?.owner.remove(username, at.tokenId);
+  return outcome === 'deleted' ? ok(undefined) : failed({ kind: 'resourceNotFound' });
+}
+
+/**
+ * One attribute of the merchant's token (Worldpay's `PUT` on the token's link for it): 204, 404
+ * for a token that is not the merchant's live token, 429 past 50 updates in 30 days.
+ */
+export async function updateToken(
+  deps: TokenDeps,
+  username: string,
+  reference: string,
+  change: TokenChange,
+): Promise<Result<void>> {
+  const at = deps.ownerOf(reference);
+  return changed(await at?.owner.update(username, at.tokenId, change));
+}
+
+/** A live conflict of the merchant's token, with the token as it stands; undefined when unknown, used or over. */
+export async function readConflict(
+  deps: TokenDeps,
+  username: string,
+  reference: string,
+  conflictId: string,
+): Promise<(OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number }) | undefined> {
+  const at = deps.ownerOf(reference);
+  return at?.owner.conflict(username, at.tokenId, conflictId);
+}
+
+/**
+ * Accepts a conflict (Worldpay's `PUT` on `tokens:conflicts`): the token takes every conflicting
+ * value at once, as one update (it counts toward the limit), and the conflict is used up.
+ */
+export async function acceptConflict(
+  deps: TokenDeps,
+  username: string,
+  reference: string,
+  conflictId: string,
+): Promise<Result<void>> {
+  const at = deps.ownerOf(reference);
+  return changed(await at?.owner.acceptConflict(username, at.tokenId, conflictId));
+}
+
+function changed(outcome: Awaited<ReturnType<TokenGuardApi['update']>> | undefined): Result<void> {
+  if (outcome?.kind === 'changed') return ok(undefined);
+  if (outcome?.kind === 'limited')
+    return failed({ kind: 'maximumUpdatesExceeded', retryAfter: outcome.retryAfterSeconds });
+  return failed({ kind: 'resourceNotFound' });
 }

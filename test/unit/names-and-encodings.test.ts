@@ -3,7 +3,8 @@ import { fromBase64, toBase64, toBase64Url, toHex } from '../../src/bytes';
 import { maskPan, visibleLeadingDigits } from '../../src/cards/mask';
 import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clients';
 import { sessionKey } from '../../src/storage/threeds-store';
-import { tokenKey, tombstoneKey } from '../../src/storage/token-store';
+import { newTokenId, parseReference, tokenReference } from '../../src/storage/guards/token-ids';
+import { tokenKey } from '../../src/storage/token-store';
 
 describe('key and object names (pure)', () => {
   const scope = { username: 'test-merchant', entity: 'default entity', transactionReference: 'a:b:c' };
@@ -14,12 +15,29 @@ describe('key and object names (pure)', () => {
     expect(threeDsGuardName({ ...scope, username: 'other-merchant' })).not.toBe(threeDsGuardName(scope));
   });
 
-  it('names tokens by id and token guards by merchant and card hash, never by card number', () => {
+  it('names tokens by id and token objects by merchant and card hash or namespace, never by card number', () => {
     expect(tokenKey('abc')).toBe('token:abc');
-    // The tombstone has a key of its own, which no record write touches.
-    expect(tombstoneKey('abc')).toBe('token-deleted:abc');
-    expect(tombstoneKey('abc').startsWith('token:')).toBe(false);
-    expect(tokenGuardName('m', 'x1y2')).toBe('m:x1y2');
+    expect(tokenGuardName('m', { fingerprint: 'x1y2' })).toBe('card:m:x1y2');
+    expect(tokenGuardName('m', { namespace: 'x1y2' })).toBe('namespace:m:x1y2');
+  });
+
+  it("makes token ids of Worldpay's alphabet, and references that name the token's object, then the token", () => {
+    const objectId = 'a'.repeat(32) + '0123456789abcdef'.repeat(2);
+    const ids = new Set(Array.from({ length: 200 }, () => newTokenId()));
+    expect(ids.size).toBe(200);
+    for (const tokenId of ids) {
+      expect(tokenId).toMatch(/^[0-9A-HJ-NP-Z]{21}$/);
+      const reference = tokenReference(objectId, tokenId);
+      expect(reference).toBe(objectId + tokenId);
+      expect(parseReference(reference)).toEqual({ ownerId: objectId, tokenId });
+    }
+    const reference = tokenReference(objectId, [...ids][0]!);
+    // References of another shape name nothing: capitals in the object id, a short token id, an O.
+    expect(parseReference(reference.toUpperCase())).toBeUndefined();
+    expect(parseReference(reference.slice(0, -1))).toBeUndefined();
+    expect(parseReference(`${objectId}${'O'.repeat(21)}`)).toBeUndefined();
+    expect(parseReference([...ids][0]!)).toBeUndefined();
+    expect(() => tokenReference('not an id', [...ids][0]!)).toThrow();
   });
 });
 

@@ -71,7 +71,6 @@ export class StorageHarness {
       SESSIONS: this.kv(env.SESSIONS),
       THREEDS_GUARD: this.namespace(env.THREEDS_GUARD),
       TOKEN_GUARD: this.namespace(env.TOKEN_GUARD),
-      NAMESPACE_GUARD: this.namespace(env.NAMESPACE_GUARD),
       ...(env.THREEDS_SERVER ? { THREEDS_SERVER: this.provider(env.THREEDS_SERVER) } : {}),
     };
   }

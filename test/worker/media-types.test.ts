@@ -173,7 +173,10 @@ describe('every version, on both versioned APIs', () => {
     const read = await tokens('GET', path, TK[3]);
     expect(read.status).toBe(200);
     expect(read.headers.get('Content-Type')).toBe(TK[3]);
-    expect((await read.json<Json>()).tokenId).toBe(path.split('/').pop());
+    // The same token: the same href, whose last segment is its object's id, then its id.
+    const token = await read.json<Json>();
+    expect(new URL(token.tokenPaymentInstrument.href as string).pathname).toBe(path);
+    expect(path.endsWith(token.tokenId as string)).toBe(true);
   });
 
   it('takes parameters on the media types (charset) and any letter case', async () => {

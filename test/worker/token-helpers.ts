@@ -1,9 +1,12 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { expect } from 'vitest';
+import type { TokenGuard } from '../../src/storage/guards/token-guard';
+import { parseReference } from '../../src/storage/guards/token-ids';
 import { tokenGuardName } from '../../src/storage/guards/clients';
 import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
+import type { StorageHarness } from './faulty-env';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 type Json = Record<string, any>;
@@ -91,33 +94,71 @@ export function storedToken(tokenId: string): Promise<Json | null> {
   return env.SESSIONS.get<Json>(`token:${tokenId}`, 'json');
 }
 
-/** The card's TokenGuard, named as the Worker names it (src/storage/guards/clients.ts). */
-export function tokenGuardOf(record: { username: string; fingerprint: string; namespace?: string }) {
-  const name = tokenGuardName(record.username, record.fingerprint, record.namespace);
-  return env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromName(name));
+/**
+ * A token as a test holds it: its href, its resource as answered (with the href), or its stored
+ * record (which names its object: the merchant, and the namespace or the card's keyed hash).
+ */
+export type TokenLike = string | Json;
+
+/** The object that owns a token (src/storage/guards/token-ids.ts), and the token's id. */
+function located(token: TokenLike): { owner: DurableObjectStub<TokenGuard>; tokenId: string } {
+  if (typeof token === 'string' || 'tokenPaymentInstrument' in token) {
+    const href = typeof token === 'string' ? token : (token.tokenPaymentInstrument.href as string);
+    const parsed = parseReference(new URL(href).pathname.split('/')[2] ?? '');
+    if (!parsed) throw new Error(`not one of our token hrefs: ${href}`);
+    return { owner: env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromString(parsed.ownerId)), tokenId: parsed.tokenId };
+  }
+  const { username, namespace, fingerprint } = token as { username: string; namespace?: string; fingerprint: string };
+  const name = tokenGuardName(username, namespace !== undefined ? { namespace } : { fingerprint });
+  return { owner: env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromName(name)), tokenId: token.tokenId as string };
 }
 
-/** The card's claim in its TokenGuard (src/storage/guards/claims.ts), its answer parsed. */
-export interface TokenClaim {
-  answer: Json;
-  recorded: number;
-  retired: number;
+/** The object that owns a token. */
+export function tokenGuardOf(token: TokenLike): DurableObjectStub<TokenGuard> {
+  return located(token).owner;
+}
+
+/** The token's id (Worldpay's 21 characters). */
+export function tokenIdOf(token: TokenLike): string {
+  return located(token).tokenId;
+}
+
+/** The token's row in its object, white-box: its record parsed, whether it was deleted. */
+export interface TokenRow {
+  record: Json;
+  deleted: number;
   expires_at: number;
 }
 
-/** The row of the card's claim in its TokenGuard, white-box; undefined when there is none. */
-export function tokenClaim(record: {
-  username: string;
-  fingerprint: string;
-  namespace?: string;
-}): Promise<TokenClaim | undefined> {
-  return runInDurableObject(tokenGuardOf(record), (_guard, state): TokenClaim | undefined => {
-    const row = state.storage.sql.exec<Json>('SELECT * FROM claims WHERE name = ?', 'token').toArray()[0];
-    return row && ({ ...row, answer: JSON.parse(row.answer as string) as Json } as TokenClaim);
+/** The token's row in its object, white-box; undefined when there is none. */
+export function tokenRow(token: TokenLike): Promise<TokenRow | undefined> {
+  const { owner, tokenId } = located(token);
+  return runInDurableObject(owner, (_guard, state): TokenRow | undefined => {
+    const row = state.storage.sql.exec<Json>('SELECT * FROM tokens WHERE token_id = ?', tokenId).toArray()[0];
+    return row && ({ ...row, record: JSON.parse(row.record as string) as Json } as TokenRow);
   });
 }
 
-/** Every live token id in KV (all pages of the listing; tombstones left out). */
+/**
+ * Waits until the token's object has written every projection it staged (its outbox is settled:
+ * it writes after the answer, from its alarm what it could not at once). Fails after `ms`
+ * (generous: a busy machine delays alarms, never breaks them).
+ */
+export async function projectionSettled(token: TokenLike, ms = 20_000): Promise<void> {
+  const { owner, tokenId } = located(token);
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const pending = await runInDurableObject(
+      owner,
+      (_g, state) => state.storage.sql.exec('SELECT 1 FROM outbox WHERE staged > written').toArray().length,
+    );
+    if (pending === 0) return;
+    if (Date.now() > deadline) throw new Error(`projection of token ${tokenId} not settled within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Every live token id in KV (all pages of the listing). */
 export async function liveTokenIds(): Promise<Set<string>> {
   const ids = new Set<string>();
   let cursor: string | undefined;
@@ -125,30 +166,43 @@ export async function liveTokenIds(): Promise<Set<string>> {
     const page = await env.SESSIONS.list({ prefix: TOKEN_PREFIX, ...(cursor ? { cursor } : {}) });
     for (const { name } of page.keys) {
       const value = await env.SESSIONS.get<Json>(name, 'json');
-      if (value && !('deletedAt' in value)) ids.add(value.tokenId);
+      if (value) ids.add(value.tokenId);
     }
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
   return ids;
 }
 
-/** The token's KV record and its card guard's claim: the same version, recorded. */
-export async function expectConsistent(tokenId: string): Promise<Json> {
+/**
+ * KV holds what the token's object holds, once its projection has settled: the same record (the
+ * returned one), or nothing for a deleted token (null).
+ */
+export async function expectConsistent(token: TokenLike): Promise<Json | null> {
+  await projectionSettled(token);
+  const tokenId = tokenIdOf(token);
   const stored = await storedToken(tokenId);
-  expect(stored, `token:${tokenId}`).not.toBeNull();
-  const claim = await tokenClaim(stored as { username: string; fingerprint: string });
-  expect(claim?.answer).toEqual(stored);
-  expect(claim?.recorded).toBe(1);
-  return stored!;
+  const row = await tokenRow(token);
+  expect(row, `token ${tokenId} in its object`).toBeDefined();
+  if (row!.deleted === 1) expect(stored, `token:${tokenId} of a deleted token`).toBeNull();
+  else expect(stored).toEqual(row!.record);
+  return stored;
 }
 
-/** The updates the card's guard counts toward the rolling limit (recorded ones), white-box. */
-export function countedUpdates(stored: Json): Promise<number> {
+/** The updates the token's object counts toward the rolling limit, white-box. */
+export function countedUpdates(token: TokenLike): Promise<number> {
+  const { owner, tokenId } = located(token);
   return runInDurableObject(
-    tokenGuardOf(stored as { username: string; fingerprint: string }),
+    owner,
     (_g, state) =>
-      state.storage.sql
-        .exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ? AND recorded = 1', stored.tokenId)
-        .one().n,
+      state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates WHERE token_id = ?', tokenId).one().n,
   );
+}
+
+/**
+ * The writes (puts and deletes) of the token's KV key that its object made through `harness`
+ * (after `harness.throughObjects()`).
+ */
+export function objectWritesOf(harness: StorageHarness, token: TokenLike): number {
+  const key = `token:${tokenIdOf(token)}`;
+  return harness.count((c) => c.store === 'kv' && c.by === 'object' && c.key === key && c.op !== 'get');
 }

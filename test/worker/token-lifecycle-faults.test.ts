@@ -1,39 +1,69 @@
-import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { namespaceGuardName } from '../../src/storage/guards/clients';
-import { StorageHarness, type Fault, type StorageCall } from './faulty-env';
+import { StorageHarness, type StorageCall } from './faulty-env';
 import { call, TEST_AUTH, type Fetch } from './helpers';
+import { newReference, RETURN_URL, threeDs } from './threeds-helpers';
 import {
+  ATTRIBUTE_PATHS,
+  type Attribute,
   countedUpdates,
   createToken,
   expectConsistent,
   freshCard,
+  liveTokenIds,
+  projectionSettled,
   putAttribute,
   tokenBody,
   tokenCall,
+  tokenGuardOf,
+  type TokenLike,
   TOKENS_MEDIA,
 } from './token-helpers';
 
 /**
- * The token life cycle when any one storage call fails (before it reaches storage, after it did,
- * or never answers): an update, the acceptance of a conflict and a POST into a namespace each
- * answer their success or 503 with Retry-After, the client's retry completes, and what is left is
- * one consistent version of the token, the same in KV and in the card's guard.
+ * Each token request when its one storage call fails (docs/storage.md "Deadlines"). A token's
+ * object decides everything about it (src/storage/guards/token-guard.ts), and the Worker makes
+ * one call per request: `do.create` for POST /tokens, and on the token's href (which names its
+ * object) `do.read`, `do.update`, `do.conflict`, `do.acceptConflict`, `do.remove`, or `do.list`
+ * for a namespace; only a query by token id alone reads KV first, to locate the token's object.
+ *
+ * Each of those calls is failed in turn: before it reaches the object ("it never happened"),
+ * after it did ("it happened, but the Worker saw an error"), hanging (the Worker's deadline ends
+ * it), or answering late (it happened, and its answer came after the deadline). The request
+ * answers 503 with Retry-After and `serviceUnavailable`, a plain retry completes as if the first
+ * had never failed, and what is left is one consistent version of the token: the object's, which
+ * KV's projection of it equals once it settles. An update is made and counted once, a POST gives
+ * the card one token, and a deleted token is 404 on every exact path. The objects' own KV writes
+ * failing are in tokens-faults.test.ts, bursts with faults in bursts-with-faults.test.ts.
  */
 
 type Json = Record<string, any>;
 
-/** Storage calls get a short deadline where one hangs, so that a hang costs a fraction of a second. */
+/** The Worker's storage deadline where a call hangs or answers late: a fault costs a fraction of a second. */
 const SHORT = { STORAGE_TIMEOUT_MS: '300' } as Partial<Env>;
-const WHEN = ['before', 'after', 'hang'] as const;
-/** A test that waits for a write lease (10 s) once or twice, on a busy machine. */
-const LEASE_WAIT = { timeout: 120_000 };
+/** A late answer comes this long after the call, past the short deadline. */
+const LATE_MS = 600;
+const WHEN = ['before', 'after', 'hang', 'late'] as const;
+type When = (typeof WHEN)[number];
+
+const WHEN_TEXT: Record<When, string> = {
+  before: 'failing before it reaches storage',
+  after: 'failing after it did',
+  hang: 'hanging',
+  late: 'answering after its deadline',
+};
+
+/** Whether the failed call did its work in the object all the same. */
+const reached = (when: When): boolean => when === 'after' || when === 'late';
 
 afterEach(() => {
-  vi.useRealTimers();
   vi.restoreAllMocks();
 });
+
+function quiet(): void {
+  vi.spyOn(console, 'error').mockImplementation(() => {});
+  vi.spyOn(console, 'log').mockImplementation(() => {});
+}
 
 const label = (c: StorageCall | undefined): string => `${c?.store}.${c?.op}`;
 const via =
@@ -48,216 +78,357 @@ async function expect503(response: Response): Promise<void> {
   expect(body.errorName).toBe('serviceUnavailable');
 }
 
-/** Sends again while the answer is a 503 with Retry-After (at most `tries` times); answers the last answer. */
-async function retried(send: () => Promise<Response>, tries = 3): Promise<Response> {
-  for (let i = 1; ; i++) {
-    const response = await send();
-    if (response.status !== 503 || i === tries) return response;
-    await expect503(response.clone());
-  }
+async function expectNotFound(response: Response, errorName = 'resourceNotFound'): Promise<void> {
+  const body = await response.json<Json>();
+  expect(response.status, JSON.stringify(body)).toBe(404);
+  expect(body.errorName).toBe(errorName);
 }
 
-async function newToken(name = 'Ada Lovelace', extra: Json = {}): Promise<{ token: Json; href: string; card: string }> {
-  const card = freshCard();
-  const response = await createToken(tokenBody({ cardNumber: card, name, extra }));
-  expect(response.status).toBe(201);
-  const token = await response.json<Json>();
-  return { token, href: token.tokenPaymentInstrument.href as string, card };
-}
-
-/** The calls a clean run of `send` makes, in order (background work included). */
-async function callsOf(send: (h: StorageHarness) => Promise<Response>): Promise<string[]> {
+/** The Worker's storage calls in a clean run of `send`, in order (the objects' own writes are not the Worker's). */
+async function callsOf(send: (v: Fetch) => Promise<Response>): Promise<string[]> {
   const h = new StorageHarness();
-  const response = await send(h);
+  const response = await send(via(h));
   expect(response.status, await response.clone().text()).toBeLessThan(300);
   await h.settled();
-  return h.calls.map(label);
+  return h.calls.filter((c) => c.by !== 'object').map(label);
 }
 
-const WHEN_TEXT: Record<(typeof WHEN)[number], string> = {
-  before: 'failing before it reaches storage',
-  after: 'failing after it did',
-  hang: 'hanging',
-};
-
-/** Every (call, when) pair of a run, each call failing in turn, each way: `[title, call, when, nth]`. */
-function matrix(calls: readonly string[]): [string, string, Fault['when'], number][] {
+/** Each call of a clean run, failing each way in turn: `[title, call, nth, when]`. */
+function matrix(calls: readonly string[]): [string, string, number, When][] {
   return calls.flatMap((name, nth) =>
-    WHEN.map((when): [string, string, Fault['when'], number] => [`${name} ${WHEN_TEXT[when]}`, name, when, nth]),
+    WHEN.map((when): [string, string, number, When] => [`${name} ${WHEN_TEXT[when]}`, name, nth, when]),
   );
 }
 
-/** A harness whose `nth` storage call fails `when`; a short deadline when it hangs. */
-function failing(nth: number, when: Fault['when']): StorageHarness {
-  return new StorageHarness(when === 'hang' ? SHORT : {}).failOn({ nth, of: 'any', when });
+/** A harness whose `nth` call by the Worker fails `when`; a short deadline where the call hangs or answers late. */
+function failing(nth: number, when: When): StorageHarness {
+  const vars = when === 'hang' || when === 'late' ? SHORT : {};
+  return new StorageHarness(vars).failOn({ nth, of: 'any', by: 'worker', when, delayMs: LATE_MS });
 }
 
-// --- an update -----------------------------------------------------------------------------------
-
-const UPDATE_CALLS = ['kv.get', 'do.current', 'do.update', 'kv.put', 'do.recorded'] as const;
-
-describe('PUT of an attribute when any one storage call fails', () => {
-  it('makes these storage calls when nothing fails', async () => {
-    const { href } = await newToken();
-    expect(await callsOf((h) => putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, via(h)))).toEqual(
-      UPDATE_CALLS,
-    );
-  });
-
-  it.each(matrix(UPDATE_CALLS))(
-    '%s: 204 or 503, the retry completes, and one consistent version holds the value',
-    LEASE_WAIT,
-    async (_title, name, when, nth) => {
-      vi.spyOn(console, 'error').mockImplementation(() => {});
-      const { token, href } = await newToken();
-      const h = failing(nth, when);
-      const first = await putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, via(h));
-      expect(label(h.calls[nth])).toBe(name);
-      // Telling the guard the record is written is best effort, after the answer: 204 stands.
-      if (name === 'do.recorded') expect(first.status).toBe(204);
-      else await expect503(first);
-      await h.settled();
-
-      const clean = new StorageHarness();
-      const retry = await retried(() => putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, via(clean)));
-      expect(retry.status, await retry.clone().text()).toBe(204);
-      await clean.settled();
-      expect((await (await tokenCall('GET', href)).json<Json>()).paymentInstrument.cardHolderName).toBe('Grace Hopper');
-      const stored = await expectConsistent(token.tokenId);
-      // One version and one update counted: a failed attempt whose change reached the guard made
-      // it, and the retry found the value held (changing nothing, writing it if it was not in KV).
-      expect(stored.version).toBe(2);
-      expect(await countedUpdates(stored)).toBe(1);
-    },
-  );
-});
-
-// --- accepting a conflict ------------------------------------------------------------------------
-
-const ACCEPT_CALLS = ['kv.get', 'do.getConflict', 'do.current', 'do.update', 'kv.put', 'do.recorded'] as const;
-
-/** A token with a conflict: its href, its conflict link, and what accepting it changes. */
-async function withConflict(): Promise<{ token: Json; href: string; link: string }> {
-  const { token, href, card } = await newToken('Ada');
-  const conflict = await createToken(tokenBody({ cardNumber: card, name: 'Ada L', year: 2036 }));
-  expect(conflict.status).toBe(409);
-  return { token, href, link: (await conflict.json<Json>())._links['tokens:conflicts'].href as string };
+/** The first answer: 503, from the call this test meant to fail. */
+async function failedFirst(h: StorageHarness, nth: number, name: string, response: Response): Promise<void> {
+  expect(label(h.calls.filter((c) => c.by !== 'object')[nth]), 'the failed call').toBe(name);
+  expect(h.armed, 'the fault fired').toBe(false);
+  await expect503(response);
+  await h.settled();
 }
 
-describe('PUT on a conflict link when any one storage call fails', () => {
-  it('makes these storage calls when nothing fails', async () => {
-    const { link } = await withConflict();
-    expect(await callsOf((h) => tokenCall('PUT', link, {}, via(h)))).toEqual(ACCEPT_CALLS);
-  });
-
-  it.each(matrix(ACCEPT_CALLS))(
-    '%s: 204 or 503, the retry completes, and the token holds the conflicting values once',
-    LEASE_WAIT,
-    async (_title, name, when, nth) => {
-      vi.spyOn(console, 'error').mockImplementation(() => {});
-      const { token, href, link } = await withConflict();
-      const h = failing(nth, when);
-      const first = await tokenCall('PUT', link, {}, via(h));
-      expect(label(h.calls[nth])).toBe(name);
-      if (name === 'do.recorded') expect(first.status).toBe(204);
-      else await expect503(first);
-      await h.settled();
-
-      const clean = new StorageHarness();
-      if (first.status === 503) {
-        const retry = await retried(() => tokenCall('PUT', link, {}, via(clean)));
-        expect(retry.status, `retry after ${name} failing ${when}: ${await retry.clone().text()}`).toBe(204);
-        await clean.settled();
-      }
-      const shown = await (await tokenCall('GET', href)).json<Json>();
-      expect(shown.paymentInstrument.cardHolderName).toBe('Ada L');
-      expect(shown.paymentInstrument.cardExpiryDate).toEqual({ month: 12, year: 2036 });
-      expect((await expectConsistent(token.tokenId)).version).toBe(2);
-      // Accepted once: another PUT answers 204 and changes nothing; GET no longer shows the conflict.
-      expect((await tokenCall('PUT', link)).status).toBe(204);
-      expect((await expectConsistent(token.tokenId)).version).toBe(2);
-      expect((await tokenCall('GET', link)).status).toBe(404);
-    },
-  );
-});
-
-// --- a POST into a namespace ---------------------------------------------------------------------
-
-const NAMESPACE_POST_CALLS = ['do.reserve', 'do.claim', 'kv.put', 'do.recorded', 'do.confirm'] as const;
-
-/** The entries of a merchant namespace's guard (card hashes, token ids), white-box. */
-function namespaceEntries(namespace: string): Promise<{ fingerprint: string; token_id: string | null }[]> {
-  const stub = env.NAMESPACE_GUARD.get(env.NAMESPACE_GUARD.idFromName(namespaceGuardName('test-merchant', namespace)));
-  return runInDurableObject(stub, (_guard, state) =>
-    state.storage.sql.exec<{ fingerprint: string; token_id: string | null }>('SELECT * FROM entries').toArray(),
-  );
+async function newToken(o: { name?: string; cardNumber?: string; extra?: Json } = {}): Promise<{
+  token: Json;
+  href: string;
+  cardNumber: string;
+}> {
+  const cardNumber = o.cardNumber ?? freshCard();
+  const response = await createToken(tokenBody({ cardNumber, name: o.name ?? 'Ada Lovelace', extra: o.extra }));
+  expect(response.status, await response.clone().text()).toBe(201);
+  const token = await response.json<Json>();
+  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
 }
 
-async function listedIds(namespace: string): Promise<string[]> {
-  const response = await call(`/tokens?namespace=${namespace}`, {
+/** A token with a conflict kept for it: its conflict link, and what accepting it changes. */
+async function withConflict(): Promise<{ token: Json; href: string; link: string; cardNumber: string }> {
+  const made = await newToken({ name: 'Ada' });
+  const conflict = await createToken(tokenBody({ cardNumber: made.cardNumber, name: 'Ada L', year: 2036 }));
+  expect(conflict.status, await conflict.clone().text()).toBe(409);
+  return { ...made, link: (await conflict.json<Json>())._links['tokens:conflicts'].href as string };
+}
+
+/** GET /tokens with a query. */
+function queryTokens(query: string, v?: Fetch): Promise<Response> {
+  return call(`/tokens?${query}`, {
     method: 'GET',
     headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA },
+    via: v,
   });
-  expect(response.status).toBe(200);
+}
+
+/** The token ids a namespace lists. */
+async function listed(namespace: string): Promise<string[]> {
+  const response = await queryTokens(`namespace=${encodeURIComponent(namespace)}`);
+  expect(response.status, await response.clone().text()).toBe(200);
   return ((await response.json<Json>())._embedded.tokens as Json[]).map((t) => t.tokenId as string);
 }
 
-describe('POST /tokens into a namespace when any one storage call fails', () => {
-  it('makes these storage calls when nothing fails', async () => {
-    const body = tokenBody({ cardNumber: freshCard(), extra: { namespace: `ns-${crypto.randomUUID()}` } });
-    expect(await callsOf((h) => createToken(body, {}, via(h)))).toEqual(NAMESPACE_POST_CALLS);
+/** The live tokens the token's object holds (white-box): a card's object holds at most one. */
+function liveTokensIn(token: TokenLike): Promise<string[]> {
+  return runInDurableObject(tokenGuardOf(token), (_g, state) =>
+    state.storage.sql
+      .exec<{ token_id: string }>('SELECT token_id FROM tokens WHERE deleted = 0')
+      .toArray()
+      .map((r) => r.token_id),
+  );
+}
+
+/** `POST /api/cardBin/panLookup` by token (it reads KV's projection). */
+function lookupByToken(href: string): Promise<Response> {
+  return call('/api/cardBin/panLookup', {
+    body: { merchant: { entity: 'default' }, token: href },
+    headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
+  });
+}
+
+/** 3DS authenticate with a token (it asks the token's object). */
+function authenticateWithToken(href: string): Promise<Response> {
+  return threeDs('authenticate', {
+    transactionReference: newReference(),
+    merchant: { entity: 'default' },
+    instruction: { value: { amount: 500, currency: 'GBP' }, paymentInstrument: { type: 'card/tokenized', href } },
+    deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)' },
+    challenge: { returnUrl: RETURN_URL },
+  });
+}
+
+// --- POST /tokens --------------------------------------------------------------------------------
+
+describe.each([
+  ['outside any namespace', false],
+  ['into a namespace', true],
+] as const)('POST /tokens %s when its one storage call fails', (_where, inNamespace) => {
+  const bodyOf = (namespace: string): Json =>
+    tokenBody({ cardNumber: freshCard(), name: 'Grace Hopper', extra: inNamespace ? { namespace } : {} });
+  const newNamespace = (): string => `ns-${crypto.randomUUID()}`;
+
+  it('makes one call, do.create, when nothing fails', async () => {
+    expect(await callsOf((v) => createToken(bodyOf(newNamespace()), {}, v))).toEqual(['do.create']);
   });
 
-  it.each(matrix(NAMESPACE_POST_CALLS))(
-    '%s: 201 or 503, the retry gives the one token, listed once, holding one place',
-    LEASE_WAIT,
-    async (_title, name, when, nth) => {
-      vi.spyOn(console, 'error').mockImplementation(() => {});
-      const namespace = `ns-${crypto.randomUUID()}`;
-      const body = tokenBody({ cardNumber: freshCard(), extra: { namespace } });
+  it.each(matrix(['do.create']))(
+    '%s: 503, and the retry gives the card its one token (201, or 200 when the failed call made it)',
+    async (_title, name, nth, when) => {
+      quiet();
+      const namespace = newNamespace();
+      const body = bodyOf(namespace);
+      const before = await liveTokenIds();
       const h = failing(nth, when);
-      const first = await createToken(body, {}, via(h));
-      expect(label(h.calls[nth])).toBe(name);
-      if (name === 'do.recorded') expect(first.status).toBe(201);
-      else await expect503(first);
-      await h.settled();
+      await failedFirst(h, nth, name, await createToken(body, {}, via(h)));
 
-      const clean = new StorageHarness();
-      const retry = await retried(() => createToken(body, {}, via(clean)));
-      expect([200, 201]).toContain(retry.status);
+      const retry = await createToken(body);
+      expect(retry.status, await retry.clone().text()).toBe(reached(when) ? 200 : 201);
       const token = await retry.json<Json>();
-      if (first.status === 201) expect(token.tokenId).toBe((await first.json<Json>()).tokenId);
-      await clean.settled();
-      expect(token.namespace).toBe(namespace);
-      expect(await listedIds(namespace)).toEqual([token.tokenId]);
-      const entries = await namespaceEntries(namespace);
-      expect(entries.map((e) => e.token_id)).toEqual([token.tokenId]);
-      await expectConsistent(token.tokenId);
-      expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
+      // The card has one token, whichever request made it: in its object, in KV, in the namespace.
+      expect(await liveTokensIn(token)).toEqual(inNamespace ? await listed(namespace) : [token.tokenId]);
+      if (inNamespace) expect(token.namespace).toBe(namespace);
+      expect(await expectConsistent(token)).toMatchObject({ tokenId: token.tokenId, version: 1 });
+      expect([...(await liveTokenIds())].filter((id) => !before.has(id))).toEqual([token.tokenId]);
+      const again = await createToken(body);
+      expect(again.status).toBe(200);
+      expect((await again.json<Json>()).tokenId).toBe(token.tokenId);
+      expect((await tokenCall('GET', token.tokenPaymentInstrument.href as string)).status).toBe(200);
     },
   );
+});
 
-  it('keeps the place of a card whose confirmation failed and was not retried within the reservation time (60 s)', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const namespace = `ns-${crypto.randomUUID()}`;
-    const body = tokenBody({ cardNumber: freshCard(), extra: { namespace } });
-    const h = new StorageHarness().failOn({ nth: 0, of: 'do', op: 'confirm', when: 'before' });
-    await expect503(await createToken(body, {}, via(h)));
-    await h.settled();
-    // The token exists (its record is in KV); the client comes back more than a minute later.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(Date.now() + 61_000);
-    const others: number[] = [];
-    for (let i = 0; i < 16; i++) {
-      others.push((await createToken(tokenBody({ cardNumber: freshCard(), extra: { namespace } }))).status);
-    }
-    const retry = await createToken(body);
-    const answer = await retry.json<Json>();
-    expect(retry.status, JSON.stringify(answer)).toBe(200);
-    // At most 16 cards: the card whose token exists kept its place, so the 16th other one is refused.
-    expect(others).toEqual([...Array<number>(15).fill(201), 403]);
-    const ids = await listedIds(namespace);
-    expect(ids).toHaveLength(16);
-    expect(ids).toContain(answer.tokenId);
+describe('POST /tokens into a namespace with one place left, when the POST fails', () => {
+  it.each(['before', 'after'] as const)(
+    'failing %s it reaches the object: the card holds the last place only if the object made its token',
+    async (when) => {
+      quiet();
+      const namespace = `ns-${crypto.randomUUID()}`;
+      const inside = (cardNumber: string): Json => tokenBody({ cardNumber, extra: { namespace } });
+      const others: number[] = [];
+      for (let i = 0; i < 15; i++) others.push((await createToken(inside(freshCard()))).status);
+      expect(others).toEqual(Array(15).fill(201));
+      const card = inside(freshCard());
+      const h = failing(0, when);
+      await failedFirst(h, 0, 'do.create', await createToken(card, {}, via(h)));
+
+      // Another card takes the 16th place only if the failed POST did not.
+      const last = await createToken(inside(freshCard()));
+      expect(last.status).toBe(when === 'after' ? 403 : 201);
+      if (when === 'after') expect((await last.json<Json>()).errorName).toBe('tooManyTokensForNamespace');
+      const retry = await createToken(card);
+      expect(retry.status).toBe(when === 'after' ? 200 : 403);
+      const ids = await listed(namespace);
+      expect(ids).toHaveLength(16);
+      if (when === 'after') expect(ids).toContain((await retry.json<Json>()).tokenId);
+    },
+  );
+});
+
+// --- reads ---------------------------------------------------------------------------------------
+
+describe('GET /tokens/{id} when its one storage call fails', () => {
+  it('makes one call, do.read, when nothing fails', async () => {
+    const { href } = await newToken();
+    expect(await callsOf((v) => tokenCall('GET', href, {}, v))).toEqual(['do.read']);
   });
+
+  it.each(matrix(['do.read']))('%s: 503, the retry answers the token, unchanged', async (_title, name, nth, when) => {
+    quiet();
+    const { token, href } = await newToken();
+    const h = failing(nth, when);
+    await failedFirst(h, nth, name, await tokenCall('GET', href, {}, via(h)));
+    const retry = await tokenCall('GET', href);
+    expect(retry.status).toBe(200);
+    expect(await retry.json<Json>()).toEqual(token);
+    expect((await expectConsistent(token))?.version).toBe(1);
+    expect(await countedUpdates(token)).toBe(0);
+  });
+});
+
+describe('GET /tokens?namespace=… when its one storage call fails', () => {
+  it('makes one call, do.list, when nothing fails', async () => {
+    const namespace = `ns-${crypto.randomUUID()}`;
+    await newToken({ extra: { namespace } });
+    expect(await callsOf((v) => queryTokens(`namespace=${namespace}`, v))).toEqual(['do.list']);
+  });
+
+  it.each(matrix(['do.list']))('%s: 503, the retry lists the namespace, unchanged', async (_title, name, nth, when) => {
+    quiet();
+    const namespace = `ns-${crypto.randomUUID()}`;
+    const a = await newToken({ extra: { namespace } });
+    const b = await newToken({ extra: { namespace } });
+    const h = failing(nth, when);
+    await failedFirst(h, nth, name, await queryTokens(`namespace=${namespace}`, via(h)));
+    expect(await listed(namespace)).toEqual([a.token.tokenId, b.token.tokenId]);
+    for (const { token } of [a, b]) expect((await expectConsistent(token))?.version).toBe(1);
+  });
+});
+
+describe('GET /tokens?tokenId=… (outside any namespace) when one of its storage calls fails', () => {
+  // By id alone, KV's projection locates the token's object, which answers.
+  const CALLS = ['kv.get', 'do.read'];
+
+  it('reads KV, then asks the object, when nothing fails', async () => {
+    const { token } = await newToken();
+    await projectionSettled(token);
+    expect(await callsOf((v) => queryTokens(`tokenId=${token.tokenId}`, v))).toEqual(CALLS);
+  });
+
+  it.each(matrix(CALLS))('%s: 503, the retry answers the token', async (_title, name, nth, when) => {
+    quiet();
+    const { token } = await newToken();
+    await projectionSettled(token);
+    const h = failing(nth, when);
+    await failedFirst(h, nth, name, await queryTokens(`tokenId=${token.tokenId}`, via(h)));
+    const retry = await queryTokens(`tokenId=${token.tokenId}`);
+    expect(retry.status).toBe(200);
+    expect((await retry.json<Json>())._embedded.tokens).toEqual([token]);
+    expect((await expectConsistent(token))?.version).toBe(1);
+  });
+});
+
+// --- an update -----------------------------------------------------------------------------------
+
+describe('PUT of an attribute when its one storage call fails', () => {
+  it('makes one call, do.update, when nothing fails', async () => {
+    const { href } = await newToken();
+    expect(await callsOf((v) => putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, v))).toEqual(['do.update']);
+  });
+
+  it.each(matrix(['do.update']))(
+    '%s: 503, the retry answers 204, and one version holds the value, counted once',
+    async (_title, name, nth, when) => {
+      quiet();
+      const { token, href } = await newToken();
+      const h = failing(nth, when);
+      await failedFirst(h, nth, name, await putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, via(h)));
+
+      const retry = await putAttribute(href, 'cardHolderName', 'Grace Hopper');
+      expect(retry.status, await retry.clone().text()).toBe(204);
+      expect((await (await tokenCall('GET', href)).json<Json>()).paymentInstrument.cardHolderName).toBe('Grace Hopper');
+      // A failed call that reached the object made the change; the retry found the value held.
+      expect((await expectConsistent(token))?.version).toBe(2);
+      expect(await countedUpdates(token)).toBe(1);
+    },
+  );
+});
+
+// --- conflicts -----------------------------------------------------------------------------------
+
+describe('GET on a conflict link when its one storage call fails', () => {
+  it('makes one call, do.conflict, when nothing fails', async () => {
+    const { link } = await withConflict();
+    expect(await callsOf((v) => tokenCall('GET', link, {}, v))).toEqual(['do.conflict']);
+  });
+
+  it.each(matrix(['do.conflict']))(
+    '%s: 503, the retry answers the conflict, still open',
+    async (_title, name, nth, when) => {
+      quiet();
+      const { token, link } = await withConflict();
+      const h = failing(nth, when);
+      await failedFirst(h, nth, name, await tokenCall('GET', link, {}, via(h)));
+      const retry = await tokenCall('GET', link);
+      expect(retry.status).toBe(200);
+      expect((await retry.json<Json>()).conflicts.paymentInstrument.cardHolderName).toBe('Ada L');
+      expect((await expectConsistent(token))?.version).toBe(1);
+    },
+  );
+});
+
+describe('PUT on a conflict link (accepting it) when its one storage call fails', () => {
+  it('makes one call, do.acceptConflict, when nothing fails', async () => {
+    const { link } = await withConflict();
+    expect(await callsOf((v) => tokenCall('PUT', link, {}, v))).toEqual(['do.acceptConflict']);
+  });
+
+  it.each(matrix(['do.acceptConflict']))(
+    '%s: 503, the retry answers 204, and the token takes the conflicting values once',
+    async (_title, name, nth, when) => {
+      quiet();
+      const { token, href, link } = await withConflict();
+      const h = failing(nth, when);
+      await failedFirst(h, nth, name, await tokenCall('PUT', link, {}, via(h)));
+
+      const retry = await tokenCall('PUT', link);
+      expect(retry.status, await retry.clone().text()).toBe(204);
+      const shown = await (await tokenCall('GET', href)).json<Json>();
+      expect(shown.paymentInstrument.cardHolderName).toBe('Ada L');
+      expect(shown.paymentInstrument.cardExpiryDate).toEqual({ month: 12, year: 2036 });
+      expect((await expectConsistent(token))?.version).toBe(2);
+      expect(await countedUpdates(token)).toBe(1);
+      // Used up: another PUT answers 204 and changes nothing; GET no longer shows it.
+      expect((await tokenCall('PUT', link)).status).toBe(204);
+      expect((await expectConsistent(token))?.version).toBe(2);
+      await expectNotFound(await tokenCall('GET', link));
+    },
+  );
+});
+
+// --- deletion ------------------------------------------------------------------------------------
+
+describe('DELETE /tokens/{id} when its one storage call fails', () => {
+  it('makes one call, do.remove, when nothing fails', async () => {
+    const { href } = await newToken();
+    expect(await callsOf((v) => tokenCall('DELETE', href, {}, v))).toEqual(['do.remove']);
+  });
+
+  it.each(matrix(['do.remove']))(
+    '%s: 503, the retry answers 204, the token is 404 on every exact path, and the card is free',
+    async (_title, name, nth, when) => {
+      quiet();
+      const { token, href, link, cardNumber } = await withConflict();
+      await projectionSettled(token);
+      const h = failing(nth, when);
+      await failedFirst(h, nth, name, await tokenCall('DELETE', href, {}, via(h)));
+      // Until the retry, the token is deleted only if the failed call reached the object.
+      expect((await tokenCall('GET', href)).status).toBe(reached(when) ? 404 : 200);
+
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      await expectNotFound(await tokenCall('GET', href));
+      for (const attribute of Object.keys(ATTRIBUTE_PATHS) as Attribute[]) {
+        const value =
+          attribute === 'cardExpiryDate'
+            ? { month: 1, year: 2034 }
+            : attribute === 'billingAddress'
+              ? { address1: '1 A Street', postalCode: 'E1 1AA', city: 'London', countryCode: 'GB' }
+              : 'After';
+        await expectNotFound(await putAttribute(href, attribute, value));
+      }
+      await expectNotFound(await tokenCall('GET', link));
+      await expectNotFound(await tokenCall('PUT', link));
+      await expectNotFound(await authenticateWithToken(href), 'tokenNotFound');
+      // KV's projection is deleted once it settles: lookups and queries by id find nothing.
+      expect(await expectConsistent(token)).toBeNull();
+      await expectNotFound(await lookupByToken(href), 'tokenNotFound');
+      await expectNotFound(await queryTokens(`tokenId=${token.tokenId}`));
+      // Deleting again while it would have lived: 204 (a retry's answer).
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      const fresh = await createToken(tokenBody({ cardNumber, name: 'Ada' }));
+      expect(fresh.status).toBe(201);
+      expect((await fresh.json<Json>()).tokenId).not.toBe(token.tokenId);
+    },
+  );
 });

@@ -1,273 +1,532 @@
-import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TOKEN_PREFIX } from '../../src/storage/token-store';
-import { StorageHarness, type Fault } from './faulty-env';
-import { burst, luhnComplete, panLookup } from './helpers';
-import { createToken, liveTokenIds, putAttribute, tokenBody, tokenCall } from './token-helpers';
+import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
+import { burst, call, panLookup, TEST_AUTH, type Fetch } from './helpers';
+import { newReference, RETURN_URL, threeDs } from './threeds-helpers';
+import {
+  countedUpdates,
+  createToken,
+  expectConsistent,
+  freshCard,
+  objectWritesOf,
+  projectionSettled,
+  putAttribute,
+  storedToken,
+  tokenBody,
+  tokenCall,
+  tokenGuardOf,
+  type TokenLike,
+  TOKENS_MEDIA,
+} from './token-helpers';
 
-/** Tests that wait out a real 10 s write lease: generous, for a busy machine. */
-const LEASE_WAIT = { timeout: 120_000 };
+/**
+ * Tokens under bursts, and KV's projection of a token under faults (docs/storage.md
+ * "Projections"). A token's object (src/storage/guards/token-guard.ts) is its truth and the only
+ * writer of its KV key, `token:<id>`, which it writes after the answer, through its outbox: at
+ * once, then from its alarm until it lands, at most once a second per key (the newest state), and
+ * never so that an older state lands after a newer one.
+ *
+ * Here the objects' KV writes go through the fault harness (`throughObjects`, with Cloudflare's
+ * one write per second per key enforced) and fail before or after reaching KV, hang, answer late,
+ * or are held back to land after a newer state: the Worker's answers never change because of
+ * them, the token's object answers its exact state at once, and KV ends with that state (nothing,
+ * for a deleted token). A burst of identical requests writes the key once, and a burst of
+ * different updates is served in turn, every one answered, without ever writing the key faster
+ * than KV allows. The Worker's own calls failing are in token-lifecycle-faults.test.ts.
+ */
 
 type Json = Record<string, any>;
 
 const N = 20;
-let cardSeed = 0;
-
-/** A card no other test tokenizes (Visa, Danske Bank range). */
-function newCard(): string {
-  cardSeed += 1;
-  return luhnComplete(`45713684${String(Date.now() % 1e5).padStart(5, '0')}${String(cardSeed).padStart(2, '0')}`, 16);
-}
-
-async function expect503(response: Response): Promise<void> {
-  expect(response.status).toBe(503);
-  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
-  expect((await response.json<Json>()).errorName).toBe('serviceUnavailable');
-}
+/** Tests that wait for an object's alarm: generous, for a busy machine (alarms are late there, never lost). */
+const ALARMS = { timeout: 60_000 };
+/** The objects' KV deadline and first backoff where their writes fail: short, so that retries come soon. */
+const OBJECT_DEADLINE_MS = 1_000;
+const RETRY_BASE_MS = 50;
+/** A late answer comes this long after the write landed: past the objects' deadline. */
+const LATE_MS = 1_500;
 
 afterEach(() => {
+  restoreObjects();
   vi.restoreAllMocks();
 });
 
-/** Every storage call a clean run of `send` makes: the calls to fail, one in turn. */
-async function callsOf(send: (harness: StorageHarness) => Promise<Response>): Promise<number> {
-  const harness = new StorageHarness();
-  expect((await send(harness)).status).toBeLessThan(300);
-  return harness.calls.length;
+function quiet(): void {
+  vi.spyOn(console, 'error').mockImplementation(() => {});
+  vi.spyOn(console, 'log').mockImplementation(() => {});
 }
 
-const faults = (n: number): [string, Fault][] =>
-  Array.from({ length: n }, (_, nth) =>
-    (['before', 'after'] as const).map((when): [string, Fault] => [
-      `call ${nth + 1} fails ${when} it reaches storage`,
-      { nth, of: 'any', when },
-    ]),
-  ).flat();
+const via =
+  (h: StorageHarness): Fetch =>
+  (r) =>
+    h.fetch(r);
 
-describe('POST /tokens under bursts', () => {
-  it(`gives one token for ${N} identical requests at once: one 201, one KV write`, async () => {
-    const harness = new StorageHarness();
-    const body = tokenBody({ cardNumber: newCard(), name: 'Ada Lovelace' });
-    const responses = await burst(N, () => createToken(body, {}, (r) => harness.fetch(r)));
-    const answers = await Promise.all(responses.map((r) => r.json<Json>()));
-    expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
-    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
-    expect(responses.filter((r) => r.status === 200)).toHaveLength(N - 1);
-    expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(1);
-    expect((await tokenCall('GET', answers[0]!.tokenPaymentInstrument.href)).status).toBe(200);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function expect503(response: Response): Promise<void> {
+  const body = await response.json<Json>();
+  expect(response.status, JSON.stringify(body)).toBe(503);
+  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
+  expect(body.errorName).toBe('serviceUnavailable');
+}
+
+async function expectNotFound(response: Response, errorName = 'resourceNotFound'): Promise<void> {
+  const body = await response.json<Json>();
+  expect(response.status, JSON.stringify(body)).toBe(404);
+  expect(body.errorName).toBe(errorName);
+}
+
+async function newToken(o: { name?: string; cardNumber?: string; via?: Fetch } = {}): Promise<{
+  token: Json;
+  href: string;
+  cardNumber: string;
+}> {
+  const cardNumber = o.cardNumber ?? freshCard();
+  const response = await createToken(tokenBody({ cardNumber, name: o.name ?? 'Ada Lovelace' }), {}, o.via);
+  expect(response.status, await response.clone().text()).toBe(201);
+  const token = await response.json<Json>();
+  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
+}
+
+const keyOf = (token: Json): string => `token:${token.tokenId as string}`;
+
+/** The Worker's calls through a harness (not the objects' own writes), by name. */
+const workerCalls = (h: StorageHarness): string[] =>
+  h.calls.filter((c) => c.by !== 'object').map((c) => `${c.store}.${c.op}`);
+
+/** The objects' writes (puts and deletes) through a harness, of any key, in order. */
+const objectWrites = (h: StorageHarness) =>
+  h.calls.filter((c) => c.by === 'object' && (c.op === 'put' || c.op === 'delete'));
+
+/** The objects' writes of one key, in order. */
+const objectWritesOfKey = (h: StorageHarness, key: string) => objectWrites(h).filter((c) => c.key === key);
+
+/**
+ * The object's writes of `key` that KV refused for coming within a second of the last (every write
+ * the object sent, less those the limit let through; in a run where no write is failed or held).
+ */
+const refusedOf = (h: StorageHarness, key: string): number =>
+  objectWritesOfKey(h, key).length - h.writeLimit.writesOf(key).length;
+
+/** KV's one write per second per key, as the writes that reached it show it. */
+function expectOneWriteASecond(h: StorageHarness, key: string): void {
+  const writes = h.writeLimit.writesOf(key);
+  for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1_000);
+  expect(refusedOf(h, key), `writes of ${key} refused by KV`).toBe(0);
+}
+
+/** Waits until `check` holds (polling); fails after `ms`, generous for a busy machine. */
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+/** The attempts of the token's pending projection in its object's outbox (white-box). */
+function attemptsOf(token: TokenLike, key: string): Promise<number> {
+  return runInDurableObject(
+    tokenGuardOf(token),
+    (_g, state) =>
+      state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM outbox WHERE key = ?', key).toArray()[0]
+        ?.attempts ?? 0,
+  );
+}
+
+/** GET /tokens with a query. */
+function queryTokens(query: string): Promise<Response> {
+  return call(`/tokens?${query}`, { method: 'GET', headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA } });
+}
+
+/** 3DS authenticate with a token (it asks the token's object). */
+function authenticateWithToken(href: string): Promise<Response> {
+  return threeDs('authenticate', {
+    transactionReference: newReference(),
+    merchant: { entity: 'default' },
+    instruction: { value: { amount: 500, currency: 'GBP' }, paymentInstrument: { type: 'card/tokenized', href } },
+    deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)' },
+    challenge: { returnUrl: RETURN_URL },
   });
+}
 
-  it('answers a burst of the same card with different details with the one token that won', async () => {
-    const cardNumber = newCard();
-    const answers = await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        createToken(tokenBody({ cardNumber, extra: { description: `try ${i}` } })).then((r) => r.json<Json>()),
-      ),
-    );
-    expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
-    expect(new Set(answers.map((a) => a.description)).size).toBe(1);
+/** A deleted token: 404 on every exact path, whatever KV holds (the token's object answers them). */
+async function expectGone(href: string, link?: string): Promise<void> {
+  await expectNotFound(await tokenCall('GET', href));
+  await expectNotFound(await putAttribute(href, 'description', 'After'));
+  await expectNotFound(await putAttribute(href, 'cardHolderName', 'After'));
+  if (link !== undefined) {
+    await expectNotFound(await tokenCall('GET', link));
+    await expectNotFound(await tokenCall('PUT', link));
+  }
+  await expectNotFound(await authenticateWithToken(href), 'tokenNotFound');
+}
+
+// --- the objects' own KV writes failing ----------------------------------------------------------
+// The key of a token being created is not known before its POST: the faults and holds of a
+// creation's write take the objects' first write of any key, and each such test checks it was the
+// token's. So no test here leaves a write running: each waits for its projection to settle, and
+// one whose write answers late waits for that answer (which makes the object write again).
+
+type Change = 'creation' | 'update' | 'deletion';
+const CHANGES: Change[] = ['creation', 'update', 'deletion'];
+const WHENS: Fault['when'][] = ['before', 'after', 'hang', 'late'];
+const WHEN_TEXT: Record<Fault['when'], string> = {
+  before: 'fails before it reaches KV',
+  after: 'fails after it reached KV',
+  hang: 'hangs',
+  late: 'lands, and answers after its deadline',
+};
+
+/** A harness through which the objects write KV, their first write (of `key`, when known) failing `when`. */
+function objectWriteFailing(when: Fault['when'], key?: string, times = 1): StorageHarness {
+  return new StorageHarness()
+    .throughObjects(OBJECT_DEADLINE_MS, RETRY_BASE_MS)
+    .failOn({ nth: 0, of: 'kvWrite', by: 'object', ...(key ? { key } : {}), when, delayMs: LATE_MS, times });
+}
+
+describe("a token's KV projection when its object's write of it fails", () => {
+  const cases = CHANGES.flatMap((change) =>
+    WHENS.map((when): [Change, string, Fault['when']] => [change, WHEN_TEXT[when], when]),
+  );
+
+  it.each(cases)(
+    'on its %s, the write that %s: the answer is the same at once, and the alarm writes until KV holds the object’s state',
+    ALARMS,
+    async (change, _text, when) => {
+      quiet();
+      let made = change === 'creation' ? undefined : await newToken();
+      if (made) await projectionSettled(made.token);
+      const h = objectWriteFailing(when, made && keyOf(made.token));
+      let answer: Response;
+      if (change === 'creation') {
+        answer = await createToken(tokenBody({ cardNumber: freshCard(), name: 'Ada Lovelace' }), {}, via(h));
+        expect(answer.status, await answer.clone().text()).toBe(201);
+        const token = await answer.clone().json<Json>();
+        made = { token, href: token.tokenPaymentInstrument.href as string, cardNumber: '' };
+      } else if (change === 'update') {
+        answer = await putAttribute(made!.href, 'description', 'Changed', {}, via(h));
+        expect(answer.status, await answer.clone().text()).toBe(204);
+      } else {
+        answer = await tokenCall('DELETE', made!.href, {}, via(h));
+        expect(answer.status, await answer.clone().text()).toBe(204);
+      }
+      const { token, href } = made!;
+      const key = keyOf(token);
+      expect(workerCalls(h)).toEqual([{ creation: 'do.create', update: 'do.update', deletion: 'do.remove' }[change]]);
+      // The object answers its state at once, whatever KV holds.
+      const read = await tokenCall('GET', href);
+      expect(read.status).toBe(change === 'deletion' ? 404 : 200);
+      if (change === 'update') expect((await read.json<Json>()).description).toBe('Changed');
+
+      // The fault takes the token's first write: the creation's is sent at once (its key unknown
+      // to the fault, it takes the objects' first write), a change's a second after the
+      // creation's at the earliest (KV's limit), from the alarm.
+      await until('the fault fired', () => !h.armed);
+      if (change === 'creation') expect(objectWrites(h)[0]?.key, "the fault took the token's own write").toBe(key);
+
+      if (when === 'late') {
+        // The late answer makes the object write the key again (it cannot know which landed last):
+        // wait for it, so that nothing of this test is still writing after it.
+        const first = objectWritesOfKey(h, key)[0]!;
+        await until('the late answer', () => Date.now() > first.at! + LATE_MS + 100);
+      }
+      const stored = await expectConsistent(token);
+      // The failed write, then at least one more from the alarm.
+      expect(objectWritesOf(h, token)).toBeGreaterThanOrEqual(2);
+      if (change === 'deletion') expect(stored).toBeNull();
+      else expect(stored).toMatchObject({ version: change === 'update' ? 2 : 1 });
+      if (change === 'update') expect(stored!.description).toBe('Changed');
+      if (change === 'deletion') {
+        const lookup = await panLookup({ merchant: { entity: 'default' }, token: href });
+        await expectNotFound(lookup, 'tokenNotFound');
+      }
+    },
+  );
+
+  it('keeps trying while KV refuses: five failed writes in a row, then the projection lands', ALARMS, async () => {
+    quiet();
+    const { token, href } = await newToken();
+    await projectionSettled(token);
+    const h = objectWriteFailing('before', keyOf(token), 5);
+    expect((await putAttribute(href, 'description', 'Persistent', {}, via(h))).status).toBe(204);
+    expect((await expectConsistent(token))?.description).toBe('Persistent');
+    expect(objectWritesOfKey(h, keyOf(token)).map((c) => c.op)).toEqual(Array(6).fill('put'));
   });
 });
 
-describe('POST /tokens under bursts of different details', () => {
+describe('a write of a token held past its deadline, landing after a newer state', () => {
+  /** The objects' deadline here: the held write lands just after it, the newer state two deadlines after the held one. */
+  const DEADLINE = 2_000;
+
+  /**
+   * Waits until the object sent its write of the token (held): a second after the creation's at
+   * the earliest, so that a change made after this is not coalesced into it.
+   */
+  async function sent(h: StorageHarness, token: Json): Promise<void> {
+    await until('the write to hold was sent', () => objectWritesOfKey(h, keyOf(token)).length > 0);
+  }
+
+  /**
+   * Lands the held write as soon as the object gave up on it (its deadline passed): before the
+   * newer state's write, which the object sends only two deadlines after the held one.
+   */
+  async function landWhenGivenUp(h: StorageHarness, token: Json): Promise<void> {
+    await until('the object gave the held write up', async () => (await attemptsOf(token, keyOf(token))) > 0);
+    expect(objectWritesOfKey(h, keyOf(token)), 'the newer state is not written yet').toHaveLength(1);
+    await h.landHeldWrites();
+  }
+
+  /** The newer state's write came two deadlines or more after the held one. */
+  function expectWaitedTwoDeadlines(h: StorageHarness, token: Json): void {
+    const [held, next] = objectWritesOfKey(h, keyOf(token));
+    expect(next, 'the newer state was written').toBeDefined();
+    expect(next!.at! - held!.at!).toBeGreaterThanOrEqual(2 * DEADLINE);
+  }
+
+  it(
+    'never brings back a deleted token: the put of its creation lands after the DELETE answered, and KV ends without the key',
+    ALARMS,
+    async () => {
+      quiet();
+      // The key is not known before the POST: the objects' next write is held, whichever it is.
+      const h = new StorageHarness().throughObjects(DEADLINE, RETRY_BASE_MS).holdNextKvWriteUntilLater();
+      const { token, href } = await newToken({ via: via(h) });
+      await sent(h, token);
+      expect(objectWrites(h)[0]?.key, "the held write is the token's").toBe(keyOf(token));
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      await expectNotFound(await tokenCall('GET', href));
+
+      await landWhenGivenUp(h, token);
+      // Landed late: KV holds the deleted token's record for a moment; its object answers 404 throughout.
+      expect(await storedToken(token.tokenId)).not.toBeNull();
+      await expectGone(href);
+      expect(await expectConsistent(token)).toBeNull();
+      expectWaitedTwoDeadlines(h, token);
+      expect(objectWritesOfKey(h, keyOf(token)).map((c) => c.op)).toEqual(['put', 'delete']);
+      // And it stays so: the alarm has nothing older to write.
+      await runDurableObjectAlarm(tokenGuardOf(token));
+      expect(await storedToken(token.tokenId)).toBeNull();
+      await expectNotFound(await panLookup({ merchant: { entity: 'default' }, token: href }), 'tokenNotFound');
+    },
+  );
+
+  it(
+    "never brings back an older state: an update's put lands after a newer update, and KV ends with the newer",
+    ALARMS,
+    async () => {
+      quiet();
+      const { token, href } = await newToken();
+      await projectionSettled(token);
+      const h = new StorageHarness().throughObjects(DEADLINE, RETRY_BASE_MS).holdNextKvWriteUntilLater(keyOf(token));
+      expect((await putAttribute(href, 'description', 'First', {}, via(h))).status).toBe(204);
+      await sent(h, token);
+      expect((await putAttribute(href, 'description', 'Second', {}, via(h))).status).toBe(204);
+      expect((await (await tokenCall('GET', href)).json<Json>()).description).toBe('Second');
+
+      await landWhenGivenUp(h, token);
+      expect((await storedToken(token.tokenId))?.description).toBe('First');
+      const stored = await expectConsistent(token);
+      expect(stored).toMatchObject({ description: 'Second', version: 3 });
+      expectWaitedTwoDeadlines(h, token);
+      await runDurableObjectAlarm(tokenGuardOf(token));
+      expect(await storedToken(token.tokenId)).toEqual(stored);
+      expect(await countedUpdates(token)).toBe(2);
+    },
+  );
+
+  it(
+    "never brings back a deleted token: an update's put lands after the DELETE, and KV ends without the key",
+    ALARMS,
+    async () => {
+      quiet();
+      const { token, href } = await newToken();
+      await projectionSettled(token);
+      const h = new StorageHarness().throughObjects(DEADLINE, RETRY_BASE_MS).holdNextKvWriteUntilLater(keyOf(token));
+      expect((await putAttribute(href, 'description', 'Written late', {}, via(h))).status).toBe(204);
+      await sent(h, token);
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+
+      await landWhenGivenUp(h, token);
+      expect((await storedToken(token.tokenId))?.description).toBe('Written late');
+      await expectGone(href);
+      expect(await expectConsistent(token)).toBeNull();
+      expectWaitedTwoDeadlines(h, token);
+      await runDurableObjectAlarm(tokenGuardOf(token));
+      expect(await storedToken(token.tokenId)).toBeNull();
+    },
+  );
+});
+
+// --- KV's one write per second per key -----------------------------------------------------------
+
+describe("KV's one write a second per key, under bursts of changes", () => {
+  it(
+    `answers ${N} different cardholder names at once with 204: version ${N + 1}, ${N} updates counted, KV converges without ever exceeding the limit`,
+    ALARMS,
+    async () => {
+      const { token, href } = await newToken();
+      await projectionSettled(token);
+      const h = new StorageHarness().throughObjects();
+      const names = Array.from({ length: N }, (_, i) => `Holder ${i}`);
+      const responses = await burst(N, (i) => putAttribute(href, 'cardHolderName', names[i], {}, via(h)));
+      expect(responses.map((r) => r.status)).toEqual(Array(N).fill(204));
+      // KV ends with the object's record (which GET answers): one of the names, the last served.
+      const stored = await expectConsistent(token);
+      expect(stored?.version).toBe(N + 1);
+      expect(await countedUpdates(token)).toBe(N);
+      expect(names).toContain((await (await tokenCall('GET', href)).json<Json>()).paymentInstrument.cardHolderName);
+      expect(h.writeLimit.writesOf(keyOf(token)).length).toBeGreaterThan(0);
+      expectOneWriteASecond(h, keyOf(token));
+    },
+  );
+
+  it(
+    'answers 10 different updates sent 150 ms apart with 204, and KV converges without exceeding the limit',
+    ALARMS,
+    async () => {
+      const { token, href } = await newToken();
+      await projectionSettled(token);
+      const h = new StorageHarness().throughObjects();
+      const names = Array.from({ length: 10 }, (_, i) => `Spaced ${i}`);
+      const responses = await Promise.all(
+        names.map((name, i) => sleep(i * 150).then(() => putAttribute(href, 'cardHolderName', name, {}, via(h)))),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(10).fill(204));
+      const stored = await expectConsistent(token);
+      expect(stored?.version).toBe(11);
+      expect(await countedUpdates(token)).toBe(10);
+      expect(names).toContain((await (await tokenCall('GET', href)).json<Json>()).paymentInstrument.cardHolderName);
+      expectOneWriteASecond(h, keyOf(token));
+    },
+  );
+
+  it(
+    'answers a DELETE right after the creation with 204: 404 at once on every exact path, and KV ends without the key',
+    ALARMS,
+    async () => {
+      quiet();
+      const h = new StorageHarness().throughObjects();
+      const { token, href, cardNumber } = await newToken({ name: 'Ada', via: via(h) });
+      const conflict = await createToken(tokenBody({ cardNumber, name: 'Ada L' }), {}, via(h));
+      expect(conflict.status).toBe(409);
+      const link = (await conflict.json<Json>())._links['tokens:conflicts'].href as string;
+      expect((await tokenCall('DELETE', href, {}, via(h))).status).toBe(204);
+      // At once, before KV's copy is gone (the creation's put came within the last second).
+      await expectGone(href, link);
+      expect(await expectConsistent(token)).toBeNull();
+      expect(h.writeLimit.writesOf(keyOf(token)).at(-1)?.op).toBe('delete');
+      expectOneWriteASecond(h, keyOf(token));
+      await expectNotFound(await panLookup({ merchant: { entity: 'default' }, token: href }), 'tokenNotFound');
+      await expectNotFound(await queryTokens(`tokenId=${token.tokenId}`));
+      // The card is free for a new token.
+      const again = await createToken(tokenBody({ cardNumber, name: 'Ada' }));
+      expect(again.status).toBe(201);
+      expect((await again.json<Json>()).tokenId).not.toBe(token.tokenId);
+    },
+  );
+});
+
+// --- bursts --------------------------------------------------------------------------------------
+
+describe('POST /tokens under bursts', () => {
+  it(
+    `gives one token for ${N} identical requests at once: one 201, ${N - 1} 200, one call each, one KV write`,
+    ALARMS,
+    async () => {
+      const h = new StorageHarness().throughObjects();
+      const body = tokenBody({ cardNumber: freshCard(), name: 'Ada Lovelace' });
+      const responses = await burst(N, () => createToken(body, {}, via(h)));
+      const answers = await Promise.all(responses.map((r) => r.json<Json>()));
+      expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
+      expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+      expect(responses.filter((r) => r.status === 200)).toHaveLength(N - 1);
+      // The Worker asks the card's object, and writes nothing itself.
+      expect(workerCalls(h)).toEqual(Array(N).fill('do.create'));
+      const token = answers[0]!;
+      expect(await expectConsistent(token)).toMatchObject({ tokenId: token.tokenId, version: 1 });
+      expect(objectWritesOf(h, token)).toBe(1);
+      expect((await tokenCall('GET', token.tokenPaymentInstrument.href as string)).status).toBe(200);
+    },
+  );
+
+  it('answers a burst of the same card with different descriptions with the one token that won', async () => {
+    const cardNumber = freshCard();
+    const responses = await burst(N, (i) => createToken(tokenBody({ cardNumber, extra: { description: `try ${i}` } })));
+    const answers = await Promise.all(responses.map((r) => r.json<Json>()));
+    // A description is not a detail of the card: the others are told of the token as it is (200).
+    expect(responses.map((r) => r.status).sort()).toEqual([...Array(N - 1).fill(200), 201].sort());
+    expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
+    expect(new Set(answers.map((a) => a.description)).size).toBe(1);
+  });
+
   it(`gives one token for ${N} requests with other cardholder names at once: one 201, the rest 409 naming it`, async () => {
-    const cardNumber = newCard();
-    const responses = await Promise.all(
-      Array.from({ length: N }, (_, i) => createToken(tokenBody({ cardNumber, name: `Holder ${i}` }))),
-    );
+    const cardNumber = freshCard();
+    const responses = await burst(N, (i) => createToken(tokenBody({ cardNumber, name: `Holder ${i}` })));
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
     expect(responses.filter((r) => r.status === 409)).toHaveLength(N - 1);
     const answers = await Promise.all(responses.map((r) => r.json<Json>()));
     expect(new Set(answers.map((a) => a.tokenId)).size).toBe(1);
     const winner = answers.find((_a, i) => responses[i]!.status === 201)!;
-    for (const a of answers.filter((x) => x !== winner)) {
+    const others = answers.filter((x) => x !== winner);
+    for (const a of others) {
       expect(a.paymentInstrument.cardHolderName).toBe(winner.paymentInstrument.cardHolderName);
       expect(a.conflicts.paymentInstrument.cardHolderName).not.toBe(winner.paymentInstrument.cardHolderName);
     }
+    // Each name is a conflict of its own.
+    expect(new Set(others.map((a) => a._links['tokens:conflicts'].href)).size).toBe(N - 1);
   });
 });
 
-describe('POST /tokens when any one storage call fails', () => {
-  it.each(faults(3))('%s: nothing is orphaned and the retry completes with the same token', async (_name, fault) => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const body = tokenBody({ cardNumber: newCard(), name: 'Grace Hopper' });
-    expect(await callsOf((h) => createToken(tokenBody({ cardNumber: newCard() }), {}, (r) => h.fetch(r)))).toBe(3);
-    const harness = new StorageHarness().failOn(fault);
-    const before = await liveTokenIds();
-    const first = await createToken(body, {}, (r) => harness.fetch(r));
-    const failedCall = `${harness.calls[fault.nth]?.store}.${harness.calls[fault.nth]?.op}`;
-    // Telling the guard the record is written is best effort: the record is there, so 201 stands.
-    if (failedCall === 'do.recorded') expect(first.status).toBe(201);
-    else await expect503(first);
-    const created = [...(await liveTokenIds())].filter((id) => !before.has(id));
-    expect(created.length).toBeLessThanOrEqual(1);
-
-    const retry = await createToken(body);
-    expect([200, 201]).toContain(retry.status);
-    const token = await retry.json<Json>();
-    if (created.length === 1) expect(token.tokenId).toBe(created[0]);
-    expect([...(await liveTokenIds())].filter((id) => !before.has(id))).toEqual([token.tokenId]);
-    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
-  });
-});
-
-describe('DELETE /tokens/{id} when any one storage call fails', () => {
-  it.each(faults(4))(
-    '%s: the retry ends in the token being gone with 204, and the card is free again',
-    async (_name, fault) => {
-      vi.spyOn(console, 'error').mockImplementation(() => {});
-      const body = tokenBody({ cardNumber: newCard() });
-      const token = await (await createToken(body)).json<Json>();
-      const href = token.tokenPaymentInstrument.href as string;
-      const harness = new StorageHarness().failOn(fault);
-      await expect503(await tokenCall('DELETE', href, {}, (r) => harness.fetch(r)));
-      expect((await tokenCall('DELETE', href)).status).toBe(204);
-      expect((await tokenCall('GET', href)).status).toBe(404);
-      const again = await createToken(body);
-      expect(again.status).toBe(201);
-      expect((await again.json<Json>()).tokenId).not.toBe(token.tokenId);
-    },
-  );
-
-  it(`answers ${N} identical DELETEs at once with 204 and writes KV once (one tombstone, one record deleted)`, async () => {
-    const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
-    const href = token.tokenPaymentInstrument.href as string;
-    const harness = new StorageHarness();
-    const statuses = (await burst(N, () => tokenCall('DELETE', href, {}, (r) => harness.fetch(r)))).map(
-      (r) => r.status,
-    );
-    expect(statuses).toEqual(Array(N).fill(204));
-    // KV allows one write per second to a key: the burst's others wait for the one writer.
-    expect(harness.count((c) => c.store === 'kv' && c.op === 'put')).toBe(1);
-    expect(harness.count((c) => c.store === 'kv' && c.op === 'delete')).toBe(1);
-    expect((await tokenCall('GET', href)).status).toBe(404);
-    // Repeated once the tombstone is there: 204, and nothing left to write.
-    const again = new StorageHarness();
-    const repeated = await burst(N, () => tokenCall('DELETE', href, {}, (r) => again.fetch(r)));
-    expect(repeated.map((r) => r.status)).toEqual(Array(N).fill(204));
-    expect(again.count((c) => c.store === 'kv' && (c.op === 'put' || c.op === 'delete'))).toBe(0);
-  });
-});
-
-describe('POST /tokens after a failure, with other details', () => {
-  it('answers the token the failed request claimed (its record written by this request) rather than blocking the card', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const cardNumber = newCard();
-    const harness = new StorageHarness().failOn({ nth: 0, of: 'kvWrite', when: 'before' });
-    await expect503(
-      await createToken(tokenBody({ cardNumber, extra: { description: 'first' } }), {}, (r) => harness.fetch(r)),
-    );
-    const other = await createToken(tokenBody({ cardNumber, extra: { description: 'second' } }));
-    expect(other.status).toBe(200);
-    const token = await other.json<Json>();
-    expect(token.description).toBe('first');
-    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
-  });
-
-  it('answers once the lease runs out when both confirmations of a written token were lost', LEASE_WAIT, async () => {
-    const cardNumber = newCard();
-    // Calls: claim, record write, then the confirmation twice (both lost).
-    const harness = new StorageHarness().failOn({ nth: 2, of: 'any', when: 'before', times: 2 });
-    const first = await createToken(tokenBody({ cardNumber, extra: { description: 'first' } }), {}, (r) =>
-      harness.fetch(r),
-    );
-    expect(first.status).toBe(201);
-    await harness.settled();
-    const other = await createToken(tokenBody({ cardNumber, extra: { description: 'second' } }));
-    expect(other.status).toBe(200);
-    expect((await other.json<Json>()).tokenId).toBe((await first.json<Json>()).tokenId);
-  });
-});
-
-describe('DELETE whose tombstone write fails, then POST of the same card', () => {
-  it('makes a new token and finishes the deletion: the card never has two live tokens', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const body = tokenBody({ cardNumber: newCard() });
-    const old = await (await createToken(body)).json<Json>();
-    const harness = new StorageHarness().failOn({ nth: 0, of: 'kvWrite', when: 'before' });
-    await expect503(await tokenCall('DELETE', old.tokenPaymentInstrument.href, {}, (r) => harness.fetch(r)));
-    const fresh = await createToken(body);
-    expect(fresh.status).toBe(201);
-    const token = await fresh.json<Json>();
-    expect(token.tokenId).not.toBe(old.tokenId);
-    expect((await tokenCall('GET', old.tokenPaymentInstrument.href)).status).toBe(404);
-    expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(200);
-    expect((await tokenCall('DELETE', old.tokenPaymentInstrument.href)).status).toBe(204);
-  });
-});
-
-describe('storage calls that hang or land late', () => {
-  /** Storage calls get a short deadline here, so that a hang costs the test a fraction of a second. */
-  const SHORT = { STORAGE_TIMEOUT_MS: '300' } as Partial<Env>;
-
-  it('never brings a deleted token back when its record write lands after the DELETE', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const body = tokenBody({ cardNumber: newCard() });
-    // The first POST's record write is held back: the request times out, releasing its lease.
-    const slow = new StorageHarness(SHORT).holdNextKvWriteUntilLater();
-    await expect503(await createToken(body, {}, (r) => slow.fetch(r)));
-    // Its retry writes the record of the same token, which is then deleted.
-    const token = await (await createToken(body)).json<Json>();
-    const href = token.tokenPaymentInstrument.href as string;
-    expect((await tokenCall('GET', href)).status).toBe(200);
-    expect((await tokenCall('DELETE', href)).status).toBe(204);
-    expect((await tokenCall('GET', href)).status).toBe(404);
-    // The first write lands now, late: the token stays deleted, for GET and for lookups by token.
-    await slow.landHeldWrites();
-    expect(await env.SESSIONS.get(`${TOKEN_PREFIX}${token.tokenId}`)).not.toBeNull();
-    expect((await tokenCall('GET', href)).status).toBe(404);
-    const lookup = await panLookup({ merchant: { entity: 'default' }, token: href });
-    expect(lookup.status).toBe(404);
-    expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
-    expect((await tokenCall('DELETE', href)).status).toBe(204);
-  });
-
-  it("never brings a deleted token back when an update's record write lands after the DELETE", LEASE_WAIT, async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
-    const href = token.tokenPaymentInstrument.href as string;
-    // The update's record write is held back: the request times out; its version stands in the guard.
-    const slow = new StorageHarness(SHORT).holdNextKvWriteUntilLater();
-    await expect503(await putAttribute(href, 'description', 'written late', {}, (r) => slow.fetch(r)));
-    expect((await tokenCall('DELETE', href)).status).toBe(204);
-    // The update's write lands now, after the deletion: the token stays deleted.
-    await slow.landHeldWrites();
-    expect((await env.SESSIONS.get<Json>(`${TOKEN_PREFIX}${token.tokenId}`, 'json'))?.description).toBe('written late');
-    expect((await tokenCall('GET', href)).status).toBe(404);
-    const lookup = await panLookup({ merchant: { entity: 'default' }, token: href });
-    expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
-    expect((await putAttribute(href, 'description', 'again')).status).toBe(404);
-  });
-
-  it.each(['do', 'kvWrite'] as const)(
-    'answers 503 with Retry-After when a %s call of DELETE hangs, and the retry deletes the token',
-    async (of) => {
-      vi.spyOn(console, 'error').mockImplementation(() => {});
-      const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
-      const href = token.tokenPaymentInstrument.href as string;
-      const hung = new StorageHarness(SHORT).failOn({ nth: 0, of, when: 'hang' });
-      await expect503(await tokenCall('DELETE', href, {}, (r) => hung.fetch(r)));
-      expect((await tokenCall('DELETE', href)).status).toBe(204);
-      expect((await tokenCall('GET', href)).status).toBe(404);
-    },
-  );
-
-  it('answers 503 when a KV read hangs', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
-    const token = await (await createToken(tokenBody({ cardNumber: newCard() }))).json<Json>();
-    const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'any', when: 'hang' });
-    await expect503(await tokenCall('GET', token.tokenPaymentInstrument.href, {}, (r) => hung.fetch(r)));
-  });
-
+describe('DELETE /tokens/{id} under bursts', () => {
   it(
-    'answers 503 when the card guard hangs while a token is claimed (after its lease time), and the retry makes the token',
-    LEASE_WAIT,
+    `answers ${N} identical DELETEs at once with 204 and deletes the KV key once; again, 204 and nothing written`,
+    ALARMS,
     async () => {
-      vi.spyOn(console, 'error').mockImplementation(() => {});
-      const body = tokenBody({ cardNumber: newCard() });
-      const hung = new StorageHarness(SHORT).failOn({ nth: 0, of: 'do', when: 'hang' });
-      await expect503(await createToken(body, {}, (r) => hung.fetch(r)));
-      expect((await createToken(body)).status).toBe(201);
+      const { token, href } = await newToken();
+      await projectionSettled(token);
+      const h = new StorageHarness().throughObjects();
+      const statuses = (await burst(N, () => tokenCall('DELETE', href, {}, via(h)))).map((r) => r.status);
+      expect(statuses).toEqual(Array(N).fill(204));
+      expect(workerCalls(h)).toEqual(Array(N).fill('do.remove'));
+      await expectNotFound(await tokenCall('GET', href));
+      expect(await expectConsistent(token)).toBeNull();
+      expect(objectWritesOfKey(h, keyOf(token)).map((c) => c.op)).toEqual(['delete']);
+      // Repeated while the token would have lived: 204, and nothing left to write.
+      const again = new StorageHarness().throughObjects();
+      const repeated = await burst(N, () => tokenCall('DELETE', href, {}, via(again)));
+      expect(repeated.map((r) => r.status)).toEqual(Array(N).fill(204));
+      await projectionSettled(token);
+      expect(objectWritesOf(again, token)).toBe(0);
+    },
+  );
+});
+
+describe('DELETE that failed, then POST of the same card', () => {
+  it.each(['before', 'after'] as const)(
+    'failing %s it reached the object: the POST answers the token still live, or makes a new one once it is deleted; never two',
+    async (when) => {
+      quiet();
+      const { token, href, cardNumber } = await newToken({ name: 'Ada' });
+      const h = new StorageHarness().failOn({ nth: 0, of: 'do', op: 'remove', when });
+      await expect503(await tokenCall('DELETE', href, {}, via(h)));
+      const next = await createToken(tokenBody({ cardNumber, name: 'Ada' }));
+      const answer = await next.json<Json>();
+      if (when === 'before') {
+        // Not deleted: the card's token still stands.
+        expect(next.status).toBe(200);
+        expect(answer.tokenId).toBe(token.tokenId);
+        expect((await tokenCall('GET', href)).status).toBe(200);
+      } else {
+        expect(next.status).toBe(201);
+        expect(answer.tokenId).not.toBe(token.tokenId);
+        await expectNotFound(await tokenCall('GET', href));
+        expect((await tokenCall('GET', answer.tokenPaymentInstrument.href as string)).status).toBe(200);
+      }
+      // The client's retry of the DELETE: 204 either way, and the old token is gone.
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      await expectNotFound(await tokenCall('GET', href));
+      expect(await expectConsistent(token)).toBeNull();
     },
   );
 });

@@ -1,4 +1,5 @@
 import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   call,
@@ -9,7 +10,15 @@ import {
   panLookup,
   type ErrorCase,
 } from './helpers';
-import { createToken, TOKENS_HEADERS as HEADERS, tokenBody, tokenCall, TOKENS_MEDIA } from './token-helpers';
+import {
+  createToken,
+  projectionSettled,
+  tokenGuardOf,
+  TOKENS_HEADERS as HEADERS,
+  tokenBody,
+  tokenCall,
+  TOKENS_MEDIA,
+} from './token-helpers';
 
 type Json = Record<string, any>;
 
@@ -30,7 +39,11 @@ describe('token life cycle', () => {
     const token: Json = await created.json();
     expect(created.headers.get('Location')).toBe(token.tokenPaymentInstrument.href);
     expect(token).toMatchObject({
-      tokenPaymentInstrument: { type: 'card/tokenized', href: `https://edge.test/tokens/${token.tokenId}` },
+      // The href names the token's object (its id), then the token (docs/tokens.md "Token ids and hrefs").
+      tokenPaymentInstrument: {
+        type: 'card/tokenized',
+        href: expect.stringMatching(new RegExp(`^https://edge\\.test/tokens/[0-9a-f]{64}${token.tokenId}$`)),
+      },
       description: "Ada's Visa",
       paymentInstrument: {
         type: 'card/masked',
@@ -70,6 +83,8 @@ describe('token life cycle', () => {
     expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(404);
     // DELETE is idempotent: a retry (or a repeat) still ends in the token being gone, with 204.
     expect((await tokenCall('DELETE', token.tokenPaymentInstrument.href)).status).toBe(204);
+    // A lookup reads KV's copy, which the token's object deletes after the answer (docs/storage.md "Reads").
+    await projectionSettled(token);
     const lookup = await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href });
     expect(lookup.status).toBe(404);
     expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
@@ -266,17 +281,59 @@ describe('card BIN lookup by token', () => {
 });
 
 describe('token storage', () => {
-  it('keeps no card number in clear in any KV key or value', async () => {
+  it("keeps no card number in clear in any KV key or value, nor anywhere in the token's object", async () => {
     const cardNumber = luhnComplete('45713684', 16, '6');
-    await createToken(tokenBody({ cardNumber, name: 'Grace Hopper' }));
+    const created = await createToken(tokenBody({ cardNumber, name: 'Grace Hopper' }));
+    const token = await created.json<Json>();
+    // A conflict keeps the details a second tokenization sent: sealed too.
+    const conflicting = await createToken(tokenBody({ cardNumber, name: 'Grace B Hopper' }));
+    expect(conflicting.status).toBe(409);
+    await projectionSettled(token);
     const keys = (await env.SESSIONS.list({ prefix: 'token' })).keys.map((k) => k.name);
-    expect(keys.length).toBeGreaterThanOrEqual(2);
+    expect(keys).toContain(`token:${token.tokenId}`);
+    const secrets = [cardNumber, cardNumber.slice(6, 12), 'Grace Hopper', 'Grace B Hopper'];
     for (const key of keys) {
       expect(key).not.toContain(cardNumber);
       const value = (await env.SESSIONS.get(key))!;
-      expect(value).not.toContain(cardNumber);
-      expect(value).not.toContain(cardNumber.slice(6, 12));
-      expect(value).not.toContain('Grace Hopper');
+      for (const secret of secrets) expect(value).not.toContain(secret);
+    }
+    // Every row of every table of the token's object, white-box.
+    const rows = await runInDurableObject(tokenGuardOf(token), (_g, state) => {
+      const sql = state.storage.sql;
+      const tables = sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'",
+        )
+        .toArray()
+        .map((t) => t.name);
+      return JSON.stringify(tables.map((t) => [t, sql.exec(`SELECT * FROM "${t}"`).toArray()]));
+    });
+    expect(rows).toContain('"tokens"');
+    expect(rows).toContain('"conflicts"');
+    for (const secret of secrets) expect(rows).not.toContain(secret);
+  });
+
+  it('answers 503 serviceUnavailable for a token sealed with a key no longer configured, never a 500', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    const created = await createToken(tokenBody({ cardNumber: luhnComplete('45713684', 16, '5') }));
+    const token = await created.json<Json>();
+    await projectionSettled(token);
+    // As if the key the card was sealed with had been dropped from TOKEN_ENCRYPTION_KEYS.
+    const dropped = (record: Json): Json => ({ ...record, sealed: { ...record.sealed, kid: 'dropped' } });
+    await runInDurableObject(tokenGuardOf(token), (_g, state) => {
+      const row = state.storage.sql.exec<{ record: string }>('SELECT record FROM tokens').one();
+      state.storage.sql.exec('UPDATE tokens SET record = ?', JSON.stringify(dropped(JSON.parse(row.record) as Json)));
+    });
+    const key = `token:${token.tokenId}`;
+    await env.SESSIONS.put(key, JSON.stringify(dropped((await env.SESSIONS.get<Json>(key, 'json'))!)));
+    for (const response of [
+      await tokenCall('GET', token.tokenPaymentInstrument.href),
+      await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href }),
+    ]) {
+      expect(response.status).toBe(503);
+      expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
+      expect((await response.json<Json>()).errorName).toBe('serviceUnavailable');
     }
   });
 });

@@ -1,10 +1,10 @@
+import { FailureError, type Failure } from '../../failures';
 import { withDeadline } from '../storage-error';
 import type { SessionScope } from '../threeds-store';
-import { LEASE_MS } from './claims';
 import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
 import type { ThreeDsGuard } from './threeds-guard';
-import type { NamespaceGuard } from './namespace-guard';
 import type { TokenGuard } from './token-guard';
+import { parseReference } from './token-ids';
 
 /**
  * Typed handles on the guard objects for the domain steps. A call that fails (the object is
@@ -44,32 +44,15 @@ export type ThreeDsGuardApi = Api<
 
 export type TokenGuardApi = Api<
   TokenGuard,
-  | 'claim'
-  | 'recorded'
-  | 'released'
-  | 'retire'
-  | 'retirementRecorded'
-  | 'current'
-  | 'unwritten'
-  | 'update'
-  | 'conflict'
-  | 'getConflict'
-  | 'liveToken'
+  'create' | 'read' | 'list' | 'update' | 'conflict' | 'acceptConflict' | 'remove'
 >;
 
 /**
- * Calls that may wait inside the object: for another caller's write lease (up to LEASE_MS: the
- * token claims, and a token's `current` and `update`, which wait for a write in flight), for a
- * live authentication's single flight (its lease before and after the AReq goes out), for the 3DS
- * Method (METHOD_WINDOW_MS).
- * Their deadline is that wait plus the usual one; every other call gets the usual deadline.
+ * Calls that may wait inside the object: for a live authentication's single flight (its lease
+ * before and after the AReq goes out), for the 3DS Method (METHOD_WINDOW_MS). Their deadline is
+ * that wait plus the usual one; every other call gets the usual deadline.
  */
 const WAITS: Record<string, number> = {
-  claim: LEASE_MS,
-  retire: LEASE_MS,
-  current: LEASE_MS,
-  unwritten: LEASE_MS,
-  update: LEASE_MS,
   // The holder's lease before the AReq, then renewed for the AReq and its answer: a caller
   // waiting for that answer must not give up just before it lands.
   liveBegin: LIVE_AUTH_LEASE_MS + LIVE_SENDING_LEASE_MS,
@@ -85,16 +68,12 @@ export function callDeadlineMs(method: string, timeoutMs: number): number {
 export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
 
 /**
- * The name of a merchant card's object: the merchant, the keyed hash of the card, and the
- * namespace when there is one (a card has one token per namespace, and one outside any).
+ * The name of the object that owns a merchant's token for a card: the namespace's object when
+ * there is a namespace (it holds the namespace's cards), else the card's own (the merchant and
+ * the keyed hash of the card). A username holds no `:`.
  */
-export const tokenGuardName = (username: string, fingerprint: string, namespace?: string): string =>
-  namespace === undefined ? `${username}:${fingerprint}` : `${username}:${fingerprint}:ns:${namespace}`;
-
-/** The name of a merchant namespace's object (a username holds no `:`). */
-export const namespaceGuardName = (username: string, namespace: string): string => `${username}:${namespace}`;
-
-export type NamespaceGuardApi = Api<NamespaceGuard, 'reserve' | 'confirm' | 'remove' | 'list'>;
+export const tokenGuardName = (username: string, of: { namespace: string } | { fingerprint: string }): string =>
+  'namespace' in of ? `namespace:${username}:${of.namespace}` : `card:${username}:${of.fingerprint}`;
 
 /** A transaction's guard and its id (the JWTs of the browser pages carry the id). */
 export function threeDsGuard(
@@ -121,25 +100,35 @@ export function threeDsGuardById(
   return guarded<ThreeDsGuardApi>(ns.get(objectId), 'ThreeDsGuard', timeoutMs);
 }
 
+/** The object that owns (or will own) the merchant's token for a card, by its name. */
 export function tokenGuard(
   ns: DurableObjectNamespace<TokenGuard>,
   username: string,
-  fingerprint: string,
-  namespace: string | undefined,
+  of: { namespace: string } | { fingerprint: string },
   timeoutMs: number,
 ): TokenGuardApi {
-  const name = tokenGuardName(username, fingerprint, namespace);
+  const name = tokenGuardName(username, of);
   return guarded<TokenGuardApi>(ns.get(ns.idFromName(name)), 'TokenGuard', timeoutMs);
 }
 
-export function namespaceGuard(
-  ns: DurableObjectNamespace<NamespaceGuard>,
-  username: string,
-  namespace: string,
+/**
+ * The object that owns a token and the token's id, from the token's reference (the last segment
+ * of its href); undefined when the reference names none.
+ */
+export function tokenGuardOfReference(
+  ns: DurableObjectNamespace<TokenGuard>,
+  reference: string,
   timeoutMs: number,
-): NamespaceGuardApi {
-  const name = namespaceGuardName(username, namespace);
-  return guarded<NamespaceGuardApi>(ns.get(ns.idFromName(name)), 'NamespaceGuard', timeoutMs);
+): { owner: TokenGuardApi; tokenId: string } | undefined {
+  const parsed = parseReference(reference);
+  if (parsed === undefined) return undefined;
+  let objectId: DurableObjectId;
+  try {
+    objectId = ns.idFromString(parsed.ownerId);
+  } catch {
+    return undefined;
+  }
+  return { owner: guarded<TokenGuardApi>(ns.get(objectId), 'TokenGuard', timeoutMs), tokenId: parsed.tokenId };
 }
 
 /**
@@ -153,8 +142,8 @@ function guarded<T extends object>(stub: object, what: string, timeoutMs: number
       const method = Reflect.get(target, property) as unknown;
       if (typeof property !== 'string' || typeof method !== 'function') return method;
       const deadline = callDeadlineMs(property, timeoutMs);
-      return (...args: unknown[]) =>
-        withDeadline(
+      return async (...args: unknown[]) => {
+        const answer = await withDeadline(
           // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.
           Promise.resolve().then(() => Reflect.apply(method, target, args) as Promise<unknown>),
           deadline,
@@ -162,8 +151,29 @@ function guarded<T extends object>(stub: object, what: string, timeoutMs: number
           // An exception thrown by the object's own code is a bug, not an outage: it stays a 500.
           isOwnException,
         );
+        if (isFailed(answer)) throw new FailureError(answer.failed, `${what}.${property}: ${answer.failed.kind}`);
+        return answer;
+      };
     },
   }) as T;
+}
+
+/**
+ * A domain failure an object met (a token sealed with a key no longer configured), sent back as
+ * a value: an exception's class does not cross RPC, so the Worker could not tell it from a bug.
+ * The client throws it again as the FailureError it was ({@link guarded}).
+ */
+export interface FailedCall {
+  failed: Failure;
+}
+
+/** The answer an object gives for a FailureError its code threw. */
+export function failedCall(e: FailureError): FailedCall {
+  return { failed: e.failure };
+}
+
+function isFailed(answer: unknown): answer is FailedCall {
+  return typeof answer === 'object' && answer !== null && 'failed' in answer && Object.keys(answer).length === 1;
 }
 
 /**
@@ -177,10 +187,10 @@ function isOwnException(e: unknown): boolean {
 }
 
 /**
- * Tells a guard how a write lease ended (`recorded` / `released`). Tried twice, since a transient
- * fault is the likely reason for a failure; if both fail, the lease simply runs out
- * (`LEASE_MS`) and the next identical request writes the same record again. Never throws:
- * the caller's answer (or its original error) stands either way.
+ * Tells a transaction's object how a live authentication's lease ended (`liveLose`,
+ * `liveAbandon`). Tried twice, since a transient fault is the likely reason for a failure; if
+ * both fail, the lease simply runs out (live-transaction.ts). Never throws: the caller's answer
+ * (or its original error) stands either way.
  */
 export async function settleLease(settle: () => Promise<unknown>): Promise<void> {
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -1,5 +1,4 @@
 import { MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
-import { RETRY_BASE_MS } from './outbox';
 
 /**
  * How the Durable Objects reach KV for their projections (outbox.ts): the SESSIONS binding, each
@@ -8,6 +7,9 @@ import { RETRY_BASE_MS } from './outbox';
  * enforce KV's one write per second per key (the objects run in the tests' isolate). Nothing in
  * the service changes it.
  */
+/** Backoff of a failed projection write: 1 s (by default), doubling, at most a minute (outbox.ts). */
+export const RETRY_BASE_MS = 1_000;
+
 export const objectStorage = {
   kv: (env: Env): KVNamespace => env.SESSIONS,
   timeoutMs: MAX_STORAGE_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import { describeError, logLine } from '../../http/log';
 import { kvTtlSeconds, prefixOf } from '../kv';
 import { withDeadline } from '../storage-error';
+import { objectStorage } from './object-storage';
 
 /**
  * The KV projections of one Durable Object's state (docs/storage.md "Projections"). The object is
@@ -17,8 +18,8 @@ import { withDeadline } from '../storage-error';
  *   staged value, so changes staged meanwhile are coalesced into it; and a write that ended
  *   without an answer (it may still land) is followed by the next one only after
  *   {@link UNANSWERED_WRITE_DEADLINES} deadlines, so that an older value lands before the newer
- *   one; should it land later still, the key is written again with the newest value, so KV
- *   always ends with the object's state.
+ *   one; should it land later still (its answer comes back after all), the key is written again
+ *   with the newest value, so KV always ends with the object's state.
  *
  * Nobody waits for any of this: the waits are the alarm's, never a request's.
  */
@@ -30,9 +31,10 @@ export const KEY_WRITE_INTERVAL_MS = 1_000;
  * key is sent only this many deadlines after it (10 s with the 5 s deadline).
  */
 export const UNANSWERED_WRITE_DEADLINES = 2;
-/** Backoff of a failed write: 1 s (by default), doubling, at most a minute. */
-export const RETRY_BASE_MS = 1_000;
+/** Backoff of a failed write: `objectStorage.retryBaseMs` (1 s), doubling, at most a minute. */
 const RETRY_MAX_MS = 60_000;
+/** The alarm behind a projection tried at once: it writes what that try could not. */
+const PROJECTION_SAFETY_MS = 2_000;
 
 interface OutboxRow extends Record<string, SqlStorageValue> {
   key: string;
@@ -53,15 +55,21 @@ interface OutboxRow extends Record<string, SqlStorageValue> {
   attempts: number;
 }
 
+/** The object whose projections an outbox writes. */
+export interface OutboxOwner {
+  ctx: DurableObjectState;
+  env: Env;
+  /** Sets the object's alarm to its next due time (a projection's, or its own: see `nextDue`). */
+  reschedule(): Promise<void>;
+}
+
 export class Outbox {
   /** Keys being written right now (the immediate write and the alarm's may overlap). */
   private readonly inFlight = new Set<string>();
+  private readonly sql: SqlStorage;
 
-  /** `rewrite`: a write landed after its deadline, and the key is due again (set the alarm). */
-  constructor(
-    private readonly sql: SqlStorage,
-    private readonly rewrite: () => void,
-  ) {
+  constructor(private readonly owner: OutboxOwner) {
+    const sql = (this.sql = owner.ctx.storage.sql);
     sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
       key TEXT PRIMARY KEY, generation TEXT NOT NULL, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
       written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0)`);
@@ -95,7 +103,7 @@ export class Outbox {
    * right now is due again only once that write has had its deadline (`timeoutMs`): an alarm
    * meanwhile would find nothing to do, and re-arm at once, over and over.
    */
-  nextDue(timeoutMs: number): number | undefined {
+  nextDue(timeoutMs = objectStorage.timeoutMs): number | undefined {
     const now = Date.now();
     let due: number | undefined;
     for (const row of this.sql.exec<{ key: string; not_before: number }>(
@@ -116,7 +124,9 @@ export class Outbox {
    * Writes every projection that is due, each key at most once. Never throws: a failure is
    * recorded on its row and tried again when `nextDue` says.
    */
-  async flush(kv: KVNamespace, timeoutMs: number, retryBaseMs = RETRY_BASE_MS): Promise<void> {
+  async flush(): Promise<void> {
+    const { timeoutMs, retryBaseMs } = objectStorage;
+    const kv = objectStorage.kv(this.owner.env);
     const now = Date.now();
     this.sql.exec('DELETE FROM outbox WHERE expires_at <= ?', now);
     const due = this.sql
@@ -146,7 +156,13 @@ export class Outbox {
     } catch (e) {
       const attempts = row.attempts + 1;
       const backoff = Math.min(RETRY_MAX_MS, retryBaseMs * 2 ** (attempts - 1));
-      const notBefore = Math.max(Date.now() + backoff, settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs);
+      // A refused write may have landed all the same (its answer lost): KV's per-key second still
+      // counts from when it was sent.
+      const notBefore = Math.max(
+        Date.now() + backoff,
+        sentAt + KEY_WRITE_INTERVAL_MS,
+        settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs,
+      );
       this.sql.exec(
         'UPDATE outbox SET attempts = ?, not_before = ? WHERE key = ? AND generation = ?',
         ...[attempts, notBefore, row.key, row.generation],
@@ -169,7 +185,28 @@ export class Outbox {
       'UPDATE outbox SET written = 0, not_before = MAX(not_before, ?) WHERE key = ? AND generation = ?',
       ...[Date.now() + KEY_WRITE_INTERVAL_MS, row.key, row.generation],
     );
-    if (cursor.rowsWritten > 0) this.rewrite();
+    if (cursor.rowsWritten > 0) void this.owner.reschedule();
+  }
+
+  /**
+   * After a change staged a projection: the alarm is set a moment ahead as the safety net, and
+   * the write is tried at once, after the answer (not awaited), so that a change whose write KV
+   * takes at once costs no alarm event; a write that fails, or is not due yet (KV's one write a
+   * second per key), is left to the alarm, which the flush sets to when it is due. The alarm's
+   * setting is a storage write: the answer leaves once it is stored (the output gate).
+   */
+  async writeSoon(): Promise<void> {
+    await this.owner.ctx.storage.setAlarm(Date.now() + PROJECTION_SAFETY_MS);
+    void this.flushNow();
+  }
+
+  private async flushNow(): Promise<void> {
+    try {
+      await this.flush();
+      await this.owner.reschedule();
+    } catch {
+      // The alarm set by writeSoon writes it.
+    }
   }
 
   /** Forgets every projection (the object's state is wiped; KV's copies expire by their TTL). */

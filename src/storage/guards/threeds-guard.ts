@@ -11,7 +11,6 @@ import {
   type MethodRecord,
   type PreparedCard,
 } from './live-transaction';
-import { objectStorage } from './object-storage';
 import { Outbox } from './outbox';
 
 /**
@@ -79,9 +78,6 @@ const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], Challe
   timedOut: ['failed', 'expired'],
 };
 
-/** The alarm behind a projection tried at once: it writes what that try could not. */
-const PROJECTION_SAFETY_MS = 2_000;
-
 /** How long after its end the object's state is wiped (KV records live as long). */
 const WIPE_DELAY_MS = 60_000;
 
@@ -119,7 +115,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
         attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
     this.claims = new ClaimTable(this.sql);
     this.live = new LiveTransaction(this.sql);
-    this.outbox = new Outbox(this.sql, () => void this.scheduleAlarm());
+    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -131,7 +127,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   ): Promise<ClaimOutcome<InitClaim>> {
     this.expire(now);
     let first = false;
-    const outcome = await this.claims.claim('init', requestHash, candidate, now, { expiresAt: UNTIL_WIPED }, () => {
+    const outcome = this.claims.claim('init', requestHash, candidate, now, UNTIL_WIPED, () => {
       first = this.startSession(sessionEnd);
       this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
     });
@@ -168,13 +164,13 @@ export class ThreeDsGuard extends DurableObject<Env> {
     projectionKey: string,
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }> {
-    return this.changing(async () => {
+    return this.changing((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
       this.expire(now);
       if (collection && this.claims.answerOf('auth', now) === undefined) {
         const collected = collection.reference !== null && collection.reference === this.collection();
         if (collected !== collection.assumed) return { kind: 'stale', collected };
       }
-      return this.claims.claim('auth', requestHash, candidate, now, { expiresAt: UNTIL_WIPED }, () => {
+      return this.claims.claim('auth', requestHash, candidate, now, UNTIL_WIPED, () => {
         if (!this.startSession(sessionEnd)) this.extendSession(sessionEnd);
         if (candidate.challenge) {
           const { reference, expiresAt } = candidate.challenge;
@@ -349,7 +345,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
       this.wipe();
       return;
     }
-    await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs, objectStorage.retryBaseMs);
+    await this.outbox.flush();
     await this.scheduleAlarm();
   }
 
@@ -379,7 +375,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private async changing<T>(work: () => T | Promise<T>): Promise<T> {
     const out = await work();
     if (this.staged) {
-      await this.projectSoon();
+      await this.outbox.writeSoon();
       this.staged = false;
     }
     return out;
@@ -448,33 +444,12 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
   }
 
-  /**
-   * After a change staged a projection: the alarm is set a moment ahead as the safety net, and
-   * the write is tried at once, after the answer (not awaited), so that a transaction whose write
-   * KV takes at once costs no alarm event; a write that fails, or is not due yet (KV's one write a
-   * second per key), is left to the alarm, which the flush sets to when it is due.
-   */
-  private async projectSoon(): Promise<void> {
-    await this.ctx.storage.setAlarm(Date.now() + PROJECTION_SAFETY_MS);
-    void this.flushNow();
-  }
-
-  private async flushNow(): Promise<void> {
-    try {
-      await this.outbox.flush(objectStorage.kv(this.env), objectStorage.timeoutMs, objectStorage.retryBaseMs);
-      await this.scheduleAlarm();
-    } catch {
-      // The alarm set by projectSoon writes it.
-    }
-  }
-
   /** The alarm: at the next projection due, else a minute after the session's end (the wipe). */
   private async scheduleAlarm(): Promise<void> {
     const end = this.sessionEnd();
-    const times = [
-      this.outbox.nextDue(objectStorage.timeoutMs),
-      end === undefined ? undefined : end + WIPE_DELAY_MS,
-    ].filter((t): t is number => t !== undefined);
+    const times = [this.outbox.nextDue(), end === undefined ? undefined : end + WIPE_DELAY_MS].filter(
+      (t): t is number => t !== undefined,
+    );
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
   }
 
@@ -485,7 +460,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   private wipe(): void {
-    this.sql.exec('DELETE FROM claims; DELETE FROM collections; DELETE FROM challenge; DELETE FROM session');
+    this.sql.exec('DELETE FROM collections; DELETE FROM challenge; DELETE FROM session');
+    this.claims.wipe();
     this.live.wipe();
     this.outbox.wipe();
   }

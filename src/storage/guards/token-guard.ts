@@ -1,251 +1,464 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { SealedValue, TokenRecord } from '../token-store';
+import { tokenKeys, type TokenKeys } from '../../cards/card-crypto';
+import { openCard, sealCard, type CardDetails } from '../../cards/token-card';
+import { settingsOf } from '../../config/settings';
+import { conflictsOf, isoSeconds, wholeSeconds, type TokenView } from '../../tokens/token-resource';
+import {
+  applied,
+  changesOfConflict,
+  CONFLICT_LIFETIME_MS,
+  DEFAULT_TOKEN_TTL_MS,
+  extended,
+  holdsAlready,
+  newConflictId,
+  openedConflict,
+  sealedConflict,
+  type ChangeSet,
+  type TokenChange,
+} from '../../tokens/token-updates';
+import { tokenKey, type SealedValue, type TokenRecord } from '../token-store';
+import { FailureError } from '../../failures';
+import { failedCall } from './clients';
+import { Outbox } from './outbox';
+import { newTokenId, tokenReference } from './token-ids';
 import { updateAllowed, UPDATE_WINDOW_MS } from './update-limit';
-import { ClaimTable, type ClaimOutcome } from './claims';
 
 /**
- * One Durable Object per merchant card and namespace (the merchant, the keyed hash of the card
- * number, never the number, and the namespace if any): decides which token stands for the card,
- * so that a burst of identical POST /tokens gives one token and a request with other details is
- * told so. The claim keeps the token record as it will stand in KV (the card in it sealed), so
- * that whoever holds the write lease can write it, and an answer naming a token always means the
- * record is there.
+ * The owner of a merchant's tokens (docs/storage.md, docs/tokens.md): one object per card
+ * outside any namespace (named by the merchant and the card's keyed hash), and one per namespace
+ * (named by the merchant and the namespace), which holds the tokens of its cards, at most 16.
+ * Each token's href names its object (token-ids.ts), so every request about a token reaches the
+ * one object that decides it, and nothing else decides anything about it.
  *
- * It is also where a token changes (docs/tokens.md "Updates", docs/storage.md "Token updates"):
- * every update is a compare-and-set on the record's version, applied only while nobody else is
- * writing the record, so updates are serialised, each builds on the last, a burst of different
- * updates leaves one consistent record, and the record's KV writes never overlap. It keeps the
- * times of the token's updates for the rolling limit, and the conflicts a second tokenization
- * found, sealed, until they expire.
+ * The object is the truth, in its own SQLite storage: the token records (the card sealed), the
+ * times of their updates, the conflicts a second tokenization found, the deleted tokens until
+ * they would have expired. It applies changes one at a time, in the order they arrive (its
+ * queue), each on the state the last one left: a burst of different updates is served in turn,
+ * each builds on the last, and the limits are exact. KV's `token:<id>` is a projection of the
+ * token that only this object writes, after the answer, through its outbox (outbox.ts): at most
+ * one write a second per key, the newest state, retried from the alarm until it lands.
  */
 
-const CLAIM = 'token';
+/** Worldpay's limit: at most 16 cards in a namespace. */
+export const MAX_NAMESPACE_CARDS = 16;
 
-export type UpdateOutcome =
-  /** The update is this caller's to write: write `record` to KV, then confirm (`recorded`). */
-  | { kind: 'write' }
-  /** The record changed since the caller read it: read it again and redo the change. */
-  | { kind: 'stale' }
-  /** The token is gone (deleted, expired, replaced), or the conflict is. */
+/** What the Worker knows of a new token: everything the request and the BIN index say. */
+export interface TokenTemplate {
+  maskedCardNumber: string;
+  cardExpiryDate: { month: number; year: number };
+  bin?: string;
+  brands: TokenRecord['brands'];
+  fundingType?: TokenRecord['fundingType'];
+  countryCode?: string;
+  description?: string;
+  schemeTransactionReference?: string;
+  /** A chosen expiry (ms, already checked); else the environment's default lifetime. */
+  requestedExpiry?: number;
+}
+
+/** A token as the Worker answers it: the record without the sealed card, the card opened, its reference. */
+export interface OwnedToken {
+  token: TokenView;
+  card: CardDetails;
+  /** The last segment of its href (token-ids.ts). */
+  reference: string;
+}
+
+export type CreateOutcome =
+  /** This request made the token (201). */
+  | ({ kind: 'created' } & OwnedToken)
+  /** The card's token already, with the details this request sent (200). */
+  | ({ kind: 'existing' } & OwnedToken)
+  /** The card's token already, with other details: kept as a conflict to accept (409). */
+  | ({
+      kind: 'conflict';
+      conflicts: Record<string, unknown>;
+      conflict: { id: string; expiresAt: number };
+    } & OwnedToken)
+  /** A namespace that holds 16 other cards (403). */
+  | { kind: 'full' };
+
+export type ChangeOutcome =
+  | { kind: 'changed' }
+  /** Not the merchant's live token, or the conflict is unknown or over (404). */
   | { kind: 'gone' }
-  /** The conflict was accepted already: the caller sets nothing (its lease goes back as it was). */
-  | { kind: 'unchanged' }
-  /** 50 updates in the last 30 days: the next is possible in `retryAfterSeconds`. */
+  /** 50 updates in the last 30 days: the next is possible in `retryAfterSeconds` (429). */
   | { kind: 'limited'; retryAfterSeconds: number };
 
-/** A conflict a second tokenization found: the request's differing details, sealed. */
-export interface StoredConflict {
+interface TokenRow extends Record<string, SqlStorageValue> {
+  token_id: string;
+  fingerprint: string;
+  record: string;
+  expires_at: number;
+  deleted: number;
+}
+
+interface ConflictRow extends Record<string, SqlStorageValue> {
   id: string;
-  sealed: SealedValue;
-  expiresAt: number;
-  /** Accepted already (kept until it ends, so that a retried acceptance is told so). */
-  used?: boolean;
+  token_id: string;
+  sealed: string;
+  expires_at: number;
+  used: number;
 }
 
 export class TokenGuard extends DurableObject<Env> {
-  private readonly claims: ClaimTable;
   private readonly sql: SqlStorage;
+  private readonly outbox: Outbox;
+  /** The calls in the order they arrived: each runs once the one before has ended. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** The running call staged a projection: it is tried when the call ends. */
+  private staged = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.claims = new ClaimTable(this.sql);
-    this.sql
-      .exec(`CREATE TABLE IF NOT EXISTS updates (token_id TEXT NOT NULL, at INTEGER NOT NULL, lease_id TEXT NOT NULL,
-        recorded INTEGER NOT NULL DEFAULT 0);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL,
+        namespace TEXT);
+      CREATE TABLE IF NOT EXISTS tokens (token_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, record TEXT NOT NULL,
+        expires_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0);
+      CREATE INDEX IF NOT EXISTS tokens_by_card ON tokens (fingerprint);
+      CREATE TABLE IF NOT EXISTS updates (token_id TEXT NOT NULL, at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS conflicts (id TEXT PRIMARY KEY, token_id TEXT NOT NULL, values_hash TEXT NOT NULL,
         sealed TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
+    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
   }
 
   /**
-   * The card's live token, or `candidate` as its new one. `cardHash` is the card's keyed hash
-   * (the object's own name), so every request for the card claims the same step: whether a
-   * request's details differ from the token's is decided by its caller, on the token the claim
-   * answers (src/tokens/token-resource.ts `conflictsOf`). A token deleted before comes back as
-   * `retired`, for the caller to finish its deletion.
+   * Tokenizes a card for the merchant (`namespace`: the namespace this object holds), or answers
+   * the card's live token: with the details this request sent, or with a conflict kept for them.
+   * `fingerprint` is the card's keyed hash; `card` its details, sealed here.
    */
-  async claim(
-    cardHash: string,
-    candidate: TokenRecord,
-    now: number,
-    leaseId: string,
-  ): Promise<ClaimOutcome<TokenRecord>> {
-    let first = false;
-    const outcome = await this.claims.claim(
-      CLAIM,
-      cardHash,
-      candidate,
-      now,
-      { expiresAt: candidate.expiresAt, writesRecord: true, leaseId },
-      () => (first = true),
-    );
-    if (first) await this.ctx.storage.setAlarm(candidate.expiresAt);
-    return outcome;
-  }
-
-  /**
-   * The token record is in KV; false when the token was deleted meanwhile. Updates count from
-   * here: every update the guard accepted is in the version written (each builds on the last), so
-   * one whose own write failed counts now too, and its retry, which finds its value held, once.
-   */
-  recorded(leaseId: string): boolean {
-    const confirmed = this.claims.recorded(CLAIM, leaseId);
-    const tokenId = confirmed ? this.claims.answerOf<TokenRecord>(CLAIM, Date.now())?.tokenId : undefined;
-    if (tokenId !== undefined)
-      this.sql.exec('UPDATE updates SET recorded = 1 WHERE token_id = ? AND recorded = 0', tokenId);
-    return confirmed;
-  }
-
-  /** Writing the token record failed: the next request writes it. */
-  released(leaseId: string): void {
-    this.claims.released(CLAIM, leaseId);
-  }
-
-  /**
-   * The token's current record (its latest version), with the record's lease given to the
-   * caller: once no other caller is changing or writing it (callers queue here, one at a time).
-   * Undefined when the token is gone. The caller then sets its next version (`update`), or gives
-   * the lease back (`released`).
-   */
-  async current(
-    tokenId: string,
-    now: number,
-    leaseId: string,
-  ): Promise<{ record: TokenRecord; wasRecorded: boolean } | undefined> {
-    const held = await this.claims.hold<TokenRecord>(CLAIM, now, leaseId, (record) => record.tokenId === tokenId);
-    return held && { record: held.answer, wasRecorded: held.wasRecorded };
-  }
-
-  /**
-   * Whether the token's latest version is in KV: `recorded`, or the record to write as it is (its
-   * last write failed; the lease is then the caller's, confirmed with `recorded`). Undefined when
-   * the token is gone.
-   */
-  async unwritten(tokenId: string, now: number, leaseId: string): Promise<TokenRecord | 'recorded' | undefined> {
-    const held = await this.claims.hold<TokenRecord>(CLAIM, now, leaseId, (r) => r.tokenId === tokenId, {
-      unlessRecorded: true,
+  create(
+    username: string,
+    namespace: string | undefined,
+    fingerprint: string,
+    card: CardDetails,
+    template: TokenTemplate,
+  ): Promise<CreateOutcome> {
+    return this.serial(async (now, keys) => {
+      this.sql.exec(
+        'INSERT OR IGNORE INTO owner (id, username, namespace) VALUES (1, ?, ?)',
+        username,
+        namespace ?? null,
+      );
+      // An object's name holds its merchant (clients.ts), so this is never another merchant's.
+      if (!this.owns(username)) throw new Error('a token object named for one merchant was asked for another');
+      const found = this.sql
+        .exec<TokenRow>(
+          'SELECT * FROM tokens WHERE fingerprint = ? AND deleted = 0 AND expires_at > ?',
+          fingerprint,
+          now,
+        )
+        .toArray()[0];
+      if (found) {
+        const { token, card: stored } = await this.used(recordOf(found), now, keys);
+        const conflicts = conflictsOf(
+          { ...stored, schemeTransactionReference: token.schemeTransactionReference },
+          { ...card, schemeTransactionReference: template.schemeTransactionReference },
+        );
+        const reference = this.referenceOf(token.tokenId);
+        if (!conflicts) return { kind: 'existing', token, card: stored, reference } as const;
+        const conflict = await this.keepConflict(token, conflicts, now, keys);
+        return { kind: 'conflict', token, card: stored, reference, conflicts, conflict } as const;
+      }
+      if (namespace !== undefined && this.liveCards(now) >= MAX_NAMESPACE_CARDS) return { kind: 'full' } as const;
+      const { requestedExpiry, description, ...known } = template;
+      const tokenId = newTokenId();
+      // Whole seconds, as Worldpay writes the date and time.
+      const expiresAt = wholeSeconds(requestedExpiry ?? now + this.lifetimeMs());
+      const view: TokenView = {
+        ...known,
+        tokenId,
+        username,
+        fingerprint,
+        // Worldpay makes one up when none is sent; ours names the day, not the card.
+        description: description ?? `Token created ${new Date(now).toISOString().slice(0, 10)}`,
+        ...(namespace !== undefined ? { namespace } : {}),
+        tokenExpiryDateTime: isoSeconds(expiresAt),
+        createdAt: now,
+        expiresAt,
+        version: 1,
+        lifeStartedAt: now,
+        ...(requestedExpiry !== undefined ? { expiryChosen: true } : {}),
+      };
+      const record: TokenRecord = { ...view, sealed: await sealCard(keys, card, view) };
+      this.sql.exec(
+        'INSERT INTO tokens (token_id, fingerprint, record, expires_at) VALUES (?, ?, ?, ?)',
+        ...[tokenId, fingerprint, JSON.stringify(record), expiresAt],
+      );
+      this.project(record);
+      return { kind: 'created', token: view, card, reference: this.referenceOf(tokenId) } as const;
     });
-    return held === undefined ? undefined : held.recorded ? 'recorded' : held.answer;
-  }
-
-  /** The card's live token, for the namespace's index (src/storage/guards/namespace-guard.ts). */
-  liveToken(now: number): { tokenId: string; expiresAt: number } | undefined {
-    const record = this.claims.answerOf<TokenRecord>(CLAIM, now);
-    return record ? { tokenId: record.tokenId, expiresAt: record.expiresAt } : undefined;
   }
 
   /**
-   * Replaces the token's record by `next`, if its version is still `expectedVersion` (else
-   * `stale`: the caller redoes its change on the new version). `counted` updates count toward
-   * the rolling limit (an expiry extension does not). `conflictId`: the update accepts that
-   * conflict, which is used up in the same step (`gone` if it no longer exists).
+   * The merchant's live token and its card; undefined when it is not one (unknown, deleted,
+   * expired, another merchant's). A read is a use: a token past half its life is extended.
    */
-  async update(
-    tokenId: string,
-    expectedVersion: number,
-    next: TokenRecord,
-    now: number,
-    leaseId: string,
-    options: { counted: boolean; conflictId?: string },
-  ): Promise<UpdateOutcome> {
-    const current = await this.claims.settled<TokenRecord>(CLAIM, now, leaseId);
-    // Synchronous from here to the end: no other event runs in between (the object's own rule).
-    if (current?.tokenId !== tokenId) return { kind: 'gone' };
-    if ((current.version ?? 1) !== expectedVersion) return { kind: 'stale' };
-    if (options.conflictId !== undefined) {
-      const conflict = this.liveConflict(tokenId, options.conflictId, now);
-      if (!conflict) return { kind: 'gone' };
-      // Accepted meanwhile by an identical request (a burst): its values stand, nothing to set.
-      if (conflict.used) return { kind: 'unchanged' };
-    }
-    if (options.counted) {
-      // Updates are serialised (`current`), so only recorded ones need counting: an update whose
-      // write failed, and which its retry makes again, counts once.
-      this.sql.exec('DELETE FROM updates WHERE at <= ?', now - UPDATE_WINDOW_MS);
-      const times = this.sql
-        .exec<{ at: number }>('SELECT at FROM updates WHERE token_id = ? AND recorded = 1', tokenId)
+  read(username: string, tokenId: string): Promise<OwnedToken | undefined> {
+    return this.serial(async (now, keys) => {
+      const record = this.live(username, tokenId, now);
+      return record && this.used(record, now, keys);
+    });
+  }
+
+  /**
+   * The merchant's live tokens here (a namespace's), oldest first, or only `tokenId`'s; each read
+   * is a use, as {@link read}.
+   */
+  list(username: string, tokenId?: string): Promise<OwnedToken[]> {
+    return this.serial(async (now, keys) => {
+      if (!this.owns(username)) return [];
+      const rows = this.sql
+        .exec<TokenRow>('SELECT * FROM tokens WHERE deleted = 0 AND expires_at > ?', now)
         .toArray()
-        .map((r) => r.at);
-      const allowed = updateAllowed(times, now);
-      if (!allowed.ok) return { kind: 'limited', retryAfterSeconds: allowed.retryAfterSeconds };
-      this.sql.exec('INSERT INTO updates (token_id, at, lease_id) VALUES (?, ?, ?)', tokenId, now, leaseId);
-    }
-    // An accepted conflict stays (used) until it ends: a retry of its acceptance finds it so.
-    if (options.conflictId !== undefined)
-      this.sql.exec('UPDATE conflicts SET used = 1 WHERE id = ?', options.conflictId);
-    this.claims.replace(CLAIM, next, next.expiresAt, leaseId);
-    if (next.expiresAt !== current.expiresAt) await this.ctx.storage.setAlarm(next.expiresAt);
-    return { kind: 'write' };
+        .map(recordOf)
+        .filter((r) => tokenId === undefined || r.tokenId === tokenId)
+        .sort((a, b) => a.createdAt - b.createdAt || a.tokenId.localeCompare(b.tokenId));
+      const answers: OwnedToken[] = [];
+      for (const record of rows) answers.push(await this.used(record, now, keys));
+      return answers;
+    });
   }
 
   /**
-   * Keeps the conflicting details a second tokenization sent (sealed by the caller) until
-   * `expiresAt`, and answers the conflict's id; the same details again (the same keyed hash)
-   * answer the live conflict already kept, so a burst of identical requests makes one.
+   * One attribute of the merchant's token (docs/tokens.md "Updates"): applied to the token as it
+   * stands now, counted toward the rolling limit. A value the token holds already changes
+   * nothing: no version, no KV write, not counted.
    */
+  update(username: string, tokenId: string, change: TokenChange): Promise<ChangeOutcome> {
+    return this.serial(async (now, keys) => {
+      const record = this.live(username, tokenId, now);
+      if (!record) return { kind: 'gone' } as const;
+      if (await holdsAlready(keys, record, change)) {
+        await this.used(record, now, keys);
+        return { kind: 'changed' } as const;
+      }
+      return this.change(record, { [change.attribute]: change.value }, now, keys);
+    });
+  }
+
+  /** A live, unused conflict of the merchant's token, with the token (a read: a use). */
   conflict(
+    username: string,
     tokenId: string,
-    valuesHash: string,
-    candidate: Omit<StoredConflict, 'used'>,
+    conflictId: string,
+  ): Promise<(OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number }) | undefined> {
+    return this.serial(async (now, keys) => {
+      const record = this.live(username, tokenId, now);
+      const row = record && this.conflictRow(tokenId, conflictId, now);
+      if (!record || !row || row.used === 1) return undefined;
+      const conflicts = await openedConflict(keys, record, JSON.parse(row.sealed) as SealedValue);
+      return { ...(await this.used(record, now, keys)), conflicts, expiresAt: row.expires_at };
+    });
+  }
+
+  /**
+   * Accepts a conflict: the token takes every conflicting value at once, as one update (it counts
+   * toward the limit), and the conflict is used up. Accepted again (a retry), it changes nothing.
+   */
+  acceptConflict(username: string, tokenId: string, conflictId: string): Promise<ChangeOutcome> {
+    return this.serial(async (now, keys) => {
+      const record = this.live(username, tokenId, now);
+      const row = record && this.conflictRow(tokenId, conflictId, now);
+      if (!record || !row) return { kind: 'gone' } as const;
+      if (row.used === 1) return { kind: 'changed' } as const;
+      const conflicts = await openedConflict(keys, record, JSON.parse(row.sealed) as SealedValue);
+      const outcome = await this.change(record, changesOfConflict(conflicts), now, keys);
+      // Kept (used) until it ends, so that a retried acceptance is told it is done.
+      if (outcome.kind === 'changed') this.sql.exec('UPDATE conflicts SET used = 1 WHERE id = ?', conflictId);
+      return outcome;
+    });
+  }
+
+  /**
+   * Deletes the merchant's token: from now on every exact read answers 404, the card (or its
+   * place in the namespace) is free for a new token, its conflicts go, and KV's record is deleted
+   * after the answer. Deleted again while it would have lived: `deleted` (a retry's 204).
+   */
+  remove(username: string, tokenId: string): Promise<'deleted' | 'gone'> {
+    return this.serial((now) => {
+      if (!this.owns(username)) return 'gone';
+      const row = this.sql.exec<TokenRow>('SELECT * FROM tokens WHERE token_id = ?', tokenId).toArray()[0];
+      if (!row || row.expires_at <= now) return 'gone';
+      if (row.deleted === 1) return 'deleted';
+      this.sql.exec("UPDATE tokens SET deleted = 1, record = '{}' WHERE token_id = ?", tokenId);
+      this.sql.exec('DELETE FROM conflicts WHERE token_id = ?', tokenId);
+      this.sql.exec('DELETE FROM updates WHERE token_id = ?', tokenId);
+      this.outbox.stage(tokenKey(tokenId), null, row.expires_at);
+      this.staged = true;
+      return 'deleted';
+    });
+  }
+
+  /**
+   * The alarm: drops what has ended, writes the projections that are due, and is set again while
+   * one is pending or a token (live or deleted) has yet to end.
+   */
+  override async alarm(): Promise<void> {
+    await this.serial((now) => this.prune(now));
+    await this.outbox.flush();
+    await this.scheduleAlarm();
+  }
+
+  // --- inside the queue ------------------------------------------------------------------------
+
+  /**
+   * Runs `work` once every call before it has ended, with this object's clock and the token keys;
+   * a projection it staged is then tried at once.
+   */
+  private serial<T>(work: (now: number, keys: TokenKeys) => T | Promise<T>): Promise<T> {
+    const run = this.queue.then(async () => {
+      try {
+        return await work(Date.now(), await tokenKeys(settingsOf(this.env)));
+      } catch (e) {
+        // A domain failure (a key no longer configured) goes back as a value (clients.ts).
+        if (e instanceof FailureError) return failedCall(e) as T;
+        throw e;
+      } finally {
+        if (this.staged) {
+          this.staged = false;
+          await this.outbox.writeSoon();
+        }
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Whether this object holds the merchant's tokens (a token id of another merchant's object: no). */
+  private owns(username: string): boolean {
+    return this.sql.exec('SELECT 1 FROM owner WHERE username = ?', username).toArray().length > 0;
+  }
+
+  /** The merchant's live token, or undefined. */
+  private live(username: string, tokenId: string, now: number): TokenRecord | undefined {
+    if (!this.owns(username)) return undefined;
+    const row = this.sql
+      .exec<TokenRow>('SELECT * FROM tokens WHERE token_id = ? AND deleted = 0 AND expires_at > ?', tokenId, now)
+      .toArray()[0];
+    return row && recordOf(row);
+  }
+
+  /** The cards with a live token here (a namespace's count). */
+  private liveCards(now: number): number {
+    return this.sql
+      .exec<{ n: number }>(
+        'SELECT COUNT(DISTINCT fingerprint) AS n FROM tokens WHERE deleted = 0 AND expires_at > ?',
+        now,
+      )
+      .one().n;
+  }
+
+  /** A token was used: extended when due (a new version, not counted), and answered opened. */
+  private async used(record: TokenRecord, now: number, keys: TokenKeys): Promise<OwnedToken> {
+    const next = extended(record, now, this.lifetimeMs());
+    const current = next === record ? record : { ...next, version: (record.version ?? 1) + 1 };
+    if (current !== record) this.save(current);
+    const { sealed: _sealed, ...token } = current;
+    return { token, card: await openCard(keys, current), reference: this.referenceOf(token.tokenId) };
+  }
+
+  /** Applies changes as one counted update (extended too when due), if the limit allows. */
+  private async change(record: TokenRecord, changes: ChangeSet, now: number, keys: TokenKeys): Promise<ChangeOutcome> {
+    this.sql.exec('DELETE FROM updates WHERE at <= ?', now - UPDATE_WINDOW_MS);
+    const times = this.sql
+      .exec<{ at: number }>('SELECT at FROM updates WHERE token_id = ?', record.tokenId)
+      .toArray()
+      .map((r) => r.at);
+    const allowed = updateAllowed(times, now);
+    if (!allowed.ok) return { kind: 'limited', retryAfterSeconds: allowed.retryAfterSeconds };
+    const next = extended(await applied(keys, record, changes, now), now, this.lifetimeMs());
+    // Synchronous from here: the count, the record and its projection commit together.
+    this.sql.exec('INSERT INTO updates (token_id, at) VALUES (?, ?)', record.tokenId, now);
+    this.save({ ...next, version: (record.version ?? 1) + 1 });
+    return { kind: 'changed' };
+  }
+
+  /** Stores a token's new version and stages its projection, in one synchronous block. */
+  private save(record: TokenRecord): void {
+    this.sql.exec(
+      'UPDATE tokens SET record = ?, expires_at = ? WHERE token_id = ?',
+      JSON.stringify(record),
+      record.expiresAt,
+      record.tokenId,
+    );
+    this.project(record);
+  }
+
+  private project(record: TokenRecord): void {
+    this.outbox.stage(tokenKey(record.tokenId), record, record.expiresAt);
+    this.staged = true;
+  }
+
+  /**
+   * Keeps the conflicting details of a second tokenization, sealed, for
+   * {@link CONFLICT_LIFETIME_MS}; the same details again answer the live conflict already kept,
+   * so a burst of identical requests makes one.
+   */
+  private async keepConflict(
+    token: TokenView,
+    conflicts: Record<string, unknown>,
     now: number,
-  ): { id: string; expiresAt: number } | undefined {
-    if (this.claims.answerOf<TokenRecord>(CLAIM, now)?.tokenId !== tokenId) return undefined;
+    keys: TokenKeys,
+  ): Promise<{ id: string; expiresAt: number }> {
     this.sql.exec('DELETE FROM conflicts WHERE expires_at <= ?', now);
+    const { valuesHash, sealed } = await sealedConflict(keys, token, conflicts);
     const existing = this.sql
       .exec<{ id: string; expires_at: number }>(
         'SELECT id, expires_at FROM conflicts WHERE token_id = ? AND values_hash = ? AND used = 0',
-        tokenId,
+        token.tokenId,
         valuesHash,
       )
       .toArray()[0];
     if (existing) return { id: existing.id, expiresAt: existing.expires_at };
+    // Whole seconds, as the answer writes the date and time.
+    const conflict = { id: newConflictId(), expiresAt: wholeSeconds(now + CONFLICT_LIFETIME_MS) };
     this.sql.exec(
       'INSERT INTO conflicts (id, token_id, values_hash, sealed, expires_at) VALUES (?, ?, ?, ?, ?)',
-      ...[candidate.id, tokenId, valuesHash, JSON.stringify(candidate.sealed), candidate.expiresAt],
+      ...[conflict.id, token.tokenId, valuesHash, JSON.stringify(sealed), conflict.expiresAt],
     );
-    return { id: candidate.id, expiresAt: candidate.expiresAt };
+    return conflict;
   }
 
-  /** A live conflict of the token, or undefined (unknown, used, expired, or the token is gone). */
-  getConflict(tokenId: string, conflictId: string, now: number): StoredConflict | undefined {
-    if (this.claims.answerOf<TokenRecord>(CLAIM, now)?.tokenId !== tokenId) return undefined;
-    return this.liveConflict(tokenId, conflictId, now);
-  }
-
-  /**
-   * The token is being deleted: the card is free for a new token, and its conflicts go.
-   * `write`: the caller writes the tombstone, then confirms (`retirementRecorded`) or releases
-   * (`released`); `done`: another caller's tombstone is confirmed, nothing to write. Callers of a
-   * burst wait here while one writes (docs/storage.md "Write leases").
-   */
-  async retire(tokenId: string, now: number, leaseId: string): Promise<'write' | 'done'> {
-    this.sql.exec('DELETE FROM conflicts WHERE token_id = ?', tokenId);
-    return this.claims.retire<TokenRecord>(CLAIM, (record) => record.tokenId === tokenId, now, leaseId);
-  }
-
-  /** The tombstone of a retirement is in KV (the lease holder's confirmation). */
-  retirementRecorded(leaseId: string): void {
-    this.claims.retirementRecorded(CLAIM, leaseId);
-  }
-
-  override alarm(): void {
-    const now = Date.now();
-    this.claims.answerOf(CLAIM, now); // drops the claim once it has expired
-    this.sql.exec('DELETE FROM conflicts WHERE expires_at <= ?', now);
-    this.sql.exec('DELETE FROM updates WHERE at <= ?', now - UPDATE_WINDOW_MS);
-  }
-
-  private liveConflict(tokenId: string, conflictId: string, now: number): StoredConflict | undefined {
-    const row = this.sql
-      .exec<{ id: string; sealed: string; expires_at: number; used: number }>(
-        'SELECT id, sealed, expires_at, used FROM conflicts WHERE id = ? AND token_id = ? AND expires_at > ?',
+  private conflictRow(tokenId: string, conflictId: string, now: number): ConflictRow | undefined {
+    return this.sql
+      .exec<ConflictRow>(
+        'SELECT * FROM conflicts WHERE id = ? AND token_id = ? AND expires_at > ?',
         conflictId,
         tokenId,
         now,
       )
       .toArray()[0];
-    return row
-      ? { id: row.id, sealed: JSON.parse(row.sealed) as SealedValue, expiresAt: row.expires_at, used: row.used === 1 }
-      : undefined;
   }
+
+  /** Drops tokens (live or deleted) past their end, with their updates and conflicts. */
+  private prune(now: number): void {
+    const ended = 'SELECT token_id FROM tokens WHERE expires_at <= ?';
+    this.sql.exec(`DELETE FROM updates WHERE token_id IN (${ended}) OR at <= ?`, now, now - UPDATE_WINDOW_MS);
+    this.sql.exec(`DELETE FROM conflicts WHERE token_id IN (${ended}) OR expires_at <= ?`, now, now);
+    this.sql.exec('DELETE FROM tokens WHERE expires_at <= ?', now);
+  }
+
+  private referenceOf(tokenId: string): string {
+    return tokenReference(this.ctx.id.toString(), tokenId);
+  }
+
+  /** The environment's default token lifetime. */
+  private lifetimeMs(): number {
+    return DEFAULT_TOKEN_TTL_MS[settingsOf(this.env).environment];
+  }
+
+  // --- projections ---------------------------------------------------------------------------
+
+  /** The alarm: at the next projection due, else at the next end of a token (live or deleted). */
+  private async scheduleAlarm(): Promise<void> {
+    const end = this.sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM tokens').one().at;
+    const times = [this.outbox.nextDue(), end ?? undefined].filter((t): t is number => t !== undefined);
+    if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
+  }
+}
+
+function recordOf(row: TokenRow): TokenRecord {
+  return JSON.parse(row.record) as TokenRecord;
 }
