@@ -26,6 +26,6 @@ export default createWorker(
   embeddedServices({ live: true }),
 ) satisfies ExportedHandler<Env>;
 
-/** The Durable Objects that decide what KV cannot (docs/storage.md). */
+/** The Durable Objects that own the state and project it to KV (docs/storage.md). */
 export { ThreeDsGuard } from './storage/guards/threeds-guard';
 export { TokenGuard } from './storage/guards/token-guard';

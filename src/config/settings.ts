@@ -69,7 +69,7 @@ export class SettingsError extends FailureError {
 
 /**
  * How long one storage call may take before it counts as failed (`STORAGE_TIMEOUT_MS`): every KV
- * and Durable Object call has this deadline (docs/storage.md "Deadlines").
+ * and Durable Object call has this deadline (docs/storage.md "Deadlines and failures").
  */
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
 

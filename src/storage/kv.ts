@@ -1,15 +1,16 @@
 import { withDeadline, StorageError } from './storage-error';
 
 /**
- * The only code that touches Workers KV (the Durable Objects in `guards/` are the only code that
- * touches their own storage). Every record carries a logical `expiresAt` (ms since the epoch)
+ * Workers KV's records: their keys, TTLs and reads. The Durable Objects in `guards/` are the only
+ * writers of KV (their projections, `guards/outbox.ts`) and the only code that touches their own
+ * storage; the Worker only reads KV where a stale answer is acceptable. Every record carries a logical `expiresAt` (ms since the epoch)
  * checked on every read, because KV's own expiry is approximate and cannot be shorter than 60
  * seconds; the KV TTL is set to at least that (KV rejects less, locally as well).
  *
  * KV is eventually consistent and has no compare-and-set: a write is visible at once in the
  * location that made it and within about 60 seconds elsewhere, and a read of a missing key may
- * be cached as "missing" for up to 60 seconds. So no decision is made from a KV read here: a
- * Durable Object makes it, and the KV record is written under its lease (docs/storage.md).
+ * be cached as "missing" for up to 60 seconds. So no decision is made from a KV read: the
+ * Durable Object that owns the state makes it, and writes its KV projection (docs/storage.md).
  */
 
 export const MIN_KV_TTL_SECONDS = 60;
@@ -34,40 +35,12 @@ export async function readRecord<T extends Stored>(
   return liveRecord(value, key, now);
 }
 
-/**
- * Reads several JSON records in one KV call (a bulk get); each is undefined when absent or
- * logically expired.
- */
-export async function readRecords<T extends Stored>(
-  { kv, timeoutMs }: KvAccess,
-  keys: readonly string[],
-  now: number,
-): Promise<(T | undefined)[]> {
-  const values = await withDeadline(
-    kv.get<T>([...keys], 'json'),
-    timeoutMs,
-    `KV get ${keys.map(prefixOf).join(' + ')}`,
-  );
-  return keys.map((key) => liveRecord(values.get(key) ?? null, key, now));
-}
-
 function liveRecord<T extends Stored>(value: T | null, key: string, now: number): T | undefined {
   if (value === null) return undefined;
   if (typeof value !== 'object' || typeof value.expiresAt !== 'number') {
     throw new StorageError(`record under ${prefixOf(key)} has no expiresAt`);
   }
   return value.expiresAt > now ? value : undefined;
-}
-
-/** Writes a JSON record that KV keeps until its logical expiry (at least 60 s). */
-export async function writeRecord<T extends Stored>(
-  { kv, timeoutMs }: KvAccess,
-  key: string,
-  value: T,
-  now: number,
-): Promise<void> {
-  const expirationTtl = kvTtlSeconds(key, value.expiresAt, now);
-  await withDeadline(kv.put(key, JSON.stringify(value), { expirationTtl }), timeoutMs, `KV put ${prefixOf(key)}`);
 }
 
 /**
@@ -77,11 +50,6 @@ export async function writeRecord<T extends Stored>(
 export function kvTtlSeconds(key: string, expiresAt: number, now: number): number {
   if (!Number.isFinite(expiresAt)) throw new Error(`record under ${prefixOf(key)} has no finite expiresAt`);
   return Math.max(MIN_KV_TTL_SECONDS, Math.ceil((expiresAt - now) / 1000));
-}
-
-/** Deletes a key (absent or not). */
-export async function deleteRecord({ kv, timeoutMs }: KvAccess, key: string): Promise<void> {
-  await withDeadline(kv.delete(key), timeoutMs, `KV delete ${prefixOf(key)}`);
 }
 
 /** Key prefix only, for messages: keys may hold merchant references, never card numbers. */

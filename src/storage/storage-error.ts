@@ -15,7 +15,7 @@ export class StorageError extends FailureError {
 /**
  * The operation's result, or a {@link StorageError} when it fails or outlasts `ms`. The operation
  * itself cannot be cancelled and may still land later: every write path is built to tolerate
- * that (docs/storage.md "Late writes").
+ * that (docs/storage.md "Deadlines and failures").
  */
 export async function withDeadline<T>(
   operation: Promise<T>,

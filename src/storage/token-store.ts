@@ -1,5 +1,5 @@
 import type { Brand, FundingType } from '../bin/model';
-import { readRecords, type KvAccess, type Stored } from './kv';
+import { readRecord, type KvAccess, type Stored } from './kv';
 
 /**
  * Tokens in KV (docs/storage.md): `token:<id>` is the projection of a token that its owning
@@ -65,8 +65,7 @@ export class TokenStore {
   constructor(private readonly kv: KvAccess) {}
 
   /** The token's record as KV has it, or undefined (unknown, deleted, expired, or not there yet). */
-  async get(tokenId: string, now: number): Promise<TokenRecord | undefined> {
-    const [record] = await readRecords<TokenRecord>(this.kv, [tokenKey(tokenId)], now);
-    return record;
+  get(tokenId: string, now: number): Promise<TokenRecord | undefined> {
+    return readRecord<TokenRecord>(this.kv, tokenKey(tokenId), now);
   }
 }

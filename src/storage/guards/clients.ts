@@ -10,7 +10,7 @@ import { parseReference } from './token-ids';
  * Typed handles on the guard objects for the domain steps. A call that fails (the object is
  * overloaded, reset, unreachable) or outlasts its deadline becomes a StorageError,
  * answered 503 with Retry-After like a KV failure: the step's state is then either unchanged or
- * the claim its retry completes (docs/storage.md "Deadlines").
+ * the change its retry finds done (docs/storage.md "Deadlines and failures").
  */
 
 /** The object's RPC methods, each answering a promise of its plain result. */
