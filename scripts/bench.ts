@@ -46,6 +46,7 @@ import { renderAgreement, renderTable, renderTargets } from './bench/table';
 import { runHttpBench } from './bench/http-bench';
 import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
+import { runTokenBench } from './bench/token-bench';
 import { generateSyntheticCsv } from './bench/synthetic-bins';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,6 +61,11 @@ const THREEDS_BASELINE = '8a1a4ac';
  * bench must show no regression. Pass --requests-baseline to compare with another commit.
  */
 const REQUESTS_BASELINE = '3f5d5ca';
+/**
+ * The token baseline: the last commit before tokens had one writer per key (issue 23), whose
+ * Worker wrote token records under leases. Pass --tokens-baseline to compare with another commit.
+ */
+const TOKENS_BASELINE = '2cf82ae';
 
 function list(values: readonly string[] | undefined): string[] {
   return (values ?? [])
@@ -115,6 +121,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       baseline: { type: 'string', default: THREEDS_BASELINE },
       'requests-baseline': { type: 'string', default: REQUESTS_BASELINE },
+      'tokens-baseline': { type: 'string', default: TOKENS_BASELINE },
       flows: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '10' },
       'scale-rows': { type: 'string', default: '375000' },
@@ -122,7 +129,7 @@ async function main(): Promise<void> {
       'population-format': { type: 'string' },
     },
   });
-  const parts = ['bin', 'scale', 'threeds', 'live', 'requests', 'path'];
+  const parts = ['bin', 'scale', 'threeds', 'tokens', 'live', 'requests', 'path'];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -185,6 +192,19 @@ async function main(): Promise<void> {
     });
     console.log(
       `\n## 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('tokens')) {
+    starting('token update bursts');
+    const report = await runTokenBench({
+      root: ROOT,
+      baselineRef: values['tokens-baseline'],
+      runs: runCount,
+      log,
+    });
+    console.log(
+      `\n## Token update bursts (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }

@@ -17,6 +17,20 @@ import { startLocalWorker, type LocalWorker } from '../local-worker';
  * reach the Worker untouched, so timed runs measure the Worker alone. A request with
  * `x-bench-cold` sees its credentials secret as a new one, so its login is checked cold.
  */
+/** Source of \`namespace(binding, c)\`: a Durable Object namespace whose stubs count their calls in \`c.doCalls\`. */
+export const COUNTED_NAMESPACE = `function namespace(binding, c) {
+  return new Proxy(binding, { get(t, p) {
+    const v = Reflect.get(t, p);
+    if (p !== 'get') return typeof v === 'function' ? v.bind(t) : v;
+    return (id) => { const stub = Reflect.apply(v, t, [id]); return new Proxy(stub, { get(s, m) {
+      if (m === 'then') return undefined;
+      const f = Reflect.get(s, m);
+      if (typeof f !== 'function') return f;
+      return (...a) => { c.doCalls++; return Reflect.apply(f, s, a); };
+    } }); };
+  } });
+}`;
+
 export const COUNTING_ENTRY = `
 import worker from './index.js';
 export * from './index.js';
@@ -31,18 +45,7 @@ function kv(binding, c) {
     return (...a) => { if (p === 'get' || p === 'list' || p === 'getWithMetadata') c.kvReads++; else if (p === 'put' || p === 'delete') c.kvWrites++; return Reflect.apply(v, t, a); };
   } });
 }
-function namespace(binding, c) {
-  return new Proxy(binding, { get(t, p) {
-    const v = Reflect.get(t, p);
-    if (p !== 'get') return typeof v === 'function' ? v.bind(t) : v;
-    return (id) => { const stub = Reflect.apply(v, t, [id]); return new Proxy(stub, { get(s, m) {
-      if (m === 'then') return undefined;
-      const f = Reflect.get(s, m);
-      if (typeof f !== 'function') return f;
-      return (...a) => { c.doCalls++; return Reflect.apply(f, s, a); };
-    } }); };
-  } });
-}
+${COUNTED_NAMESPACE}
 export default {
   async fetch(request, env, ctx) {
     if (new URL(request.url).pathname === '/__bench/counts') {
@@ -96,8 +99,17 @@ export interface Versions {
   stop: () => Promise<void>;
 }
 
-/** Serves this tree's Worker and `baselineRef`'s, both behind the counting entry (and quiet). */
-export async function startVersions(root: string, baselineRef: string, log: (m: string) => void): Promise<Versions> {
+/**
+ * Serves this tree's Worker and `baselineRef`'s, both behind the counting entry (or `entry`, a
+ * harness of the caller's), and quiet.
+ */
+export async function startVersions(
+  root: string,
+  baselineRef: string,
+  log: (m: string) => void,
+  o: { entry?: string } = {},
+): Promise<Versions> {
+  const entry = o.entry ?? COUNTING_ENTRY;
   const commit = execFileSync('git', ['rev-parse', '--short', baselineRef], { cwd: root, encoding: 'utf8' }).trim();
   const dir = mkdtempSync(join(tmpdir(), `card-edge-${commit}-`));
   const cleanup = (): void => {
@@ -113,11 +125,11 @@ export async function startVersions(root: string, baselineRef: string, log: (m: 
     log('bundling and serving both Workers');
     const current = {
       label: 'this tree',
-      worker: await startLocalWorker({ root, entry: COUNTING_ENTRY, quiet: true }),
+      worker: await startLocalWorker({ root, entry, quiet: true }),
     };
     const baseline = {
       label: commit.startsWith(baselineRef) ? commit : `${baselineRef} (${commit})`,
-      worker: await startLocalWorker({ root: dir, entry: COUNTING_ENTRY, quiet: true }),
+      worker: await startLocalWorker({ root: dir, entry, quiet: true }),
     };
     const extra: LocalWorker[] = [];
     const plainOf = async (label: string, at: string, inspector: boolean): Promise<WorkerVersion> => {
