@@ -1,7 +1,7 @@
 // npm run try:3ds: 3-D Secure in `test` end to end, without a browser (docs/threeds.md). A challenge
 // flow: deviceDataInitialize, the device data collection page, authenticate, the challenge ended
 // through the sandbox control completeChallenge (as the cardholder's right code would), then
-// verification; a frictionless flow; and a verification called before the challenge ended. BASE_URL
+// verification and the transaction read back; a frictionless flow; and a verification called before the challenge ended. BASE_URL
 // (default http://localhost:8787) is a running test Worker: `npm start`.
 import { THREEDS_HEADERS, call, check, run, runId, step } from './lib.mjs';
 
@@ -66,6 +66,13 @@ run('try:3ds', async () => {
   check(verified.json.outcome === 'authenticated', 'authenticated');
   check(verified.json.authentication?.eci === '05', 'ECI 05 (visa, authenticated)');
   check(verified.json.authentication?.authenticationValue?.length === 28, 'a 28-character authentication value');
+
+  step('The transaction read back, for a merchant that lost track of it: completed, with that answer');
+  const read = await call('GET', `${API}/authentications/${encodeURIComponent(order)}?entity=default`, {
+    headers: { Authorization: THREEDS_HEADERS.Authorization, Accept: THREEDS_HEADERS.Accept },
+  });
+  check(read.json.state === 'completed', 'completed');
+  check(JSON.stringify(read.json.result) === JSON.stringify(verified.json), "verification's answer");
 
   step('Frictionless flow: 3ds2-frictionless-identified is authenticated without a challenge');
   const order2 = `order-${id}-2`;

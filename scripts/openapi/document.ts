@@ -28,6 +28,7 @@ import {
   PREFIX_BIN_DATA,
   SANDBOX_CHALLENGE_ANSWER,
   THREEDS_ANSWER,
+  THREEDS_TRANSACTION,
   TOKEN_CONFLICT,
   TOKEN_LIST,
   TOKEN_RESOURCE,
@@ -53,6 +54,7 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   AuthenticateRequestV3: AUTHENTICATE_V3,
   VerificationRequest: VERIFICATION,
   ThreeDsAnswer: THREEDS_ANSWER,
+  ThreeDsTransaction: THREEDS_TRANSACTION,
   CompleteChallengeRequest: COMPLETE_CHALLENGE,
   CompleteChallengeAnswer: SANDBOX_CHALLENGE_ANSWER,
   CreateTokenRequest: CREATE_TOKEN,
@@ -489,6 +491,37 @@ export function buildOpenApiDocument(version: string): Json {
         'ThreeDsAnswer',
         "The challenge's one result; a challenge still open ends here as not completed.",
       ),
+      '/verifications/customers/3ds/authentications/{transactionReference}': {
+        get: operation(THREE_DS, {
+          id: 'getTransaction',
+          summary: 'Retrieve a 3DS transaction (extension)',
+          description:
+            "The transaction's state and, once there is one, its final outcome: what verification answers for a challenged transaction (the same answer for the same API version), what authenticate answered for a frictionless one. It changes nothing (an open challenge stays open) and never calls the 3DS Server provider. The merchant's own transactions only.",
+          parameters: [
+            {
+              name: 'transactionReference',
+              in: 'path',
+              required: true,
+              description: 'The transactionReference of the steps, percent-encoded.',
+              schema: { type: 'string', minLength: 1 },
+            },
+            {
+              name: 'entity',
+              in: 'query',
+              required: true,
+              description: 'The `merchant.entity` of the steps.',
+              schema: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9 ]*$' },
+            },
+          ],
+          success: { '200': { description: 'The transaction.', schema: 'ThreeDsTransaction' } },
+          errors: {
+            '400':
+              'urlContainsInvalidValue: the reference or the entity outside their rules, or no entity; entityIsNotConfigured, merchantIsNotConfigured',
+            '404':
+              "resourceNotFound: no such transaction of the merchant's entity (or it ended, an hour after its last step)",
+          },
+        }),
+      },
       '/verifications/customers/3ds/sandbox/completeChallenge': {
         post: operation(THREE_DS, {
           id: 'completeChallenge',

@@ -144,6 +144,28 @@ export const THREEDS_ANSWER = v.object({
   _links: v.optional(links('3ds:authenticate', '3ds:verify')),
 });
 
+const ISO_SECONDS = v.pipe(v.string(), v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/));
+
+/**
+ * GET of a 3DS transaction (docs/threeds.md "Retrieve a transaction"): its state, and once
+ * `completed` its final outcome as `verification` (challenged) or `authenticate` (frictionless)
+ * answered it.
+ */
+export const THREEDS_TRANSACTION = v.object({
+  transactionReference: v.string(),
+  merchant: v.object({ entity: v.string() }),
+  state: v.pipe(
+    v.picklist(['initialized', 'challenged', 'completed']),
+    v.description(
+      '`initialized`: deviceDataInitialize ran, authenticate has not; `challenged`: a challenge without a result yet; `completed`: `result` holds the final outcome.',
+    ),
+  ),
+  createdAt: ISO_SECONDS,
+  updatedAt: ISO_SECONDS,
+  result: v.optional(THREEDS_ANSWER),
+  _links: links('3ds:transaction'),
+});
+
 const MASKED_CARD = v.object({
   type: v.literal('card/masked'),
   cardNumber: v.pipe(v.string(), v.regex(/^\d{6}\*+\d{4}$/)),

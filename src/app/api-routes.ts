@@ -12,6 +12,7 @@ import {
   ddcRoute,
   methodNotificationRoute,
 } from '../routes/threeds/page-routes';
+import { transactionEndpoint } from '../routes/threeds/transaction';
 import { verificationEndpoint } from '../routes/threeds/verification';
 import {
   acceptConflictsEndpoint,
@@ -44,6 +45,7 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'POST', path: `${THREEDS_PATH}/authenticate`, endpoint: authenticateEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/authentication`, endpoint: authenticateEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verificationEndpoint },
+  { method: 'GET', path: `${THREEDS_PATH}/authentications/:transactionReference`, endpoint: transactionEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/sandbox/completeChallenge`, endpoint: completeChallengeEndpoint },
   { method: 'POST', path: '/tokens', endpoint: createTokenEndpoint },
   { method: 'GET', path: '/tokens', endpoint: queryTokensEndpoint },

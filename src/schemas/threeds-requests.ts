@@ -269,3 +269,12 @@ export const COMPLETE_CHALLENGE = jsonObject({
   ),
 });
 export type CompleteChallengeRequest = v.InferOutput<typeof COMPLETE_CHALLENGE>;
+
+/**
+ * GET of a transaction (docs/threeds.md "Retrieve a transaction"): the reference from the path
+ * (percent-decoded) and the entity from the query, with the rules they have in the steps' bodies.
+ */
+export const TRANSACTION_QUERY = v.object({
+  transactionReference: TRANSACTION_REFERENCE,
+  entity: MERCHANT_ENTITY,
+});

@@ -64,8 +64,13 @@ export class ClaimTable {
 
   /** The claim's answer, if the step was claimed and the claim is live. */
   answerOf<A>(name: string, now: number): A | undefined {
+    return this.entry<A>(name, now)?.answer;
+  }
+
+  /** The claim's answer and when it was decided, if the step was claimed and the claim is live. */
+  entry<A>(name: string, now: number): { answer: A; decidedAt: number } | undefined {
     const row = this.live(name, now);
-    return row && (JSON.parse(row.answer) as A);
+    return row && { answer: JSON.parse(row.answer) as A, decidedAt: row.decided_at };
   }
 
   /** Forgets every claim (the object's state is wiped). */

@@ -27,6 +27,7 @@ export type ThreeDsGuardApi = Api<
   | 'submitChallenge'
   | 'concludeChallenge'
   | 'completeChallenge'
+  | 'transaction'
   | 'livePrepared'
   | 'liveCollect'
   | 'liveAddFacts'

@@ -367,6 +367,20 @@ export class LiveTransaction {
     };
   }
 
+  /**
+   * What is known of the authentication, for the transaction's description: its answer and when it
+   * was decided, or `lost` (the AReq went out and its answer is unknown); undefined while none.
+   */
+  authentication(): { answer?: Record<string, unknown>; lost: boolean; decidedAt: number } | undefined {
+    const row = this.auth();
+    if (!row || row.decided_at === null) return undefined;
+    return {
+      ...(row.answer !== null ? { answer: JSON.parse(row.answer) as Record<string, unknown> } : {}),
+      lost: row.lost === 1,
+      decidedAt: row.decided_at,
+    };
+  }
+
   /** Records the challenge's one result; the first one decided stays, and is returned. */
   decide(reference: string, answer: Record<string, unknown>, now: number): LiveResult | undefined {
     this.sql.exec(

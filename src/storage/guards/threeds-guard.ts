@@ -68,6 +68,23 @@ export type ConcludeOutcome =
   | { kind: 'ended'; result: ChallengeResult; session: { brands: string[]; version: string; onSuccess: string } }
   | { kind: 'unknown' };
 
+/** What GET of a transaction is built from ({@link ThreeDsGuard.transaction}). */
+export interface TransactionFacts {
+  createdAt: number;
+  updatedAt: number;
+  /** Test: what authenticate decided. */
+  auth?: AuthClaim;
+  /** Test: the challenge's one result, once it ended. */
+  challengeResult?: ChallengeResult;
+  /** Live: the authentication's answer (or `lost`), and its challenge with its result, if any. */
+  live?: {
+    answer?: Record<string, unknown>;
+    lost: boolean;
+    decidedAt: number;
+    challenge?: { challenge: LiveChallenge; md: string; result?: LiveResult };
+  };
+}
+
 /** How the sandbox control ends a challenge (docs/threeds.md "Sandbox controls"). */
 export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
 
@@ -244,6 +261,39 @@ export class ThreeDsGuard extends DurableObject<Env> {
    */
   completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome> {
     return this.conclude(reference, now, () => SANDBOX_ENDINGS[result]);
+  }
+
+  /**
+   * What the transaction is now, for GET of the transaction (docs/threeds.md "Retrieve a
+   * transaction"): when it started and last changed, what authenticate decided, and the
+   * challenge's one result once there is one (test), or the live authentication's answer and its
+   * challenge's result (live). Undefined when there is no session. Reads only: an open challenge
+   * stays open (one past its 10 minutes ends as expired, as at any call).
+   */
+  transaction(now: number): Promise<TransactionFacts | undefined> {
+    return this.changing((): TransactionFacts | undefined => {
+      this.expire(now);
+      const init = this.claims.entry<InitClaim>('init', now);
+      const auth = this.claims.entry<AuthClaim>('auth', now);
+      const liveAuth = this.live.authentication();
+      const liveChallenge = this.live.challenge();
+      const row = auth?.answer.challenge ? this.challenge(auth.answer.challenge.reference, now) : undefined;
+      const times = [
+        init?.decidedAt,
+        auth?.decidedAt,
+        row?.completed_at,
+        liveAuth?.decidedAt,
+        liveChallenge?.result?.decidedAt,
+      ].filter((t): t is number => typeof t === 'number');
+      if (times.length === 0) return undefined;
+      return {
+        createdAt: Math.min(...times),
+        updatedAt: Math.max(...times),
+        ...(auth ? { auth: auth.answer } : {}),
+        ...(row && row.outcome !== null ? { challengeResult: resultOf(row) } : {}),
+        ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
+      };
+    });
   }
 
   // --- live (docs/threeds.md "Live"): the state of a real authentication (live-transaction.ts) ---
