@@ -144,8 +144,8 @@ function provider(env: Env, live: boolean, problems: string[]): Settings['threeD
 }
 
 /**
- * The storage deadline. It stays within 5 s: a write lease (src/storage/guards/claims.ts) lasts
- * long enough for a KV write and its confirmation, each within this deadline.
+ * The storage deadline. It stays within 5 s: a live authentication's lease
+ * (src/storage/guards/live-transaction.ts) covers its storage calls, each within this deadline.
  */
 function storageTimeout(value: string | undefined, problems: string[]): number {
   return integerMs(

@@ -264,10 +264,11 @@ export class TokenGuard extends DurableObject<Env> {
       if (!record || !row) return { kind: 'gone' } as const;
       if (row.used === 1) return { kind: 'changed' } as const;
       const conflicts = await openedConflict(keys, record, JSON.parse(row.sealed) as SealedValue);
-      const outcome = await this.change(record, changesOfConflict(conflicts), now, keys);
-      // Kept (used) until it ends, so that a retried acceptance is told it is done.
-      if (outcome.kind === 'changed') this.sql.exec('UPDATE conflicts SET used = 1 WHERE id = ?', conflictId);
-      return outcome;
+      // Used up in the same step as the change, and kept (used) until it ends, so that a retried
+      // acceptance is told it is done.
+      return this.change(record, changesOfConflict(conflicts), now, keys, () =>
+        this.sql.exec('UPDATE conflicts SET used = 1 WHERE id = ?', conflictId),
+      );
     });
   }
 
@@ -359,8 +360,17 @@ export class TokenGuard extends DurableObject<Env> {
     return { token, card: await openCard(keys, current), reference: this.referenceOf(token.tokenId) };
   }
 
-  /** Applies changes as one counted update (extended too when due), if the limit allows. */
-  private async change(record: TokenRecord, changes: ChangeSet, now: number, keys: TokenKeys): Promise<ChangeOutcome> {
+  /**
+   * Applies changes as one counted update (extended too when due), if the limit allows; `withIt`
+   * runs in the same synchronous block (one storage transaction) as the change.
+   */
+  private async change(
+    record: TokenRecord,
+    changes: ChangeSet,
+    now: number,
+    keys: TokenKeys,
+    withIt?: () => void,
+  ): Promise<ChangeOutcome> {
     this.sql.exec('DELETE FROM updates WHERE at <= ?', now - UPDATE_WINDOW_MS);
     const times = this.sql
       .exec<{ at: number }>('SELECT at FROM updates WHERE token_id = ?', record.tokenId)
@@ -372,6 +382,7 @@ export class TokenGuard extends DurableObject<Env> {
     // Synchronous from here: the count, the record and its projection commit together.
     this.sql.exec('INSERT INTO updates (token_id, at) VALUES (?, ?)', record.tokenId, now);
     this.save({ ...next, version: (record.version ?? 1) + 1 });
+    withIt?.();
     return { kind: 'changed' };
   }
 
