@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import worker from '../../src/index';
 import { objectStorage } from '../../src/storage/guards/object-storage';
 import { KvWriteLimit } from './kv-write-limit';
@@ -57,7 +57,10 @@ export class StorageHarness {
   private kvWriteDelayMs = 0;
   /** Whether to hold the next KV write back (of this key only, when a key is given). */
   private holdNextKvWrite: false | { key?: string } = false;
-  private readonly held: (() => Promise<unknown>)[] = [];
+  private readonly held: {
+    operation: () => Promise<unknown>;
+    answer: { resolve: (value: unknown) => void; reject: (e: unknown) => void };
+  }[] = [];
   readonly env: Env;
 
   /** KV's one write per second per key, for the objects' writes (see {@link throughObjects}). */
@@ -95,17 +98,24 @@ export class StorageHarness {
   }
 
   /**
-   * Holds the next KV write back: its caller never hears of it (its deadline ends the request),
-   * and the write reaches KV only when {@link landHeldWrites} is called.
+   * Holds the next KV write back: it reaches KV only when {@link landHeldWrites} is called (its
+   * caller, past its deadline by then, may hear of it then: see there).
    */
   holdNextKvWriteUntilLater(key?: string): this {
     this.holdNextKvWrite = key === undefined ? {} : { key };
     return this;
   }
 
-  /** Lets the held KV writes land now, late. */
-  async landHeldWrites(): Promise<void> {
-    for (const write of this.held.splice(0)) await write();
+  /**
+   * Lets the held KV writes land now, late. With `answering`, the object that made them (a write
+   * runs in its context there) also gets their answers as they land, long after its deadline;
+   * without, it never hears of them.
+   */
+  async landHeldWrites(answering?: DurableObjectStub): Promise<void> {
+    for (const { operation, answer } of this.held.splice(0)) {
+      if (answering === undefined) await operation();
+      else await runInDurableObject(answering, () => operation().then(answer.resolve, answer.reject));
+    }
   }
 
   /** Arms one fault; cleared after it fired (`times` times). */
@@ -165,8 +175,12 @@ export class StorageHarness {
     const hold = this.holdNextKvWrite;
     if (isKvWrite && hold && (hold.key === undefined || hold.key === call.key)) {
       this.holdNextKvWrite = false;
-      this.held.push(operation);
-      return new Promise<T>(() => {});
+      return new Promise<T>((resolve, reject) => {
+        this.held.push({
+          operation,
+          answer: { resolve: resolve as (value: unknown) => void, reject },
+        });
+      });
     }
     if (isKvWrite && this.kvWriteDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.kvWriteDelayMs));
     const result = await operation();

@@ -336,6 +336,37 @@ describe('a write of a token held past its deadline, landing after a newer state
   );
 
   it(
+    'writes the newest state again when a held write lands after it: KV holds the older state a moment, then the newest',
+    ALARMS,
+    async () => {
+      quiet();
+      const { token, href } = await newToken();
+      await projectionSettled(token);
+      const key = keyOf(token);
+      const h = new StorageHarness().throughObjects(DEADLINE, RETRY_BASE_MS).holdNextKvWriteUntilLater(key);
+      expect((await putAttribute(href, 'description', 'First', {}, via(h))).status).toBe(204);
+      await sent(h, token);
+      expect((await putAttribute(href, 'description', 'Second', {}, via(h))).status).toBe(204);
+      // The newer state goes out two deadlines after the held write, and lands.
+      await until('the newer state landed', async () => (await storedToken(token.tokenId))?.description === 'Second');
+      expectWaitedTwoDeadlines(h, token);
+
+      // Only now, past KV's second for the key, does the held write land, and its answer come
+      // back: KV holds the older state (for a second at least), until the object, told of the
+      // late landing, writes the newest state again.
+      await sleep(1_100);
+      await h.landHeldWrites(tokenGuardOf(token));
+      const stored = await expectConsistent(token);
+      expect(stored).toMatchObject({ description: 'Second', version: 3 });
+      // Sent: the held write, the newer state, and the newer state again (after the held one
+      // landed); all three reached KV: without the late answer, only two would have.
+      expect(objectWritesOfKey(h, key).map((c) => c.op)).toEqual(['put', 'put', 'put']);
+      expect(h.writeLimit.writesOf(key)).toHaveLength(3);
+      expect(refusedOf(h, key), 'writes refused by KV').toBe(0);
+    },
+  );
+
+  it(
     "never brings back a deleted token: an update's put lands after the DELETE, and KV ends without the key",
     ALARMS,
     async () => {
