@@ -1,4 +1,3 @@
-import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type StorageCall } from './faulty-env';
 import { burst, type Fetch } from './helpers';
@@ -14,8 +13,7 @@ import {
   storedToken,
   tokenBody,
   tokenCall,
-  tokenGuardOf,
-  type TokenLike,
+  liveTokensIn,
 } from './token-helpers';
 
 /**
@@ -219,16 +217,6 @@ function expectWithinKvLimit(harness: StorageHarness, tokenId: string): void {
   const key = `token:${tokenId}`;
   const sent = harness.count((c) => c.by === 'object' && c.key === key && (c.op === 'put' || c.op === 'delete'));
   expect(sent - harness.writeLimit.writesOf(key).length, `writes of ${key} refused by KV`).toBe(0);
-}
-
-/** The live tokens the token's object holds (white-box): a card's object holds at most one. */
-function liveTokensIn(token: TokenLike): Promise<string[]> {
-  return runInDurableObject(tokenGuardOf(token), (_g, state) =>
-    state.storage.sql
-      .exec<{ token_id: string }>('SELECT token_id FROM tokens WHERE deleted = 0')
-      .toArray()
-      .map((r) => r.token_id),
-  );
 }
 
 /** A token made without faults, its KV projection settled (so that a burst's writes are its own). */

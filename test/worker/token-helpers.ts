@@ -8,6 +8,7 @@ import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import type { StorageHarness } from './faulty-env';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
+import { newReference, RETURN_URL, THREEDS, THREEDS_HEADERS } from './threeds-helpers';
 
 type Json = Record<string, any>;
 
@@ -205,4 +206,29 @@ export function countedUpdates(token: TokenLike): Promise<number> {
 export function objectWritesOf(harness: StorageHarness, token: TokenLike): number {
   const key = `token:${tokenIdOf(token)}`;
   return harness.count((c) => c.store === 'kv' && c.by === 'object' && c.key === key && c.op !== 'get');
+}
+
+/** The live tokens a token's object holds (white-box): a card's object holds at most one. */
+export function liveTokensIn(token: TokenLike): Promise<string[]> {
+  return runInDurableObject(tokenGuardOf(token), (_g, state) =>
+    state.storage.sql
+      .exec<{ token_id: string }>('SELECT token_id FROM tokens WHERE deleted = 0')
+      .toArray()
+      .map((r) => r.token_id),
+  );
+}
+
+/** 3DS authenticate with a token in place of a card (it asks the token's object). */
+export function authenticateWithToken(href: string, via?: Fetch): Promise<Response> {
+  return call(`${THREEDS}/authenticate`, {
+    body: {
+      transactionReference: newReference(),
+      merchant: { entity: 'default' },
+      instruction: { value: { amount: 500, currency: 'GBP' }, paymentInstrument: { type: 'card/tokenized', href } },
+      deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)' },
+      challenge: { returnUrl: RETURN_URL },
+    },
+    headers: THREEDS_HEADERS,
+    via,
+  });
 }

@@ -1,8 +1,6 @@
-import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageHarness, type StorageCall } from './faulty-env';
 import { call, TEST_AUTH, type Fetch } from './helpers';
-import { newReference, RETURN_URL, threeDs } from './threeds-helpers';
 import {
   ATTRIBUTE_PATHS,
   type Attribute,
@@ -15,9 +13,9 @@ import {
   putAttribute,
   tokenBody,
   tokenCall,
-  tokenGuardOf,
-  type TokenLike,
   TOKENS_MEDIA,
+  liveTokensIn,
+  authenticateWithToken,
 } from './token-helpers';
 
 /**
@@ -150,32 +148,11 @@ async function listed(namespace: string): Promise<string[]> {
   return ((await response.json<Json>())._embedded.tokens as Json[]).map((t) => t.tokenId as string);
 }
 
-/** The live tokens the token's object holds (white-box): a card's object holds at most one. */
-function liveTokensIn(token: TokenLike): Promise<string[]> {
-  return runInDurableObject(tokenGuardOf(token), (_g, state) =>
-    state.storage.sql
-      .exec<{ token_id: string }>('SELECT token_id FROM tokens WHERE deleted = 0')
-      .toArray()
-      .map((r) => r.token_id),
-  );
-}
-
 /** `POST /api/cardBin/panLookup` by token (it reads KV's projection). */
 function lookupByToken(href: string): Promise<Response> {
   return call('/api/cardBin/panLookup', {
     body: { merchant: { entity: 'default' }, token: href },
     headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
-  });
-}
-
-/** 3DS authenticate with a token (it asks the token's object). */
-function authenticateWithToken(href: string): Promise<Response> {
-  return threeDs('authenticate', {
-    transactionReference: newReference(),
-    merchant: { entity: 'default' },
-    instruction: { value: { amount: 500, currency: 'GBP' }, paymentInstrument: { type: 'card/tokenized', href } },
-    deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)' },
-    challenge: { returnUrl: RETURN_URL },
   });
 }
 

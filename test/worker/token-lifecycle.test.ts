@@ -3,7 +3,6 @@ import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness } from './faulty-env';
 import { burst, call, expectErrorCase, OTHER_AUTH, TEST_AUTH, type ErrorCase, type Fetch } from './helpers';
-import { newReference, RETURN_URL, threeDs } from './threeds-helpers';
 import {
   type Attribute,
   ATTRIBUTE_PATHS,
@@ -20,6 +19,7 @@ import {
   tokenIdOf,
   type TokenLike,
   TOKENS_MEDIA,
+  authenticateWithToken,
 } from './token-helpers';
 
 /**
@@ -135,22 +135,6 @@ function lookupByToken(href: string, via?: Fetch): Promise<Response> {
     headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
     via,
   });
-}
-
-/** 3DS authenticate with a token. */
-function authenticateWithToken(href: string, via?: Fetch): Promise<Response> {
-  return threeDs(
-    'authenticate',
-    {
-      transactionReference: newReference(),
-      merchant: { entity: 'default' },
-      instruction: { value: { amount: 500, currency: 'GBP' }, paymentInstrument: { type: 'card/tokenized', href } },
-      deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)' },
-      challenge: { returnUrl: RETURN_URL },
-    },
-    {},
-    via,
-  );
 }
 
 /** The KV record of a token, which must exist, once its object's projection has settled. */

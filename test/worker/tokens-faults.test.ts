@@ -2,7 +2,6 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
 import { burst, call, panLookup, TEST_AUTH, type Fetch } from './helpers';
-import { newReference, RETURN_URL, threeDs } from './threeds-helpers';
 import {
   countedUpdates,
   createToken,
@@ -17,6 +16,7 @@ import {
   tokenGuardOf,
   type TokenLike,
   TOKENS_MEDIA,
+  authenticateWithToken,
 } from './token-helpers';
 
 /**
@@ -137,17 +137,6 @@ function attemptsOf(token: TokenLike, key: string): Promise<number> {
 /** GET /tokens with a query. */
 function queryTokens(query: string): Promise<Response> {
   return call(`/tokens?${query}`, { method: 'GET', headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA } });
-}
-
-/** 3DS authenticate with a token (it asks the token's object). */
-function authenticateWithToken(href: string): Promise<Response> {
-  return threeDs('authenticate', {
-    transactionReference: newReference(),
-    merchant: { entity: 'default' },
-    instruction: { value: { amount: 500, currency: 'GBP' }, paymentInstrument: { type: 'card/tokenized', href } },
-    deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0 (test)' },
-    challenge: { returnUrl: RETURN_URL },
-  });
 }
 
 /** A deleted token: 404 on every exact path, whatever KV holds (the token's object answers them). */
