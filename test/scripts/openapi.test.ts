@@ -41,6 +41,7 @@ describe('the OpenAPI document', () => {
         'POST /verifications/customers/3ds/authenticate',
         'POST /verifications/customers/3ds/authentication',
         'POST /verifications/customers/3ds/verification',
+        'GET /verifications/customers/3ds/authentications/{transactionReference}',
         'POST /verifications/customers/3ds/sandbox/completeChallenge',
         'POST /tokens',
         'GET /tokens',
