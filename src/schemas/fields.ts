@@ -29,6 +29,26 @@ export const NO_CARD_NUMBER = namedCheck(
   'This field might contain a card number. Send a card number only in a card number field.',
 );
 
+/**
+ * A URL as a reader of it sees it: each percent escape of an ASCII character decoded, and `+` as
+ * the space a form-encoded query makes of it (other escapes, malformed ones included, kept).
+ */
+function urlText(value: string): string {
+  return value
+    .replace(/\+/g, ' ')
+    .replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/**
+ * {@link NO_CARD_NUMBER} for a URL: as sent, and as decoded (`%20`, `+` and escaped digits would
+ * otherwise hide a card number from the check, not from whoever reads the URL).
+ */
+export const NO_CARD_NUMBER_IN_URL = namedCheck(
+  'fieldMightContainCardNumber',
+  (value: string) => holdsNoCardNumber(value) && holdsNoCardNumber(urlText(value)),
+  'This field might contain a card number. Send a card number only in a card number field.',
+);
+
 /** {@link NO_CARD_NUMBER} for an address line, under Worldpay's name for it. */
 export const NO_CARD_NUMBER_IN_ADDRESS = namedCheck(
   'billingAddressMightContainCardNumber',

@@ -174,6 +174,13 @@ describe('3-D Secure with a card number in a free-text field', () => {
     ['deviceData.collectionReference', PLANTED, 'fieldMightContainCardNumber'],
     ['deviceData.userAgentHeader', `Mozilla ${SPACED}`, 'fieldMightContainCardNumber'],
     ['challenge.returnUrl', `${RETURN_URL}?card=${PLANTED}`, 'fieldMightContainCardNumber'],
+    ['challenge.returnUrl', `${RETURN_URL}?card=${SPACED.replace(/ /g, '%20')}`, 'fieldMightContainCardNumber'],
+    // Escaped, as a URL may carry it: spaces as %20, or every digit escaped.
+    [
+      'challenge.returnUrl',
+      `${RETURN_URL}?card=${[...PLANTED].map((d) => `%3${d}`).join('')}`,
+      'fieldMightContainCardNumber',
+    ],
     ['riskData.account.email', `${PLANTED}@example.com`, 'fieldMightContainCardNumber'],
     ['riskData.transaction.firstName', SPACED, 'fieldMightContainCardNumber'],
     ['riskData.transaction.lastName', DASHED, 'fieldMightContainCardNumber'],
