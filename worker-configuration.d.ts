@@ -23,6 +23,7 @@ declare namespace Cloudflare {
 		THREEDS_SERVER_API_KEY: string;
 		THREEDS_GUARD: DurableObjectNamespace<import("./src/index").ThreeDsGuard>;
 		TOKEN_GUARD: DurableObjectNamespace<import("./src/index").TokenGuard>;
+		EVENT_LOG: DurableObjectNamespace<import("./src/index").EventLog>;
 	}
 	interface Env {
 		SESSIONS: KVNamespace;
@@ -42,6 +43,7 @@ declare namespace Cloudflare {
 		THREEDS_SERVER_API_KEY: string;
 		THREEDS_GUARD: DurableObjectNamespace<import("./src/index").ThreeDsGuard>;
 		TOKEN_GUARD: DurableObjectNamespace<import("./src/index").TokenGuard>;
+		EVENT_LOG: DurableObjectNamespace<import("./src/index").EventLog>;
 	}
 }
 interface Env extends Cloudflare.Env {}
