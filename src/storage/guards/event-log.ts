@@ -1,13 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import {
-  afterFailure,
-  nextDue,
-  outcomeOfStatus,
-  pickDue,
-  type AttemptOutcome,
-  type Head,
-} from '../../events/delivery-rules';
-import { eventSignature } from '../../events/event-signature';
+import { afterFailure, nextDue, pickDue, type AttemptOutcome, type Head } from '../../events/delivery-rules';
 import { eventTransport } from '../../events/event-transport';
 import {
   EVENT_PAGE_SIZE,
@@ -22,6 +14,7 @@ import {
   type NewEvent,
 } from '../../events/event-types';
 import { describeError, logLine } from '../../http/log';
+import { sendEvent } from '../../events/send-event';
 import { subscribes } from '../../merchants/event-endpoints';
 
 /**
@@ -325,7 +318,9 @@ export class EventLog extends DurableObject<Env> {
       logLine({ level: 'error', event: 'event.secrets', cause: describeError(e) });
     }
     const outcome: AttemptOutcome =
-      secrets.length === 0 ? { delivered: false, error: 'noSigningSecret' } : await send(endpoint, row.body, secrets);
+      secrets.length === 0
+        ? { delivered: false, error: 'noSigningSecret' }
+        : await sendEvent(endpoint, row.body, secrets);
     this.record(row, outcome);
   }
 
@@ -383,49 +378,6 @@ export class EventLog extends DurableObject<Env> {
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
     else await this.ctx.storage.deleteAlarm();
   }
-}
-
-/**
- * Posts the event, signed, with the deadline; the answer's body is never read (nor logged).
- */
-async function send(endpoint: string, body: string, secrets: readonly string[]): Promise<AttemptOutcome> {
-  const t = Math.floor(eventTransport.now() / 1000);
-  const controller = new AbortController();
-  const request = new Request(endpoint, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      'Event-Signature': await eventSignature(secrets, t, body),
-      'User-Agent': 'card-edge-events/1',
-    },
-    body,
-    redirect: 'manual',
-    signal: controller.signal,
-  });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), eventTransport.timeoutMs);
-  });
-  const sent = Promise.resolve().then(() => eventTransport.fetch(request));
-  try {
-    const answer = await Promise.race([sent, deadline]);
-    if (answer === 'timeout') {
-      controller.abort();
-      // A late answer is not read: its connection is let go.
-      sent.then(discard, () => {});
-      return { delivered: false, error: 'timeout' };
-    }
-    discard(answer);
-    return outcomeOfStatus(answer.status);
-  } catch {
-    return { delivered: false, error: 'network' };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function discard(response: Response): void {
-  response.body?.cancel().catch(() => {});
 }
 
 function deliveryView(d: DeliveryRow): DeliveryView {
