@@ -29,3 +29,5 @@ export default createWorker(
 /** The Durable Objects that own the state and project it to KV (docs/storage.md). */
 export { ThreeDsGuard } from './storage/guards/threeds-guard';
 export { TokenGuard } from './storage/guards/token-guard';
+/** A merchant's events and their delivery (docs/events.md). */
+export { EventLog } from './storage/guards/event-log';

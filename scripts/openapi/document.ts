@@ -7,7 +7,8 @@
  */
 import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { CARD_BIN_API, THREE_DS_API, TOKENS_API, type ApiProfile } from '../../src/http/api-headers';
+import { CARD_BIN_API, EVENTS_API, THREE_DS_API, TOKENS_API, type ApiProfile } from '../../src/http/api-headers';
+import { EVENT_ID } from '../../src/events/event-types';
 import { THREE_DS_MEDIA_TYPES } from '../../src/http/media-types';
 import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin-requests';
 import { checkErrorName } from '../../src/schemas/field-errors';
@@ -25,6 +26,8 @@ import {
   CARD_BIN_DATA,
   DEVICE_DATA_INITIALIZE_ANSWER,
   ERROR_DOCUMENT,
+  EVENT_PAGE,
+  EVENT_PING_ANSWER,
   PREFIX_BIN_DATA,
   SANDBOX_CHALLENGE_ANSWER,
   THREEDS_ANSWER,
@@ -62,6 +65,8 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   TokenConflict: TOKEN_CONFLICT,
   TokenList: TOKEN_LIST,
   ...TOKEN_UPDATE_SCHEMAS,
+  EventPage: EVENT_PAGE,
+  EventPingAnswer: EVENT_PING_ANSWER,
   ErrorDocument: ERROR_DOCUMENT,
 };
 
@@ -121,6 +126,7 @@ const CARD_BIN: Api = {
 };
 const THREE_DS: Api = { mediaTypes: mediaTypesOf(THREE_DS_API), tag: '3-D Secure', responseHeaders: {} };
 const TOKENS: Api = { mediaTypes: mediaTypesOf(TOKENS_API), tag: 'Tokens', responseHeaders: {} };
+const EVENTS: Api = { mediaTypes: mediaTypesOf(EVENTS_API), tag: 'Events', responseHeaders: {} };
 
 /**
  * A request body or an answer under every media type of the API: each version of an operation
@@ -340,6 +346,11 @@ export function buildOpenApiDocument(version: string): Json {
       { name: '3-D Secure', description: 'Customer verification (Worldpay 3DS v1, v2 and v3).' },
       { name: '3-D Secure pages', description: 'The issuer-side pages this service serves as a test ACS.' },
       { name: 'Tokens', description: 'Tokens for card numbers (Worldpay Tokens v1, v2 and v3).' },
+      {
+        name: 'Events',
+        description:
+          "The merchant's events (extensions): what was posted to its endpoints, their delivery, redelivery (docs/events.md).",
+      },
       { name: 'Sandbox', description: 'Test-environment controls (extensions), refused in live.' },
       { name: 'Service', description: 'The landing page and the health check (extensions), without credentials.' },
     ],
@@ -634,6 +645,47 @@ export function buildOpenApiDocument(version: string): Json {
             '404': "resourceNotFound: the conflict expired, was accepted, or is not the merchant's",
             '429': 'maximumUpdatesExceeded, or tooManyRequests',
           },
+        }),
+      },
+      '/events': {
+        get: operation(EVENTS, {
+          id: 'listEvents',
+          summary: "List the merchant's events and their delivery (extension)",
+          description:
+            "The merchant's events of the last 30 days, oldest first, after `since` when given (all of them when `since` is no longer or never was one of its events), at most 100 a page (`hasMore`: ask again with `since` = the last eventId), each with every endpoint's delivery state. For reconciliation: it never waits for a delivery.",
+          parameters: [
+            {
+              name: 'since',
+              in: 'query',
+              required: false,
+              description: 'An eventId: only the events after it.',
+              schema: { type: 'string', pattern: EVENT_ID.source },
+            },
+          ],
+          success: { '200': { description: 'A page of events.', schema: 'EventPage' } },
+          errors: { '400': 'urlContainsInvalidValue: `since` is not an event id' },
+        }),
+      },
+      '/events/{eventId}/redeliver': {
+        parameters: [{ name: 'eventId', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+        post: operation(EVENTS, {
+          id: 'redeliverEvent',
+          summary: 'Send an event again (extension)',
+          description:
+            'A new delivery to each endpoint that takes the event, whatever its state, with its own retry window (3 days); in order after the earlier events of its subject still pending there. No body is needed. Answers at once.',
+          success: { '202': { description: 'Accepted: it will be sent.' } },
+          errors: { '404': "resourceNotFound: no such event of the merchant's (or older than 30 days)" },
+        }),
+      },
+      '/events/ping': {
+        post: operation(EVENTS, {
+          id: 'pingEvents',
+          tags: ['Events', 'Sandbox'],
+          summary: 'Send a ping event to every endpoint (test only, extension)',
+          description:
+            "Appends a `ping` event, which every endpoint of the merchant gets (subscribed or not), signed as any event. No body is needed. Answers at once with the event's id.",
+          success: { '202': { description: 'Accepted: it will be sent.', schema: 'EventPingAnswer' } },
+          errors: { '403': 'sandboxIsNotEnabled: live' },
         }),
       },
       '/3ds/ddc': page(

@@ -7,6 +7,7 @@ import {
   MULTIPLE_ACCOUNT_ACCESS,
   NUMBER_TYPES,
 } from '../../src/bin/model';
+import { EVENT_ID, EVENT_PAGE_SIZE, EVENT_TYPES } from '../../src/events/event-types';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 
 /**
@@ -237,3 +238,45 @@ export const SANDBOX_CHALLENGE_ANSWER = v.object({
   }),
   _links: links('3ds:verify'),
 });
+
+const ISO_MILLIS = v.pipe(v.string(), v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
+
+/** One endpoint's delivery of an event (docs/events.md "GET /events"). */
+const EVENT_DELIVERY = v.object({
+  url: v.pipe(v.string(), v.url()),
+  state: v.pipe(
+    v.picklist(['pending', 'delivered', 'failed']),
+    v.description(
+      '`pending`: being sent or retried (with backoff, for 3 days from the event or its redelivery); `delivered`: a 2xx within 10 s; `failed`: its window is over, or the endpoint is no longer configured for it.',
+    ),
+  ),
+  attempts: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  lastStatus: v.optional(v.pipe(v.number(), v.integer())),
+  lastError: v.optional(v.picklist(['status', 'timeout', 'network', 'redirect', 'noSigningSecret', 'endpointRemoved'])),
+  lastAttemptAt: v.optional(ISO_MILLIS),
+  nextAttemptAt: v.optional(ISO_MILLIS),
+  deliveredAt: v.optional(ISO_MILLIS),
+});
+
+/** An event as its endpoints receive it, with its deliveries. */
+const EVENT_VIEW = v.object({
+  eventId: v.pipe(v.string(), v.regex(EVENT_ID)),
+  eventType: v.picklist(EVENT_TYPES),
+  createdAt: ISO_MILLIS,
+  merchant: v.object({ entity: v.string() }),
+  data: v.pipe(
+    v.record(v.string(), v.unknown()),
+    v.description('The outcome or the token, masked: never a full card number (docs/events.md "Types").'),
+  ),
+  deliveries: v.array(EVENT_DELIVERY),
+});
+
+export const EVENT_PAGE = v.object({
+  events: v.pipe(
+    v.array(EVENT_VIEW),
+    v.description(`The merchant's events of the last 30 days, oldest first, at most ${EVENT_PAGE_SIZE}.`),
+  ),
+  hasMore: v.pipe(v.boolean(), v.description('More follow the last one: ask again with `since=<its eventId>`.')),
+});
+
+export const EVENT_PING_ANSWER = v.object({ eventId: v.pipe(v.string(), v.regex(EVENT_ID)) });

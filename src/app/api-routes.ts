@@ -1,4 +1,5 @@
 import { preflight } from '../http/publishable-keys';
+import { listEventsEndpoint, pingEventsEndpoint, redeliverEventEndpoint } from '../routes/event-endpoints';
 import { binLookupEndpoint } from '../routes/bin-lookup';
 import { panLookupEndpoint } from '../routes/pan-lookup';
 import { authenticateEndpoint } from '../routes/threeds/authenticate';
@@ -27,7 +28,7 @@ import { PAGES, THREEDS_PATH } from '../threeds/api-paths';
 import type { Route } from './route-table';
 
 /**
- * The service's routes (docs/README.md lists them): the three JSON APIs and the 3DS browser
+ * The service's routes (docs/README.md lists them): the JSON APIs (Card BIN, 3DS, Tokens, events) and the 3DS browser
  * pages. A path listed here with other methods answers 405 with `Allow`; a path not listed
  * answers 404 (docs/pipeline.md step 1).
  */
@@ -54,6 +55,9 @@ export const API_ROUTES: readonly Route[] = [
   ...TOKEN_UPDATE_ROUTES.map(({ path, endpoint }) => ({ method: 'PUT' as const, path, endpoint })),
   { method: 'GET', path: '/tokens/:tokenId/conflicts/:conflictId', endpoint: getConflictsEndpoint },
   { method: 'PUT', path: '/tokens/:tokenId/conflicts/:conflictId', endpoint: acceptConflictsEndpoint },
+  { method: 'GET', path: '/events', endpoint: listEventsEndpoint },
+  { method: 'POST', path: '/events/ping', endpoint: pingEventsEndpoint },
+  { method: 'POST', path: '/events/:eventId/redeliver', endpoint: redeliverEventEndpoint },
   { method: 'POST', path: PAGES.ddc, page: ddcRoute },
   { method: 'POST', path: PAGES.challenge, page: challengeRoute },
   { method: 'POST', path: PAGES.challengeSubmit, page: challengeSubmitRoute },

@@ -1,5 +1,11 @@
 import { fail } from '../failures';
-import { CARD_BIN_MEDIA_TYPE, THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from './media-types';
+import {
+  CARD_BIN_MEDIA_TYPE,
+  EVENTS_MEDIA_TYPE,
+  THREE_DS_MEDIA_TYPES,
+  TOKENS_MEDIA_TYPES,
+  type ApiVersion,
+} from './media-types';
 
 export type { ApiVersion } from './media-types';
 
@@ -11,7 +17,7 @@ export interface ApiVersionType {
 
 /** The header rules of one API (docs/pipeline.md step 3), and version negotiation. */
 export interface ApiProfile {
-  name: 'cardBin' | 'threeDS' | 'tokens';
+  name: 'cardBin' | 'threeDS' | 'tokens' | 'events';
   /** The versions this API speaks, each with its media type; the first (version 1) is the default. */
   versions: readonly ApiVersionType[];
   /** The default version's media type: the answers' when Accept picks no version. */
@@ -60,6 +66,19 @@ export const TOKENS_API: ApiProfile = {
   mediaType: TOKENS_MEDIA_TYPES[1],
   acceptRequired: true,
   acceptWildcards: false,
+  exactHeaders: {},
+};
+
+/**
+ * The events API (docs/events.md): this service's own, not Worldpay's, so plain JSON, one version,
+ * and an Accept that is optional (and may be a wildcard), as the Card BIN API's.
+ */
+export const EVENTS_API: ApiProfile = {
+  name: 'events',
+  versions: [{ version: 1, mediaType: EVENTS_MEDIA_TYPE }],
+  mediaType: EVENTS_MEDIA_TYPE,
+  acceptRequired: false,
+  acceptWildcards: true,
   exactHeaders: {},
 };
 

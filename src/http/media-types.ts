@@ -1,5 +1,8 @@
-/** The media types of the three APIs (docs/pipeline.md step 3), shared by the Worker and its OpenAPI document. */
+/** The media types of the APIs (docs/pipeline.md step 3), shared by the Worker and its OpenAPI document. */
 export const CARD_BIN_MEDIA_TYPE = 'application/json';
+
+/** The events API's (docs/events.md): plain JSON, one version. */
+export const EVENTS_MEDIA_TYPE = 'application/json';
 
 /** A version of a versioned API (3DS, Tokens), named in its media type: `…-v1.hal+json`. */
 export type ApiVersion = 1 | 2 | 3;

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { BRANDS, type Brand } from '../bin/model';
+import { endpointUrlProblem, EVENTS_BLOCK, eventsOf, type MerchantEvents } from './event-endpoints';
 import { isConfigurableOrigin, originListed } from './origins';
 import { REQUESTOR_BLOCK, type RequestorBlock } from './requestor';
 
@@ -32,6 +33,8 @@ export interface MerchantConfig {
    * from the listed origins (docs/card-bin.md "Publishable keys"). Not secrets.
    */
   publishableKeys: readonly PublishableKey[];
+  /** Where its events are posted (docs/events.md); no endpoints, no deliveries. */
+  events: MerchantEvents;
 }
 
 export interface PublishableKey {
@@ -75,6 +78,7 @@ const CONFIG = v.object({
           ),
           [],
         ),
+        events: v.optional(EVENTS_BLOCK),
       }),
     ),
     v.check((ms) => new Set(ms.map((m) => m.username)).size === ms.length, 'usernames must be unique'),
@@ -120,7 +124,8 @@ export class MerchantDirectory {
 /**
  * Parses and validates a merchant configuration document; throws with every problem listed,
  * so a malformed configuration fails the Worker at start-up (and the tests), never silently.
- * For `live`, every entity with 3-D Secure enabled needs its requestor block.
+ * For `live`, every entity with 3-D Secure enabled needs its requestor block, and every event
+ * endpoint is https.
  */
 export function parseMerchantConfig(input: unknown, options: { live?: boolean } = {}): MerchantDirectory {
   const result = v.safeParse(CONFIG, input);
@@ -134,6 +139,11 @@ export function parseMerchantConfig(input: unknown, options: { live?: boolean } 
         .filter(([, e]) => e.threeDS && e.threeDSRequestor === undefined)
         .map(([id]) => `merchants.${m.username}.entities.${id}.threeDSRequestor: needed for live 3-D Secure`),
     );
+    for (const m of result.output.merchants)
+      m.events?.endpoints.forEach((e, i) => {
+        const problem = endpointUrlProblem(e.url, true);
+        if (problem) missing.push(`merchants.${m.username}.events.endpoints.${i}.url: ${problem}`);
+      });
     if (missing.length > 0) throw new Error(`data/merchants.json is invalid: ${missing.join('; ')}`);
   }
   return new MerchantDirectory(
@@ -141,6 +151,7 @@ export function parseMerchantConfig(input: unknown, options: { live?: boolean } 
       username: m.username,
       entities: new Map(Object.entries(m.entities)),
       publishableKeys: m.publishableKeys.map((k) => ({ key: k.key, origins: new Set(k.origins) })),
+      events: eventsOf(m.events),
     })),
   );
 }

@@ -1,6 +1,7 @@
 import { FailureError, type Failure } from '../../failures';
 import { withDeadline } from '../storage-error';
 import type { SessionScope } from '../threeds-store';
+import type { EventLog } from './event-log';
 import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
 import type { ThreeDsGuard } from './threeds-guard';
 import type { TokenGuard } from './token-guard';
@@ -48,6 +49,9 @@ export type TokenGuardApi = Api<
   'create' | 'read' | 'list' | 'update' | 'conflict' | 'acceptConflict' | 'remove'
 >;
 
+/** A merchant's event log (docs/events.md): what owners append to and the events routes read. */
+export type EventLogApi = Api<EventLog, 'append' | 'list' | 'redeliver' | 'ping'>;
+
 /**
  * Calls that may wait inside the object: for a live authentication's single flight (its lease
  * before and after the AReq goes out), for the 3DS Method (METHOD_WINDOW_MS). Their deadline is
@@ -75,6 +79,17 @@ export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.
  */
 export const tokenGuardName = (username: string, of: { namespace: string } | { fingerprint: string }): string =>
   'namespace' in of ? `namespace:${username}:${of.namespace}` : `card:${username}:${of.fingerprint}`;
+
+/** The name of a merchant's event log: its username (which holds no `:`). */
+export const eventLogName = (username: string): string => username;
+
+/**
+ * The merchant's event log, each call with the deadline: an owner appending from its alarm gets a
+ * StorageError on failure or timeout and appends again later (the append is idempotent by eventId).
+ */
+export function eventLog(ns: DurableObjectNamespace<EventLog>, username: string, timeoutMs: number): EventLogApi {
+  return guarded<EventLogApi>(ns.get(ns.idFromName(eventLogName(username))), 'EventLog', timeoutMs);
+}
 
 /** A transaction's guard and its id (the JWTs of the browser pages carry the id). */
 export function threeDsGuard(

@@ -1,0 +1,167 @@
+import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import type { DeliveryView, EventType, NewEvent } from '../../src/events/event-types';
+import { eventTransport } from '../../src/events/event-transport';
+import type { EventEndpoint } from '../../src/merchants/event-endpoints';
+import type { EventLogApi } from '../../src/storage/guards/clients';
+import type { EventLog } from '../../src/storage/guards/event-log';
+import type { SubscribableEventType } from '../../src/events/event-types';
+
+/**
+ * The events in the Worker tests (docs/events.md): the objects run in the tests' isolate, so the
+ * `eventTransport` seam puts an in-test receiver where the network would be, a clock the tests
+ * move forward (retries and the retry window without waiting), and per-test merchants with their
+ * own endpoints and secrets, each with an EventLog of its own.
+ */
+
+const DEFAULT_TRANSPORT = { ...eventTransport };
+
+/** Puts the seam back (call it in `afterEach`). */
+export function restoreTransport(): void {
+  Object.assign(eventTransport, DEFAULT_TRANSPORT);
+}
+
+/** One request an endpoint received. */
+export interface Received {
+  url: string;
+  method: string;
+  redirect: string;
+  headers: Headers;
+  body: string;
+  event: { eventId: string; eventType: EventType; createdAt: string; merchant: { entity: string }; data: any };
+}
+
+type Answer = Response | Promise<Response>;
+
+/**
+ * Every endpoint in one: records each request (in order of arrival) and answers it as `answer`
+ * says (200 by default); a pending answer is a receiver that hangs, or answers late.
+ */
+export class Receiver {
+  readonly received: Received[] = [];
+
+  constructor(public answer: (r: Received) => Answer = () => new Response('ok')) {}
+
+  readonly fetch = async (request: Request): Promise<Response> => {
+    const body = await request.text();
+    const r: Received = {
+      url: request.url,
+      method: request.method,
+      redirect: request.redirect,
+      headers: request.headers,
+      body,
+      event: JSON.parse(body),
+    };
+    this.received.push(r);
+    return this.answer(r);
+  };
+
+  /** The events an endpoint received, by eventId, in order. */
+  idsAt(url: string): string[] {
+    return this.received.filter((r) => r.url === url).map((r) => r.event.eventId);
+  }
+
+  /**
+   * Resolves once the requests received satisfy `predicate`. It looks again every few milliseconds
+   * rather than being resolved by the receiver: the receiver runs in the object's request context,
+   * and a promise of the test's context resolved from there may never wake the test up.
+   */
+  async until(predicate: (received: Received[]) => boolean): Promise<void> {
+    while (!predicate(this.received)) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A clock for the objects, a day ahead of the machine's: no alarm they set fires by itself during a test. */
+export class Clock {
+  now = Date.now() + 24 * 60 * 60 * 1000;
+  advance(ms: number): void {
+    this.now += ms;
+  }
+}
+
+export const MINUTE = 60_000;
+export const DAY = 24 * 60 * MINUTE;
+
+/** A signing secret of at least 32 bytes. */
+export const secret = (n: number): string => `whsec_test_${n}_${'x'.repeat(32)}`;
+
+/** A merchant of one test: its endpoints and secrets, its own EventLog, and the seam pointed at `receiver`. */
+export function testMerchant(
+  receiver: Receiver,
+  clock: Clock,
+  endpoints: { url: string; events?: 'all' | SubscribableEventType[] }[] = [{ url: 'https://a.merchant.test/hooks' }],
+  secrets: string[] = [secret(1)],
+) {
+  const username = `events-${crypto.randomUUID()}`;
+  const configured: EventEndpoint[] = endpoints.map((e) => ({
+    url: e.url,
+    events: e.events === undefined || e.events === 'all' ? 'all' : new Set(e.events),
+  }));
+  const merchant = { username, endpoints: configured, secrets };
+  const { endpointsOf, secretsOf } = eventTransport;
+  eventTransport.fetch = (request) => receiver.fetch(request);
+  eventTransport.now = () => clock.now;
+  eventTransport.endpointsOf = (u) => (u === username ? merchant.endpoints : endpointsOf(u));
+  eventTransport.secretsOf = (e, u) => (u === username ? merchant.secrets : secretsOf(e, u));
+  const object = env.EVENT_LOG.get(env.EVENT_LOG.idFromName(username));
+  return { ...merchant, merchant, object, stub: logStub(object) };
+}
+
+let counter = 0;
+
+/** An event to append (a new eventId each time unless given). */
+export function newEvent(clock: Clock, over: Partial<NewEvent> = {}): NewEvent {
+  counter++;
+  return {
+    eventId: `evt_${crypto.randomUUID().slice(0, 8)}_${counter}`,
+    eventType: 'tokens.token.updated',
+    subject: `token:${counter}`,
+    createdAt: clock.now,
+    entity: 'default',
+    data: { tokenId: `TN${counter}`, paymentInstrument: { cardNumber: '444433******1111' } },
+    ...over,
+  };
+}
+
+/** An EventLog's stub, typed as its callers see it (the runtime's RPC types lose `data`'s unknowns). */
+export type LogStub = EventLogApi & { whenIdle(): Promise<void>; raw: DurableObjectStub<EventLog> };
+
+export function logStub(object: DurableObjectStub<EventLog>): LogStub {
+  const api = object as unknown as EventLogApi & { whenIdle(): Promise<void> };
+  return {
+    append: (...args) => api.append(...args),
+    list: (...args) => api.list(...args),
+    redeliver: (...args) => api.redeliver(...args),
+    ping: (...args) => api.ping(...args),
+    whenIdle: () => api.whenIdle(),
+    raw: object,
+  };
+}
+
+/**
+ * Lets held answers of a receiver go, from inside the object that waits for them: an attempt goes
+ * on where its answer was resolved, and an object's storage can be used only from its own context.
+ */
+export async function releaseInside(stub: LogStub, releases: (() => void)[]): Promise<void> {
+  await runInDurableObject(stub.raw, () => {
+    for (const release of releases.splice(0)) release();
+  });
+}
+
+/** Runs the object's alarm, then waits until no delivery is in flight. */
+export async function runAlarm(stub: LogStub) {
+  await runDurableObjectAlarm(stub.raw);
+  await stub.whenIdle();
+}
+
+/** The deliveries of an event, by endpoint URL. */
+export async function deliveriesOf(
+  stub: LogStub,
+  username: string,
+  eventId: string,
+): Promise<Record<string, DeliveryView>> {
+  const { events } = await stub.list(username);
+  const event = events.find((e) => e.eventId === eventId);
+  if (!event) throw new Error(`${eventId} is not listed`);
+  return Object.fromEntries(event.deliveries.map((d) => [d.url, d]));
+}
