@@ -21,6 +21,13 @@ export function restoreTransport(): void {
   Object.assign(eventTransport, DEFAULT_TRANSPORT);
 }
 
+/** Gives the local test merchant one endpoint for every event type (its configuration has none). */
+export function withTestEndpoint(url: string): void {
+  const configured = eventTransport.endpointsOf;
+  eventTransport.endpointsOf = (username) =>
+    username === 'test-merchant' ? [{ url, events: 'all' }] : configured(username);
+}
+
 /** One request an endpoint received. */
 export interface Received {
   url: string;

@@ -1,12 +1,12 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { settingsOf } from '../../src/config/settings';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EventView } from '../../src/events/event-types';
 import { StorageHarness } from './faulty-env';
 import { call, OTHER_AUTH, TEST_AUTH, type Fetch } from './helpers';
-import { logStub, Receiver, releaseInside, restoreTransport } from './event-helpers';
+import { logStub, Receiver, releaseInside, restoreTransport, withTestEndpoint } from './event-helpers';
 
 /**
  * The events routes (docs/events.md): `GET /events`, `POST /events/{eventId}/redeliver` and, in
@@ -20,7 +20,11 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** The test merchant's endpoint in these tests (the local configuration has none). */
 const ENDPOINT = 'https://events.merchant.test/hooks';
+beforeEach(() => {
+  withTestEndpoint(ENDPOINT);
+});
 const testMerchantLog = () => logStub(env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant')));
 
 function eventsCall(path: string, method: string, auth = TEST_AUTH, via?: Fetch, headers = {}): Promise<Response> {
