@@ -58,6 +58,10 @@ export interface TokenRecord extends Stored {
   lifeStartedAt?: number;
   /** The merchant chose the expiry (`tokenExpiryDateTime`): it is never extended. */
   expiryChosen?: boolean;
+  /** The entity that made it: its events name it (`merchant.entity`, docs/events.md). */
+  entity?: string;
+  /** The base of its href when it was made (PUBLIC_BASE_URL or the request's origin), for its events. */
+  hrefBase?: string;
 }
 
 /** Reads the projections of tokens: a token's record as its object last wrote it (it may lag). */

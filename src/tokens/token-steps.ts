@@ -113,7 +113,8 @@ export async function createToken(
   const fingerprint = await cardFingerprint(await deps.tokenKeys(), username, card.cardNumber);
   const { namespace } = request;
   const owner = deps.ownerFor(username, namespace !== undefined ? { namespace } : { fingerprint });
-  const outcome = await owner.create(username, namespace, fingerprint, card, templateOf(request, resolved.value));
+  const template = { ...templateOf(request, resolved.value), entity: entityId, hrefBase: deps.baseUrl };
+  const outcome = await owner.create(username, namespace, fingerprint, card, template);
   const masked = resolved.value.masked;
   switch (outcome.kind) {
     case 'full':
@@ -131,7 +132,7 @@ export async function createToken(
 }
 
 /** The token as this request describes it: what the object does not decide itself. */
-function templateOf(request: NewTokenRequest, resolved: ResolvedCard): TokenTemplate {
+function templateOf(request: NewTokenRequest, resolved: ResolvedCard): Omit<TokenTemplate, 'entity' | 'hrefBase'> {
   const { cardNumber, cardExpiryDate } = request.paymentInstrument;
   const record = resolved.match?.record;
   return {

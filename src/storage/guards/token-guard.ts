@@ -2,7 +2,8 @@ import { DurableObject } from 'cloudflare:workers';
 import { tokenKeys, type TokenKeys } from '../../cards/card-crypto';
 import { openCard, sealCard, type CardDetails } from '../../cards/token-card';
 import { settingsOf } from '../../config/settings';
-import { conflictsOf, isoSeconds, wholeSeconds, type TokenView } from '../../tokens/token-resource';
+import type { EventType } from '../../events/event-types';
+import { conflictsOf, isoSeconds, tokenResource, wholeSeconds, type TokenView } from '../../tokens/token-resource';
 import {
   applied,
   changesOfConflict,
@@ -19,6 +20,7 @@ import {
 import { tokenKey, type SealedValue, type TokenRecord } from '../token-store';
 import { FailureError } from '../../failures';
 import { failedCall } from './clients';
+import { EventOutbox, type StagedEvent } from './event-outbox';
 import { Outbox } from './outbox';
 import { newTokenId, tokenReference } from './token-ids';
 import { updateAllowed, UPDATE_WINDOW_MS } from './update-limit';
@@ -54,6 +56,9 @@ export interface TokenTemplate {
   schemeTransactionReference?: string;
   /** A chosen expiry (ms, already checked); else the environment's default lifetime. */
   requestedExpiry?: number;
+  /** The entity that asks, and the base of the token's href: what its events say. */
+  entity: string;
+  hrefBase: string;
 }
 
 /** A token as the Worker answers it: the record without the sealed card, the card opened, its reference. */
@@ -104,6 +109,8 @@ interface ConflictRow extends Record<string, SqlStorageValue> {
 export class TokenGuard extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly outbox: Outbox;
+  /** Its events, on their way to the merchant's event log (docs/events.md). */
+  private readonly events: EventOutbox;
   /** The calls in the order they arrived: each runs once the one before has ended. */
   private queue: Promise<unknown> = Promise.resolve();
   /** The running call staged a projection: it is tried when the call ends. */
@@ -121,6 +128,7 @@ export class TokenGuard extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS conflicts (id TEXT PRIMARY KEY, token_id TEXT NOT NULL, values_hash TEXT NOT NULL,
         sealed TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
+    this.events = new EventOutbox({ ctx, env }, (event) => this.eventData(event));
   }
 
   /**
@@ -163,6 +171,7 @@ export class TokenGuard extends DurableObject<Env> {
       }
       if (namespace !== undefined && this.liveCards(now) >= MAX_NAMESPACE_CARDS) return { kind: 'full' } as const;
       const { requestedExpiry, description, ...known } = template;
+      // `known` carries the entity and the href base: stored with the token, for its events.
       const tokenId = newTokenId();
       // Whole seconds, as Worldpay writes the date and time.
       const expiresAt = wholeSeconds(requestedExpiry ?? now + this.lifetimeMs());
@@ -283,6 +292,8 @@ export class TokenGuard extends DurableObject<Env> {
       const row = this.sql.exec<TokenRow>('SELECT * FROM tokens WHERE token_id = ?', tokenId).toArray()[0];
       if (!row || row.expires_at <= now) return 'gone';
       if (row.deleted === 1) return 'deleted';
+      // The event carries the token as it was (its card sealed, until the event leaves).
+      this.emit(recordOf(row), 'tokens.token.deleted', `tok_${tokenId}_deleted`);
       this.sql.exec("UPDATE tokens SET deleted = 1, record = '{}' WHERE token_id = ?", tokenId);
       this.sql.exec('DELETE FROM conflicts WHERE token_id = ?', tokenId);
       this.sql.exec('DELETE FROM updates WHERE token_id = ?', tokenId);
@@ -299,6 +310,7 @@ export class TokenGuard extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.serial((now) => this.prune(now));
     await this.outbox.flush();
+    await this.events.flush();
     await this.scheduleAlarm();
   }
 
@@ -320,6 +332,7 @@ export class TokenGuard extends DurableObject<Env> {
         if (this.staged) {
           this.staged = false;
           await this.outbox.writeSoon();
+          void this.events.flush(); // after the answer; the alarm set just now retries it
         }
       }
     });
@@ -355,7 +368,7 @@ export class TokenGuard extends DurableObject<Env> {
   private async used(record: TokenRecord, now: number, keys: TokenKeys): Promise<OwnedToken> {
     const next = extended(record, now, this.lifetimeMs());
     const current = next === record ? record : { ...next, version: (record.version ?? 1) + 1 };
-    if (current !== record) this.save(current);
+    if (current !== record) this.save(current, 'tokens.token.extended');
     const { sealed: _sealed, ...token } = current;
     return { token, card: await openCard(keys, current), reference: this.referenceOf(token.tokenId) };
   }
@@ -381,13 +394,16 @@ export class TokenGuard extends DurableObject<Env> {
     const next = extended(await applied(keys, record, changes, now), now, this.lifetimeMs());
     // Synchronous from here: the count, the record and its projection commit together.
     this.sql.exec('INSERT INTO updates (token_id, at) VALUES (?, ?)', record.tokenId, now);
-    this.save({ ...next, version: (record.version ?? 1) + 1 });
+    this.save({ ...next, version: (record.version ?? 1) + 1 }, 'tokens.token.updated');
     withIt?.();
     return { kind: 'changed' };
   }
 
-  /** Stores a token's new version and stages its projection, in one synchronous block. */
-  private save(record: TokenRecord): void {
+  /**
+   * Stores a token's new version, and stages its projection and its event (`updated` or
+   * `extended`), in one synchronous block.
+   */
+  private save(record: TokenRecord, event: 'tokens.token.updated' | 'tokens.token.extended'): void {
     this.sql.exec(
       'UPDATE tokens SET record = ?, expires_at = ? WHERE token_id = ?',
       JSON.stringify(record),
@@ -395,6 +411,29 @@ export class TokenGuard extends DurableObject<Env> {
       record.tokenId,
     );
     this.project(record);
+    this.emit(record, event, `tok_${record.tokenId}_v${record.version ?? 1}`);
+  }
+
+  /** Stages an event about a token (its data rendered when it leaves: {@link eventData}). */
+  private emit(record: TokenRecord, eventType: EventType, eventId: string): void {
+    this.events.stage(record.username, {
+      eventId,
+      eventType,
+      subject: record.tokenId,
+      createdAt: Date.now(),
+      entity: record.entity ?? '',
+      facts: record,
+    });
+    this.staged = true;
+  }
+
+  /** An event's data: the token as GET shows it (the card opened, its number masked). */
+  private async eventData(event: StagedEvent): Promise<Record<string, unknown>> {
+    const record = event.facts as TokenRecord;
+    const { sealed: _sealed, ...token } = record;
+    const card = await openCard(await tokenKeys(settingsOf(this.env)), record);
+    const href = `${record.hrefBase ?? ''}/tokens/${this.referenceOf(record.tokenId)}`;
+    return tokenResource(token, card, href);
   }
 
   private project(record: TokenRecord): void {
@@ -465,7 +504,9 @@ export class TokenGuard extends DurableObject<Env> {
   /** The alarm: at the next projection due, else at the next end of a token (live or deleted). */
   private async scheduleAlarm(): Promise<void> {
     const end = this.sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM tokens').one().at;
-    const times = [this.outbox.nextDue(), end ?? undefined].filter((t): t is number => t !== undefined);
+    const times = [this.outbox.nextDue(), this.events.nextDue(), end ?? undefined].filter(
+      (t): t is number => t !== undefined,
+    );
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
   }
 }

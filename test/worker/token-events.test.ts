@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { eventTransport } from '../../src/events/event-transport';
+import { eventSink } from '../../src/storage/guards/event-outbox';
+import { objectStorage } from '../../src/storage/guards/object-storage';
+import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
+import { restoreObjects } from './faulty-env';
+import { burst } from './helpers';
+import { Receiver, restoreTransport, withTestEndpoint, type Received } from './event-helpers';
+import { createToken, freshCard, putAttribute, tokenBody, tokenCall } from './token-helpers';
+
+/**
+ * The events a token's object emits (docs/events.md "Types"): `tokens.token.updated` for each
+ * version an update makes, `tokens.token.extended` for an extension, `tokens.token.deleted` for a
+ * deletion; each staged with the change it reports, appended to the merchant's event log after
+ * the answer, and delivered signed to the test merchant's endpoint (`data/merchants.json`) with
+ * the token as GET shows it, its card number masked. The endpoint is an in-test receiver
+ * (`eventTransport`).
+ */
+
+type Json = Record<string, any>;
+
+/** The test merchant's endpoint in these tests, and its local signing secret (.dev.vars.example). */
+const ENDPOINT = 'https://events.merchant.test/hooks';
+const SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
+
+const DEFAULT_SINK = { ...eventSink };
+
+afterEach(() => {
+  Object.assign(eventSink, DEFAULT_SINK);
+  restoreTransport();
+  restoreObjects();
+  vi.restoreAllMocks();
+});
+
+function receiving(): Receiver {
+  const receiver = new Receiver();
+  eventTransport.fetch = receiver.fetch;
+  withTestEndpoint(ENDPOINT);
+  return receiver;
+}
+
+/** The events a token's deliveries carried, in the order they arrived. */
+const eventsOf = (receiver: Receiver, tokenId: string): Received[] =>
+  receiver.received.filter((r) => r.url === ENDPOINT && r.event.data?.tokenId === tokenId);
+
+async function newToken(name = 'Ada Lovelace'): Promise<{ token: Json; href: string; cardNumber: string }> {
+  const cardNumber = freshCard();
+  const response = await createToken(tokenBody({ cardNumber, name }));
+  expect(response.status).toBe(201);
+  const token = await response.json<Json>();
+  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
+}
+
+describe("a token's events", () => {
+  it('emits updated for an update and deleted for a deletion, in order, signed, with the token as GET showed it', async () => {
+    const receiver = receiving();
+    const { token, href, cardNumber } = await newToken();
+    expect((await putAttribute(href, 'cardHolderName', 'Augusta Ada King')).status).toBe(204);
+    const shown = await (await tokenCall('GET', href)).json<Json>();
+    expect((await tokenCall('DELETE', href)).status).toBe(204);
+    await receiver.until(() => eventsOf(receiver, token.tokenId).length === 2);
+    const [updated, deleted] = eventsOf(receiver, token.tokenId);
+    expect(updated!.event).toMatchObject({
+      eventId: `tok_${token.tokenId}_v2`,
+      eventType: 'tokens.token.updated',
+      merchant: { entity: 'default' },
+      data: shown,
+    });
+    expect(deleted!.event).toMatchObject({
+      eventId: `tok_${token.tokenId}_deleted`,
+      eventType: 'tokens.token.deleted',
+      data: shown,
+    });
+    for (const r of [updated!, deleted!]) {
+      expect(await verifyEventSignature(r.body, r.headers.get('Event-Signature'), [SECRET])).toBe(true);
+      expect(r.body).not.toContain(cardNumber);
+      expect(r.body).toContain(`${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`);
+    }
+  });
+
+  it('emits one event for 20 identical updates at once, and none for a value the token holds', async () => {
+    const receiver = receiving();
+    const { token, href } = await newToken();
+    const responses = await burst(20, () => putAttribute(href, 'description', 'Same for all'));
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
+    expect((await putAttribute(href, 'description', 'Same for all')).status).toBe(204);
+    // The next change is the next version, its own event.
+    expect((await putAttribute(href, 'description', 'Then this')).status).toBe(204);
+    await receiver.until(() => eventsOf(receiver, token.tokenId).length >= 2);
+    expect(eventsOf(receiver, token.tokenId).map((r) => r.event.eventId)).toEqual([
+      `tok_${token.tokenId}_v2`,
+      `tok_${token.tokenId}_v3`,
+    ]);
+  });
+
+  it("emits each of 20 different updates at once, in the order the token's object applied them", async () => {
+    const receiver = receiving();
+    const { token, href } = await newToken();
+    const responses = await burst(20, (i) => putAttribute(href, 'description', `Update ${i}`));
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
+    await receiver.until(() => eventsOf(receiver, token.tokenId).length === 20);
+    const events = eventsOf(receiver, token.tokenId).map((r) => r.event);
+    expect(events.map((e) => e.eventId)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `tok_${token.tokenId}_v${i + 2}`),
+    );
+    // The last one holds what GET shows.
+    expect(events[19]!.data.description).toBe((await (await tokenCall('GET', href)).json<Json>()).description);
+  });
+
+  it("keeps the events while the merchant's event log cannot be reached, and appends them once it can", async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    const receiver = receiving();
+    const { token, href } = await newToken();
+    // The token's object's own appends to the event log fail three times, then go through.
+    objectStorage.retryBaseMs = 20;
+    let refused = 0;
+    eventSink.append = (env, username, events) =>
+      refused < 3 ? Promise.reject(new Error(`refused ${++refused}`)) : DEFAULT_SINK.append(env, username, events);
+    const answered = await putAttribute(href, 'description', 'Kept');
+    expect(answered.status).toBe(204);
+    // Retried by the object (its alarm, with backoff) until the log has it: delivered once.
+    await receiver.until(() => eventsOf(receiver, token.tokenId).length === 1);
+    expect(refused).toBe(3);
+    expect(eventsOf(receiver, token.tokenId)[0]!.event).toMatchObject({
+      eventId: `tok_${token.tokenId}_v2`,
+      data: { description: 'Kept' },
+    });
+  });
+});
