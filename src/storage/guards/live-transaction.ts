@@ -1,7 +1,7 @@
 import { MAX_AUTHENTICATE_TIMEOUT_MS, MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
 /**
  * The state of a live 3-D Secure transaction inside its Durable Object (docs/threeds.md "Live",
- * docs/storage.md "Durable Objects"): what the 3DS Server provider prepared, what the browser
+ * docs/storage.md "The objects"): what the 3DS Server provider prepared, what the browser
  * did (device facts, the 3DS Method), the one authentication, and the challenge with its one
  * result. The provider calls themselves are made by the 3DS steps in the Worker; this object
  * makes them single flight: whoever holds the authentication's lease calls the provider, every

@@ -149,7 +149,7 @@ export async function liveAuthenticate(
 export const DS_UNREACHABLE = '~dsUnreachable';
 
 /** The stored answer as this request's version of the API has it, without the outage mark. */
-function rendered(stored: Record<string, unknown>, version: ApiVersion): Record<string, unknown> {
+export function rendered(stored: Record<string, unknown>, version: ApiVersion): Record<string, unknown> {
   const answer = { ...stored };
   if (answer[DS_UNREACHABLE] !== true) return answer;
   delete answer[DS_UNREACHABLE];

@@ -8,6 +8,7 @@ import { THREEDS_PATH } from '../api-paths';
 import { outageAnswer, verificationKind } from '../api-versions';
 import { answerFor, answerIds, unavailableFor, type ResultKind } from '../outcomes';
 import { scenarioNamed } from '../scenarios';
+import { rendered } from '../live/live-authenticate';
 import { threeDsCaller, type ThreeDsDeps } from './step-deps';
 
 /**
@@ -22,9 +23,9 @@ import { threeDsCaller, type ThreeDsDeps } from './step-deps';
  *   `authenticate` answered for a frictionless one.
  */
 
-export type TransactionState = 'initialized' | 'challenged' | 'completed';
+type TransactionState = 'initialized' | 'challenged' | 'completed';
 
-export interface RetrievedTransaction {
+interface RetrievedTransaction {
   body: Record<string, unknown>;
   state: TransactionState;
 }
@@ -42,7 +43,7 @@ export async function retrieveTransaction(
   if (!facts) return failed({ kind: 'resourceNotFound' });
   const { state, result } =
     deps.environment === 'live'
-      ? liveOutcome(deps, facts, query.transactionReference)
+      ? liveOutcome(deps, facts, query.transactionReference, version)
       : await testOutcome(deps, facts, query.transactionReference, version);
   const href = `${deps.baseUrl}${THREEDS_PATH}/authentications/${encodeURIComponent(query.transactionReference)}`;
   return ok({
@@ -90,7 +91,12 @@ async function testOutcome(
   return { state: 'completed', result: { ...answer } };
 }
 
-function liveOutcome(deps: ThreeDsDeps, facts: TransactionFacts, transactionReference: string): Outcome {
+function liveOutcome(
+  deps: ThreeDsDeps,
+  facts: TransactionFacts,
+  transactionReference: string,
+  version: ApiVersion,
+): Outcome {
   const live = facts.live;
   if (!live) return { state: 'initialized' };
   if (live.lost) {
@@ -98,10 +104,11 @@ function liveOutcome(deps: ThreeDsDeps, facts: TransactionFacts, transactionRefe
     const apiBase = `${deps.baseUrl}${THREEDS_PATH}`;
     return {
       state: 'completed',
-      result: { ...unavailableFor({ transactionReference, step: 'verification', apiBase }) },
+      result: { ...unavailableFor({ transactionReference, step: 'authenticate', apiBase }) },
     };
   }
   const challenge = live.challenge;
-  if (!challenge) return { state: 'completed', ...(live.answer ? { result: live.answer } : {}) };
+  // As authenticate renders its stored answer for the version: an outage mark never leaves.
+  if (!challenge) return { state: 'completed', ...(live.answer ? { result: rendered(live.answer, version) } : {}) };
   return challenge.result ? { state: 'completed', result: challenge.result.answer } : { state: 'challenged' };
 }
