@@ -28,16 +28,16 @@ export function logLine(fields: LogFields): void {
 
 /**
  * Masks every run of 12–19 digits in free text, the digits separated by up to three of the
- * separators a written card number may have (spaces, dashes, `. / _ : +`) or by tabs and line
- * breaks as JSON writes them (`\t`, `\n`): at least as wide as what the free-text fields refuse
+ * separators a written card number may have (any white space, dashes, `. / _ : +`) or by the
+ * white space JSON escapes (`\t`, `\n`, `\r`, `\f`, `\b`, `\u000b`): at least as wide as what the free-text fields refuse
  * (src/cards/card-number-in-text.ts), and without its Luhn and scheme checks, so that a value no
  * field checked (a path, a header) is masked all the same.
  */
 export function redactPans(text: string): string {
-  return text.replace(PAN_IN_TEXT, (m) => maskPan(m.replace(/\\[tnr]|[^\d]/g, '')));
+  return text.replace(PAN_IN_TEXT, (m) => maskPan(m.replace(/\\u000b|\\[tnrfb]|[^\d]/g, '')));
 }
 
-const PAN_IN_TEXT = /\d(?:(?:[ ./_:+-]|\\[tnr]){0,3}\d){11,18}/g;
+const PAN_IN_TEXT = /\d(?:(?:[\s./_:+-]|\\[tnrfb]|\\u000b){0,3}\d){11,18}/g;
 
 /** An exception as one masked line for the log: `Name: message`. */
 export function describeError(e: unknown): string {
