@@ -75,10 +75,14 @@ export class EventOutbox {
     );
   }
 
-  /** When the next append is due, or undefined when nothing is staged. */
+  /**
+   * When the next append is due, or undefined when nothing is staged. While one is in flight, only
+   * after its deadline (an alarm meanwhile would find nothing to do, and re-arm at once, over and over).
+   */
   nextDue(): number | undefined {
     if (this.sql.exec('SELECT 1 FROM events_out LIMIT 1').toArray().length === 0) return undefined;
-    return Math.max(Date.now(), this.notBefore);
+    const now = Date.now();
+    return Math.max(now, this.notBefore, this.sending ? now + objectStorage.timeoutMs : 0);
   }
 
   /**

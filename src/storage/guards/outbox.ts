@@ -115,11 +115,6 @@ export class Outbox {
     return due;
   }
 
-  /** Whether every staged projection has landed. */
-  get settled(): boolean {
-    return this.sql.exec('SELECT 1 FROM outbox WHERE staged > written LIMIT 1').toArray().length === 0;
-  }
-
   /**
    * Writes every projection that is due, each key at most once. Never throws: a failure is
    * recorded on its row and tried again when `nextDue` says.

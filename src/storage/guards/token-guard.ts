@@ -431,7 +431,15 @@ export class TokenGuard extends DurableObject<Env> {
   private async eventData(event: StagedEvent): Promise<Record<string, unknown>> {
     const record = event.facts as TokenRecord;
     const { sealed: _sealed, ...token } = record;
-    const card = await openCard(await tokenKeys(settingsOf(this.env)), record);
+    // A card sealed under a key no longer configured: the event goes without the name and address
+    // rather than never (it would hold every later event of this object back).
+    const card: Pick<CardDetails, 'cardHolderName' | 'billingAddress'> = await openCard(
+      await tokenKeys(settingsOf(this.env)),
+      record,
+    ).catch((e: unknown) => {
+      if (e instanceof FailureError) return {};
+      throw e;
+    });
     const href = `${record.hrefBase ?? ''}/tokens/${this.referenceOf(record.tokenId)}`;
     return tokenResource(token, card, href);
   }
