@@ -1,5 +1,5 @@
 import { exports } from 'cloudflare:workers';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { expectDocumentedAnswer } from './openapi-compat';
 import { expectWorldpayShape } from './worldpay-compat';
 
@@ -109,4 +109,10 @@ export async function expectErrorCase(c: ErrorCase, mediaType: string): Promise<
     expect(body).not.toHaveProperty('validationErrors');
   }
   if (response.status === 401) expect(response.headers.get('WWW-Authenticate')).toMatch(/^Basic realm="/);
+}
+
+/** Silences the Worker's log lines and errors for a test that makes failures on purpose (restored by `vi.restoreAllMocks`). */
+export function quiet(): void {
+  vi.spyOn(console, 'error').mockImplementation(() => {});
+  vi.spyOn(console, 'log').mockImplementation(() => {});
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
-import { burst } from './helpers';
+import { burst, quiet } from './helpers';
 import { projected, runAlarmOf, sessionKeyOf, threeDsObject } from './projection-helpers';
 import { authenticateBody, completeChallenge, newReference, threeDs, verifyBody } from './threeds-helpers';
 
@@ -20,11 +20,6 @@ afterEach(() => {
   restoreObjects();
   vi.restoreAllMocks();
 });
-
-function quiet(): void {
-  vi.spyOn(console, 'error').mockImplementation(() => {});
-  vi.spyOn(console, 'log').mockImplementation(() => {});
-}
 
 const challengedBody = (reference: string): Json =>
   authenticateBody({ reference, cardHolderName: '3ds2-challenge-identified' });

@@ -96,10 +96,8 @@ describe('GET /health', () => {
 
   it('calls no storage: it answers 200 while every storage call would hang', async () => {
     const harness = new StorageHarness({ STORAGE_TIMEOUT_MS: '1000' }).failOn({ nth: 0, of: 'any', when: 'hang' });
-    const started = Date.now();
     const response = await call('/health', { method: 'GET', via: (r) => harness.fetch(r) });
     expect(response.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(harness.calls).toEqual([]);
     expect(harness.armed).toBe(true);
     await harness.settled();

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { quiet } from './helpers';
 import { StorageHarness, type Fault } from './faulty-env';
 import type { Fetch } from './helpers';
 import { authenticateBody, hiddenField, newReference, postForm, threeDs, verifyBody } from './threeds-helpers';
@@ -8,11 +9,6 @@ type Json = Record<string, any>;
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-function quiet(): void {
-  vi.spyOn(console, 'error').mockImplementation(() => {});
-  vi.spyOn(console, 'log').mockImplementation(() => {});
-}
 
 /** Each storage call of a path, failed in turn, before and after it reaches storage. */
 function faults(n: number): [string, Fault][] {

@@ -4,7 +4,6 @@ import { expect } from 'vitest';
 import type { TokenGuard } from '../../src/storage/guards/token-guard';
 import { parseReference } from '../../src/storage/guards/token-ids';
 import { tokenGuardName } from '../../src/storage/guards/clients';
-import { TOKEN_PREFIX } from '../../src/storage/token-store';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import type { StorageHarness } from './faulty-env';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
@@ -157,21 +156,6 @@ export async function projectionSettled(token: TokenLike, ms = 20_000): Promise<
     if (Date.now() > deadline) throw new Error(`projection of token ${tokenId} not settled within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-}
-
-/** Every live token id in KV (all pages of the listing). */
-export async function liveTokenIds(): Promise<Set<string>> {
-  const ids = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = await env.SESSIONS.list({ prefix: TOKEN_PREFIX, ...(cursor ? { cursor } : {}) });
-    for (const { name } of page.keys) {
-      const value = await env.SESSIONS.get<Json>(name, 'json');
-      if (value) ids.add(value.tokenId);
-    }
-    cursor = page.list_complete ? undefined : page.cursor;
-  } while (cursor);
-  return ids;
 }
 
 /**

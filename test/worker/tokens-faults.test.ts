@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
-import { burst, call, panLookup, TEST_AUTH, type Fetch } from './helpers';
+import { burst, call, panLookup, TEST_AUTH, type Fetch, quiet } from './helpers';
 import {
   countedUpdates,
   createToken,
@@ -50,11 +50,6 @@ afterEach(() => {
   restoreObjects();
   vi.restoreAllMocks();
 });
-
-function quiet(): void {
-  vi.spyOn(console, 'error').mockImplementation(() => {});
-  vi.spyOn(console, 'log').mockImplementation(() => {});
-}
 
 const via =
   (h: StorageHarness): Fetch =>
