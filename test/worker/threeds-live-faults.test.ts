@@ -280,12 +280,19 @@ describe('card numbers and keys', () => {
 });
 
 describe('the authentication lease', () => {
+  const SCOPE = {
+    username: 'lease-test',
+    entity: 'default',
+    transactionReference: 'lease-test',
+    baseUrl: 'http://localhost',
+    apiVersion: 1,
+  } as const;
   const guardNamed = (name: string) => env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(name));
 
   it('lasts, once the AReq goes out, until its answer can be recorded', async () => {
     const guard = guardNamed(`lease-${crypto.randomUUID()}`);
     const now = Date.now();
-    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000)).kind).toBe('run');
+    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000, SCOPE)).kind).toBe('run');
     expect(await guard.liveSending('holder', Date.now())).toBe(true);
     await runInDurableObject(guard, (_g, state) => {
       const row = state.storage.sql.exec<{ lease_until: number }>('SELECT lease_until FROM live_auth').one();
@@ -296,9 +303,9 @@ describe('the authentication lease', () => {
   it('is not taken by a waiting caller that gave up: the next request takes it at once, not after 40 s', async () => {
     const guard = guardNamed(`lease-${crypto.randomUUID()}`);
     const now = Date.now();
-    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000)).kind).toBe('run');
+    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000, SCOPE)).kind).toBe('run');
     // An identical request waits in the object for the holder's answer...
-    const waiting = guard.liveBegin('hash', 'waiter', Date.now(), now + 3_600_000);
+    const waiting = guard.liveBegin('hash', 'waiter', Date.now(), now + 3_600_000, SCOPE);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // ...and gives up (its deadline), telling the object so; then the holder gives up before sending.
     await guard.liveAbandon('waiter');
@@ -306,7 +313,7 @@ describe('the authentication lease', () => {
     await guard.liveAbandon('holder');
     // The lease is free: no one holds it for nobody.
     const started = Date.now();
-    expect((await guard.liveBegin('hash', 'next', Date.now(), now + 3_600_000)).kind).toBe('run');
+    expect((await guard.liveBegin('hash', 'next', Date.now(), now + 3_600_000, SCOPE)).kind).toBe('run');
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
@@ -318,15 +325,15 @@ describe('the authentication lease', () => {
   it('gives the holder of a lease that ran out after sending the answer everyone gets: none recorded', async () => {
     const guard = guardNamed(`lease-${crypto.randomUUID()}`);
     const now = Date.now();
-    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000)).kind).toBe('run');
+    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000, SCOPE)).kind).toBe('run');
     expect(await guard.liveSending('holder', Date.now())).toBe(true);
     await runInDurableObject(guard, (_g, state) => {
       state.storage.sql.exec('UPDATE live_auth SET lease_until = 0');
     });
     // An identical request finds the lease run out with the AReq sent: lost, for good.
-    expect((await guard.liveBegin('hash', 'other', Date.now(), now + 3_600_000)).kind).toBe('lost');
+    expect((await guard.liveBegin('hash', 'other', Date.now(), now + 3_600_000, SCOPE)).kind).toBe('lost');
     // The ARes arrives late: it is not recorded, and the holder is told so.
     expect(await guard.liveComplete('holder', { outcome: 'authenticated' }, Date.now())).toBeUndefined();
-    expect((await guard.liveBegin('hash', 'third', Date.now(), now + 3_600_000)).kind).toBe('lost');
+    expect((await guard.liveBegin('hash', 'third', Date.now(), now + 3_600_000, SCOPE)).kind).toBe('lost');
   });
 });

@@ -2,6 +2,7 @@ import type { EventType, NewEvent } from '../../events/event-types';
 import { describeError, logLine } from '../../http/log';
 import { eventLog } from './clients';
 import { objectStorage } from './object-storage';
+import { withDeadline } from '../storage-error';
 
 /**
  * The events an owning object emits (docs/events.md), on their way to the merchant's event log
@@ -55,7 +56,8 @@ export class EventOutbox {
   private sending = false;
 
   constructor(
-    private readonly owner: { ctx: DurableObjectState; env: Env },
+    /** `reschedule` sets the owner's alarm to its next due time (after a failed append: the retry's). */
+    private readonly owner: { ctx: DurableObjectState; env: Env; reschedule(): Promise<void> },
     private readonly render: (event: StagedEvent) => Promise<Record<string, unknown>>,
   ) {
     this.sql = owner.ctx.storage.sql;
@@ -110,7 +112,12 @@ export class EventOutbox {
           const { facts: _facts, ...event } = staged;
           events.push({ ...event, data: await this.render(staged) });
         }
-        await eventSink.append(this.owner.env, username, events);
+        // The log's client has its deadline too: this one holds whatever the seam does.
+        await withDeadline(
+          eventSink.append(this.owner.env, username, events),
+          objectStorage.timeoutMs,
+          'EventLog.append',
+        );
         this.sql.exec('DELETE FROM events_out WHERE username = ? AND seq <= ?', username, mine[mine.length - 1]!.seq);
       }
       this.attempts = 0;
@@ -122,5 +129,7 @@ export class EventOutbox {
     } finally {
       this.sending = false;
     }
+    // The alarm set while this append was in flight waits for its deadline: set it to the retry's time.
+    if (this.attempts > 0) await this.owner.reschedule().catch(() => undefined);
   }
 }

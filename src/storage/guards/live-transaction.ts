@@ -125,7 +125,14 @@ export class LiveTransaction {
    */
   private readonly abandoned = new Set<string>();
 
-  constructor(private readonly sql: SqlStorage) {
+  /**
+   * `onDecided` runs in the same synchronous block as each write that decides the transaction's
+   * outcome (its answer, its loss, its challenge's result): the owner stages its event there.
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly onDecided: () => void = () => undefined,
+  ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS live_prepared (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS live_method (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, started_at INTEGER, completed_at INTEGER);
       CREATE TABLE IF NOT EXISTS live_facts (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
@@ -257,6 +264,7 @@ export class LiveTransaction {
         if (row.sending_at !== null) {
           // The holder sent the AReq and went silent: what the DS answered is unknown.
           this.sql.exec('UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1', now);
+          this.onDecided();
           this.wake();
           return { kind: 'lost', decidedAt: now };
         }
@@ -305,6 +313,7 @@ export class LiveTransaction {
           JSON.stringify(challenge),
         );
       }
+      this.onDecided();
     }
     this.wake();
     const stored = this.auth();
@@ -313,11 +322,12 @@ export class LiveTransaction {
 
   /** The AReq went out and its answer is unknown: the authentication is lost, for good. */
   lose(leaseId: string, now: number): void {
-    this.sql.exec(
+    const lost = this.sql.exec(
       'UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL',
       now,
       leaseId,
-    );
+    ).rowsWritten;
+    if (lost > 0) this.onDecided();
     this.wake();
   }
 
@@ -383,12 +393,13 @@ export class LiveTransaction {
 
   /** Records the challenge's one result; the first one decided stays, and is returned. */
   decide(reference: string, answer: Record<string, unknown>, now: number): LiveResult | undefined {
-    this.sql.exec(
+    const decided = this.sql.exec(
       'UPDATE live_challenge SET result = ?, decided_at = ? WHERE reference = ? AND result IS NULL',
       JSON.stringify(answer),
       now,
       reference,
-    );
+    ).rowsWritten;
+    if (decided > 0) this.onDecided();
     const row = this.challengeRow(reference);
     return row?.result
       ? { answer: JSON.parse(row.result) as Record<string, unknown>, decidedAt: row.decided_at! }

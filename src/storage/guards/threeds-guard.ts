@@ -12,6 +12,10 @@ import {
   type PreparedCard,
 } from './live-transaction';
 import { Outbox } from './outbox';
+import { EventOutbox, type StagedEvent } from './event-outbox';
+import type { ApiVersion } from '../../http/media-types';
+import { settingsOf } from '../../config/settings';
+import { transactionOutcome, transactionState, withoutAuthenticationValue } from '../../threeds/transaction-outcome';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -31,7 +35,32 @@ import { Outbox } from './outbox';
  * lives an hour from its first step, and an hour from authenticate once that comes (so a
  * challenge always gets its 10 minutes); then the alarm wipes the object. Every call takes the
  * caller's clock, so expiry is judged on one time line with the projected records.
+ *
+ * When the transaction's final outcome is recorded (authenticate's frictionless answer, the
+ * challenge's one result, however it ended, or live's answer, result or lost AReq), this object
+ * stages its `threeDS.authentication.completed` event in the same synchronous block, and sends it
+ * to the merchant's event log through its event outbox (event-outbox.ts), from the same alarm; a
+ * challenge left open ends as expired from the alarm at its deadline, so the event comes even when
+ * nobody calls again. Staged events outlive the wipe: the alarm goes on until the log has them.
  */
+
+/**
+ * What the transaction's event needs and the steps know only when they call: whose it is, and how
+ * the merchant's answers are rendered (the API version and base URL of its authenticate).
+ */
+export interface EventScope {
+  username: string;
+  entity: string;
+  transactionReference: string;
+  baseUrl: string;
+  apiVersion: ApiVersion;
+}
+
+/** The facts a transaction's event is rendered from, when it leaves. */
+interface CompletedFacts {
+  scope: EventScope;
+  facts: TransactionFacts;
+}
 
 /** A stored step answer plus what the object needs to know about it. */
 export interface InitClaim {
@@ -119,7 +148,9 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private readonly claims: ClaimTable;
   private readonly live: LiveTransaction;
   private readonly outbox: Outbox;
-  /** This call staged a projection: it is tried when the call ends ({@link changing}). */
+  /** Its event, on its way to the merchant's event log (docs/events.md). */
+  private readonly events: EventOutbox;
+  /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
   private staged = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -129,10 +160,13 @@ export class ThreeDsGuard extends DurableObject<Env> {
       .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
       CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
+        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
+      CREATE TABLE IF NOT EXISTS event_scope (id INTEGER PRIMARY KEY CHECK (id = 1), since INTEGER NOT NULL,
+        scope TEXT NOT NULL, staged INTEGER NOT NULL DEFAULT 0)`);
     this.claims = new ClaimTable(this.sql);
-    this.live = new LiveTransaction(this.sql);
+    this.live = new LiveTransaction(this.sql, () => this.noticeOutcome());
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
+    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) => this.eventData(event));
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -179,6 +213,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     now: number,
     sessionEnd: number,
     projectionKey: string,
+    scope: EventScope,
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }> {
     return this.changing((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
@@ -203,6 +238,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
           ...(candidate.challenge ? { challenge: candidate.challenge } : {}),
           expiresAt: this.sessionEnd()!,
         });
+        this.keepScope(scope, now);
+        this.noticeOutcome();
       });
     });
   }
@@ -273,27 +310,32 @@ export class ThreeDsGuard extends DurableObject<Env> {
   transaction(now: number): Promise<TransactionFacts | undefined> {
     return this.changing((): TransactionFacts | undefined => {
       this.expire(now);
-      const init = this.claims.entry<InitClaim>('init', now);
-      const auth = this.claims.entry<AuthClaim>('auth', now);
-      const liveAuth = this.live.authentication();
-      const liveChallenge = this.live.challenge();
-      const row = auth?.answer.challenge ? this.challenge(auth.answer.challenge.reference, now) : undefined;
-      const times = [
-        init?.decidedAt,
-        auth?.decidedAt,
-        row?.completed_at,
-        liveAuth?.decidedAt,
-        liveChallenge?.result?.decidedAt,
-      ].filter((t): t is number => typeof t === 'number');
-      if (times.length === 0) return undefined;
-      return {
-        createdAt: Math.min(...times),
-        updatedAt: Math.max(...times),
-        ...(auth ? { auth: auth.answer } : {}),
-        ...(row && row.outcome !== null ? { challengeResult: resultOf(row) } : {}),
-        ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
-      };
+      return this.facts(now);
     });
+  }
+
+  /** What the transaction is now (see {@link transaction}); undefined when there is no session. */
+  private facts(now: number): TransactionFacts | undefined {
+    const init = this.claims.entry<InitClaim>('init', now);
+    const auth = this.claims.entry<AuthClaim>('auth', now);
+    const liveAuth = this.live.authentication();
+    const liveChallenge = this.live.challenge();
+    const row = auth?.answer.challenge ? this.challenge(auth.answer.challenge.reference, now) : undefined;
+    const times = [
+      init?.decidedAt,
+      auth?.decidedAt,
+      row?.completed_at,
+      liveAuth?.decidedAt,
+      liveChallenge?.result?.decidedAt,
+    ].filter((t): t is number => typeof t === 'number');
+    if (times.length === 0) return undefined;
+    return {
+      createdAt: Math.min(...times),
+      updatedAt: Math.max(...times),
+      ...(auth ? { auth: auth.answer } : {}),
+      ...(row && row.outcome !== null ? { challengeResult: resultOf(row) } : {}),
+      ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
+    };
   }
 
   // --- live (docs/threeds.md "Live"): the state of a real authentication (live-transaction.ts) ---
@@ -337,12 +379,22 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** authenticate's single flight (see LiveTransaction.begin); the session lives an hour from now. */
-  async liveBegin(requestHash: string, leaseId: string, now: number, sessionEnd: number): Promise<LiveBegin> {
-    this.expire(now);
-    const begun = await this.live.begin(requestHash, leaseId, now);
-    if (begun.kind === 'run' && (this.startSession(sessionEnd) || this.extendSession(sessionEnd)))
-      await this.scheduleAlarm();
-    return begun;
+  liveBegin(
+    requestHash: string,
+    leaseId: string,
+    now: number,
+    sessionEnd: number,
+    scope: EventScope,
+  ): Promise<LiveBegin> {
+    return this.changing(async () => {
+      this.expire(now);
+      const begun = await this.live.begin(requestHash, leaseId, now);
+      if (begun.kind === 'run') {
+        this.keepScope(scope, now);
+        if (this.startSession(sessionEnd) || this.extendSession(sessionEnd)) await this.scheduleAlarm();
+      }
+      return begun;
+    });
   }
 
   liveSending(leaseId: string, now: number): boolean {
@@ -354,12 +406,12 @@ export class ThreeDsGuard extends DurableObject<Env> {
     answer: Record<string, unknown>,
     now: number,
     challenge?: LiveChallenge,
-  ): Record<string, unknown> | undefined {
-    return this.live.complete(leaseId, answer, now, challenge);
+  ): Promise<Record<string, unknown> | undefined> {
+    return this.changing(() => this.live.complete(leaseId, answer, now, challenge));
   }
 
-  liveLose(leaseId: string, now: number): void {
-    this.live.lose(leaseId, now);
+  liveLose(leaseId: string, now: number): Promise<void> {
+    return this.changing(() => this.live.lose(leaseId, now));
   }
 
   liveAbandon(leaseId: string): void {
@@ -379,23 +431,28 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   /** Records the challenge's one result (the first decided stays) and returns it. */
-  liveDecide(reference: string, answer: Record<string, unknown>, now: number): LiveResult | undefined {
-    this.expire(now);
-    return this.live.decide(reference, answer, now);
+  liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined> {
+    return this.changing(() => {
+      this.expire(now);
+      return this.live.decide(reference, answer, now);
+    });
   }
 
   /**
-   * The alarm: writes the projections that are due (outbox.ts), and wipes the object a minute
-   * after the session's end. It re-arms itself while a projection is pending, so a write that
-   * failed, hung or timed out is tried again until it lands.
+   * The alarm: ends a challenge left open past its deadline (its result, projection and event
+   * staged as at any call), writes the projections that are due (outbox.ts), sends the staged
+   * events (event-outbox.ts), and wipes the session a minute after its end (staged events stay).
+   * It re-arms itself while anything is pending, so a write or an append that failed, hung or
+   * timed out is tried again until it lands.
    */
   override async alarm(): Promise<void> {
+    const now = Date.now();
     const end = this.sessionEnd();
-    if (end !== undefined && end + WIPE_DELAY_MS <= Date.now()) {
-      this.wipe();
-      return;
-    }
+    if (end !== undefined && end + WIPE_DELAY_MS <= now) this.wipe();
+    else this.endOverdueChallenge(now);
+    this.staged = false;
     await this.outbox.flush();
+    await this.events.flush();
     await this.scheduleAlarm();
   }
 
@@ -425,10 +482,59 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private async changing<T>(work: () => T | Promise<T>): Promise<T> {
     const out = await work();
     if (this.staged) {
-      await this.outbox.writeSoon();
       this.staged = false;
+      await this.outbox.writeSoon();
+      void this.events.flush(); // after the answer; the alarm set just now retries it
     }
     return out;
+  }
+
+  /** Keeps who the transaction's event goes to, from its (first) authenticate. */
+  private keepScope(scope: EventScope, now: number): void {
+    this.sql.exec('INSERT OR IGNORE INTO event_scope (id, since, scope) VALUES (1, ?, ?)', now, JSON.stringify(scope));
+  }
+
+  /**
+   * Stages the transaction's event once its final outcome is recorded: called in the same
+   * synchronous block as every write that may record it, so the outcome and its event commit
+   * together; once per session (the state cannot leave `completed`).
+   */
+  private noticeOutcome(): void {
+    const row = this.sql
+      .exec<{ since: number; scope: string; staged: number }>('SELECT since, scope, staged FROM event_scope')
+      .toArray()[0];
+    if (!row || row.staged === 1) return;
+    const facts = this.facts(Number.NEGATIVE_INFINITY);
+    if (!facts || transactionState(facts) !== 'completed') return;
+    const scope = JSON.parse(row.scope) as EventScope;
+    this.sql.exec('UPDATE event_scope SET staged = 1');
+    const objectId = this.ctx.id.toString();
+    const completed: CompletedFacts = { scope, facts };
+    this.events.stage(scope.username, {
+      eventId: `3ds_${objectId}_${row.since}`,
+      eventType: 'threeDS.authentication.completed',
+      subject: `3ds:${objectId}`,
+      createdAt: facts.updatedAt,
+      entity: scope.entity,
+      facts: completed,
+    });
+    this.staged = true;
+  }
+
+  /** The event's data: the outcome as `verification` shows it, without `authenticationValue`. */
+  private async eventData(event: StagedEvent): Promise<Record<string, unknown>> {
+    const { scope, facts } = event.facts as CompletedFacts;
+    const context = { key: settingsOf(this.env).jwtKey, baseUrl: scope.baseUrl };
+    const { result } = await transactionOutcome(context, facts, scope.transactionReference, scope.apiVersion);
+    return withoutAuthenticationValue(result ?? {}) as Record<string, unknown>;
+  }
+
+  /** A test challenge still open past its deadline ends as expired (as the next call would end it). */
+  private endOverdueChallenge(now: number): void {
+    const open = this.sql
+      .exec<{ reference: string }>('SELECT reference FROM challenge WHERE outcome IS NULL AND expires_at <= ?', now)
+      .toArray();
+    for (const { reference } of open) this.challenge(reference, now);
   }
 
   /** Stages the session record as the next projection of its key. */
@@ -474,6 +580,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const projected = this.outbox.latest<SessionRecord>();
     if (projected?.value?.challenge?.reference === reference)
       this.project(projected.key, { ...projected.value, result });
+    this.noticeOutcome();
     return result;
   }
 
@@ -494,12 +601,21 @@ export class ThreeDsGuard extends DurableObject<Env> {
     return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
   }
 
-  /** The alarm: at the next projection due, else a minute after the session's end (the wipe). */
+  /**
+   * The alarm: at the next projection or event due, an open challenge's deadline, else a minute
+   * after the session's end (the wipe).
+   */
   private async scheduleAlarm(): Promise<void> {
     const end = this.sessionEnd();
-    const times = [this.outbox.nextDue(), end === undefined ? undefined : end + WIPE_DELAY_MS].filter(
-      (t): t is number => t !== undefined,
-    );
+    const deadline = this.sql
+      .exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM challenge WHERE outcome IS NULL')
+      .one().at;
+    const times = [
+      this.outbox.nextDue(),
+      this.events.nextDue(),
+      deadline ?? undefined,
+      end === undefined ? undefined : end + WIPE_DELAY_MS,
+    ].filter((t): t is number => t !== undefined);
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
   }
 
@@ -510,7 +626,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
   }
 
   private wipe(): void {
-    this.sql.exec('DELETE FROM collections; DELETE FROM challenge; DELETE FROM session');
+    // Staged events stay (events_out): the alarm sends them after the session is gone.
+    this.sql.exec('DELETE FROM collections; DELETE FROM challenge; DELETE FROM session; DELETE FROM event_scope');
     this.claims.wipe();
     this.live.wipe();
     this.outbox.wipe();

@@ -12,7 +12,7 @@ import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
 import type { Authenticated } from '../steps/authenticate';
 import { challengedAnswer } from '../steps/challenged-answer';
-import type { Caller, ThreeDsDeps } from '../steps/step-deps';
+import { eventScope, type Caller, type ThreeDsDeps } from '../steps/step-deps';
 import { buildAReq, type AReqCard } from './areq-builder';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from './emv-outcomes';
 import type { AuthenticationResponse, EmvVersion, ErrorMessage } from './emv-messages';
@@ -55,11 +55,13 @@ export async function liveAuthenticate(
     ok({ answer: rendered(answer, version), card: card.masked, scenario, conflict });
 
   const leaseId = crypto.randomUUID();
-  const begun = await guard.liveBegin(hash, leaseId, deps.now, deps.now + SESSION_TTL_MS).catch(async (e: unknown) => {
-    // The lease may have been taken though its answer was lost: free it for the retry.
-    await settleLease(() => guard.liveAbandon(leaseId));
-    throw e;
-  });
+  const begun = await guard
+    .liveBegin(hash, leaseId, deps.now, deps.now + SESSION_TTL_MS, eventScope(deps, caller.scope, version))
+    .catch(async (e: unknown) => {
+      // The lease may have been taken though its answer was lost: free it for the retry.
+      await settleLease(() => guard.liveAbandon(leaseId));
+      throw e;
+    });
   switch (begun.kind) {
     case 'answered':
       return answered(begun.answer, 'live: answered before');

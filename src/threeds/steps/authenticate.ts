@@ -16,7 +16,7 @@ import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from './challenged-answer';
-import { requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
+import { eventScope, requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Authenticated {
   answer: Record<string, unknown>;
@@ -80,6 +80,7 @@ export async function authenticate(
       deps.now,
       deps.now + SESSION_TTL_MS,
       sessionKey(caller.scope),
+      eventScope(deps, caller.scope, version),
       assumption,
     );
   }

@@ -3,7 +3,9 @@ import type { Environment } from '../../config/settings';
 import { ok, type Result } from '../../failures';
 import { threeDsEntityRule } from '../../merchants/entity-rules';
 import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
+import type { ApiVersion } from '../../http/media-types';
 import type { ThreeDsGuardApi } from '../../storage/guards/clients';
+import type { EventScope } from '../../storage/guards/threeds-guard';
 import type { SessionScope } from '../../storage/threeds-store';
 import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsServer } from '../live/three-ds-server';
@@ -63,4 +65,9 @@ export function requestHash(key: Uint8Array<ArrayBuffer>, request: unknown): Pro
 /** A stable, opaque organisation unit id per merchant entity, for the JWTs' OrgUnitId. */
 export async function orgUnitId(key: Uint8Array<ArrayBuffer>, scope: SessionScope): Promise<string> {
   return (await hmacHex(key, `org-unit:${scope.username}:${scope.entity}`)).slice(0, 24);
+}
+
+/** What the transaction's object keeps for its event: whose it is, and how its answers render. */
+export function eventScope(deps: ThreeDsDeps, scope: SessionScope, apiVersion: ApiVersion): EventScope {
+  return { ...scope, baseUrl: deps.baseUrl, apiVersion };
 }

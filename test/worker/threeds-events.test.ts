@@ -1,0 +1,305 @@
+import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
+import { eventTransport } from '../../src/events/event-transport';
+import { threeDsGuardName } from '../../src/storage/guards/clients';
+import { eventSink } from '../../src/storage/guards/event-outbox';
+import { objectStorage } from '../../src/storage/guards/object-storage';
+import { restoreObjects } from './faulty-env';
+import { burst, call, TEST_AUTH } from './helpers';
+import { Receiver, restoreTransport, withTestEndpoint, type Received } from './event-helpers';
+import {
+  authenticateBody,
+  completeChallenge,
+  THREEDS,
+  THREEDS_MEDIA,
+  threeDs,
+  VISA_PAN,
+  verifyBody,
+} from './threeds-helpers';
+import { deadlinesFor, endChallenge, liveBody, liveHarness, liveJson, verifyBodyOf } from './live-helpers';
+
+/**
+ * `threeDS.authentication.completed` (docs/events.md "Types"): the transaction's object stages it
+ * in the same synchronous block that records the final outcome (authenticate's frictionless
+ * answer; the challenge's one result, however it ended, the alarm ending one left open; live's
+ * answer, result or lost AReq), once per transaction, and sends it to the merchant's event log
+ * from its alarm, retried until the log has it. Its data is the outcome as GET and `verification`
+ * show it, without `authenticationValue`. The endpoint is an in-test receiver (`eventTransport`).
+ */
+
+type Json = Record<string, any>;
+
+const ENDPOINT = 'https://events.merchant.test/hooks';
+/** The test merchant's local signing secret (.dev.vars.example). */
+const SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
+const COMPLETED = 'threeDS.authentication.completed';
+
+const DEFAULT_SINK = { ...eventSink };
+const DEFAULT_STORAGE = { ...objectStorage };
+
+afterEach(() => {
+  Object.assign(eventSink, DEFAULT_SINK);
+  Object.assign(objectStorage, DEFAULT_STORAGE);
+  restoreTransport();
+  restoreObjects();
+  vi.restoreAllMocks();
+});
+
+function receiving(): Receiver {
+  const receiver = new Receiver();
+  eventTransport.fetch = receiver.fetch;
+  withTestEndpoint(ENDPOINT);
+  return receiver;
+}
+
+/** The transaction's object (test-merchant, entity default). */
+function guardOf(reference: string) {
+  const name = threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference: reference });
+  return env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(name));
+}
+
+/** The completed events of a transaction the endpoint received, in order of arrival. */
+function eventsOf(receiver: Receiver, reference: string): Received[] {
+  return receiver.received.filter(
+    (r) => r.url === ENDPOINT && r.event.eventType === COMPLETED && r.event.data?.transactionReference === reference,
+  );
+}
+
+/** Waits for the transaction's event, then lets every append and delivery in flight end: exactly one. */
+async function theEvent(receiver: Receiver, reference: string): Promise<Received> {
+  await receiver.until(() => eventsOf(receiver, reference).length > 0);
+  await settled(reference);
+  const events = eventsOf(receiver, reference);
+  expect(events.map((r) => r.event.eventId)).toHaveLength(1);
+  return events[0]!;
+}
+
+/** Until the transaction's object has nothing staged, and the log nothing in flight. */
+async function settled(reference: string): Promise<void> {
+  const guard = guardOf(reference);
+  for (;;) {
+    const left = await runInDurableObject(
+      guard,
+      (_g, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n,
+    );
+    if (left === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const log = env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant')) as unknown as { whenIdle(): Promise<void> };
+  await log.whenIdle();
+}
+
+async function getTransaction(reference: string): Promise<Json> {
+  const response = await call(`${THREEDS}/authentications/${encodeURIComponent(reference)}?entity=default`, {
+    method: 'GET',
+    headers: { Authorization: TEST_AUTH, Accept: THREEDS_MEDIA },
+  });
+  expect(response.status).toBe(200);
+  return response.json<Json>();
+}
+
+/** What an event carries of an answer: everything but `authenticationValue`. */
+function withoutValue(answer: Json): Json {
+  const { authenticationValue: _v, ...authentication } = answer.authentication ?? {};
+  return answer.authentication ? { ...answer, authentication } : answer;
+}
+
+async function expectSignedWithoutCard(r: Received): Promise<void> {
+  expect(await verifyEventSignature(r.body, r.headers.get('Event-Signature'), [SECRET])).toBe(true);
+  expect(r.body).not.toContain(VISA_PAN);
+  expect(r.body).not.toContain('authenticationValue');
+}
+
+describe('threeDS.authentication.completed, in test', () => {
+  it('is sent once for a frictionless authenticate, even for 20 identical requests at once, with its answer less authenticationValue', async () => {
+    const receiver = receiving();
+    const body = authenticateBody({ cardHolderName: '3DS_V2_FRICTIONLESS_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    const answers = await burst(20, () => threeDs('authenticate', body));
+    const answer = await answers[0]!.json<Json>();
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(answer.authentication.authenticationValue).toEqual(expect.any(String));
+    const r = await theEvent(receiver, reference);
+    const objectId = env.THREEDS_GUARD.idFromName(`test-merchant:default:${reference}`).toString();
+    expect(r.event).toEqual({
+      eventId: expect.stringMatching(new RegExp(`^3ds_${objectId}_\\d+$`)),
+      eventType: COMPLETED,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      merchant: { entity: 'default' },
+      data: withoutValue(answer),
+    });
+    await expectSignedWithoutCard(r);
+    expect(r.event.data).toEqual(withoutValue((await getTransaction(reference)).result));
+  });
+
+  it('is sent when the challenge passes on its page, before anyone calls verification, with what verification then answers', async () => {
+    const receiver = receiving();
+    const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    expect(answer.outcome).toBe('challenged');
+    expect(await completeChallenge(answer.challenge.jwt as string, ['1234'])).toContain('Payment verified');
+    const r = await theEvent(receiver, reference);
+    await expectSignedWithoutCard(r);
+    // 20 verifications at once change nothing: no second event.
+    const verified = await burst(20, () => threeDs('verification', verifyBody(reference, answer.challenge.reference)));
+    const result = await verified[0]!.json<Json>();
+    expect(result.outcome).toBe('authenticated');
+    expect(r.event.data).toEqual(withoutValue(result));
+    await settled(reference);
+    expect(eventsOf(receiver, reference)).toHaveLength(1);
+  });
+
+  it('is sent when verification ends an open challenge as not completed, once for 20 at once', async () => {
+    const receiver = receiving();
+    const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    const verified = await burst(20, () => threeDs('verification', verifyBody(reference, answer.challenge.reference)));
+    const results = await Promise.all(verified.map((r) => r.json<Json>()));
+    expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1);
+    expect(results[0]!.outcome).toBe('authenticationFailed');
+    const r = await theEvent(receiver, reference);
+    expect(r.event.data).toEqual(withoutValue(results[0]!));
+  });
+
+  it('is sent for a challenge the cardholder left open, from the alarm at its deadline, with nobody calling', async () => {
+    const receiver = receiving();
+    const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    const guard = guardOf(reference);
+    // Its 10 minutes have passed (moved, not waited for); the object's alarm is due.
+    await runInDurableObject(guard, (_g, state) => {
+      state.storage.sql.exec('UPDATE challenge SET expires_at = ?', Date.now() - 1);
+    });
+    await settled(reference);
+    expect(eventsOf(receiver, reference)).toHaveLength(0);
+    await runDurableObjectAlarm(guard);
+    const r = await theEvent(receiver, reference);
+    expect(r.event.data.outcome).toBe('authenticationFailed');
+    // GET and verification say the same, after the fact.
+    const found = await getTransaction(reference);
+    expect(found.state).toBe('completed');
+    expect(r.event.data).toEqual(withoutValue(found.result));
+    const verified = await threeDs('verification', verifyBody(reference, answer.challenge.reference));
+    expect(r.event.data).toEqual(withoutValue(await verified.json<Json>()));
+  });
+
+  it('is not sent while the transaction is only initialized or challenged', async () => {
+    const receiver = receiving();
+    const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    expect((await threeDs('authenticate', body)).status).toBe(200);
+    expect((await getTransaction(reference)).state).toBe('challenged');
+    await settled(reference);
+    expect(eventsOf(receiver, reference)).toHaveLength(0);
+    const staged = await runInDurableObject(guardOf(reference), (_g, state) =>
+      state.storage.sql.exec<{ staged: number }>('SELECT staged FROM event_scope').one(),
+    );
+    expect(staged.staged).toBe(0);
+  });
+});
+
+describe("the transaction's appends to the event log, failing", () => {
+  it.each([
+    ['refused three times', 'refused'],
+    ['hanging past its deadline', 'hang'],
+    ['landing, its answer lost', 'late'],
+  ] as const)('%s: retried from the alarm, and delivered exactly once', async (_name, how) => {
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    const receiver = receiving();
+    objectStorage.retryBaseMs = 20;
+    if (how === 'hang') objectStorage.timeoutMs = 50;
+    let faults = 0;
+    eventSink.append = async (e, username, events) => {
+      if (faults >= (how === 'refused' ? 3 : 1)) return DEFAULT_SINK.append(e, username, events);
+      faults++;
+      if (how === 'refused') throw new Error(`refused ${faults}`);
+      if (how === 'hang') return new Promise(() => {});
+      await DEFAULT_SINK.append(e, username, events);
+      throw new Error('the answer was lost');
+    };
+    const body = authenticateBody({ cardHolderName: '3DS_V2_FRICTIONLESS_IDENTIFIED' });
+    const response = await threeDs('authenticate', body);
+    expect(response.status).toBe(200);
+    const answer = await response.json<Json>();
+    const r = await theEvent(receiver, body.transactionReference as string);
+    expect(faults).toBe(how === 'refused' ? 3 : 1);
+    expect(r.event.data).toEqual(withoutValue(answer));
+  });
+
+  it('outlive the session: an event still staged when the session is wiped is sent after', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    const receiver = receiving();
+    objectStorage.retryBaseMs = 20;
+    let open = false;
+    let refused = 0;
+    eventSink.append = (e, username, events) => {
+      if (open) return DEFAULT_SINK.append(e, username, events);
+      refused++;
+      return Promise.reject(new Error('closed'));
+    };
+    const body = authenticateBody({ cardHolderName: '3DS_V2_FRICTIONLESS_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    const guard = guardOf(reference);
+    // The session ends and the alarm wipes it, while the appends still fail.
+    await runInDurableObject(guard, (_g, state) => {
+      state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
+    });
+    await runDurableObjectAlarm(guard);
+    const left = await runInDurableObject(guard, (_g, state) => ({
+      sessions: state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM session').one().n,
+      events: state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n,
+    }));
+    expect(left).toEqual({ sessions: 0, events: 1 });
+    expect(refused).toBeGreaterThan(0);
+    // The log is back: the object's own alarm (still set, with backoff) sends it.
+    open = true;
+    const r = await theEvent(receiver, reference);
+    expect(r.event.data).toEqual(withoutValue(answer));
+  });
+});
+
+describe('threeDS.authentication.completed, in live', () => {
+  it('is sent for a frictionless answer, with the answer less authenticationValue', async () => {
+    const receiver = receiving();
+    const h = liveHarness();
+    const body = liveBody('2000', { browser: true });
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer.outcome).toBe('authenticated');
+    const r = await theEvent(receiver, body.transactionReference as string);
+    expect(r.event.data).toEqual(withoutValue(answer));
+    expect(r.body).not.toContain('authenticationValue');
+  });
+
+  it('is sent once the challenge result is recorded, with what verification answers', async () => {
+    const receiver = receiving();
+    const h = liveHarness();
+    const body = liveBody('2172', { browser: true, windowSize: '500x600' });
+    const reference = body.transactionReference as string;
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer.outcome).toBe('challenged');
+    await settled(reference);
+    expect(eventsOf(receiver, reference)).toHaveLength(0);
+    await endChallenge(h, answer, 'Y');
+    const r = await theEvent(receiver, reference);
+    const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
+    expect(verified.outcome).toBe('authenticated');
+    expect(r.event.data).toEqual(withoutValue(verified));
+  });
+
+  it('is sent as unavailable for an AReq whose answer never came', async () => {
+    const receiver = receiving();
+    const h = liveHarness(deadlinesFor('hang'));
+    const body = liveBody('2100', { browser: true });
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'hang' });
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer).toMatchObject({ outcome: 'unavailable' });
+    const r = await theEvent(receiver, body.transactionReference as string);
+    expect(r.event.data).toEqual(withoutValue(answer));
+  });
+});
