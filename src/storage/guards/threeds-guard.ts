@@ -166,7 +166,9 @@ export class ThreeDsGuard extends DurableObject<Env> {
     this.claims = new ClaimTable(this.sql);
     this.live = new LiveTransaction(this.sql, () => this.noticeOutcome());
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
-    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) => this.eventData(event));
+    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) =>
+      this.eventData(event),
+    );
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */

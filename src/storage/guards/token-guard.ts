@@ -128,7 +128,9 @@ export class TokenGuard extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS conflicts (id TEXT PRIMARY KEY, token_id TEXT NOT NULL, values_hash TEXT NOT NULL,
         sealed TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
-    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) => this.eventData(event));
+    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) =>
+      this.eventData(event),
+    );
   }
 
   /**
