@@ -1,7 +1,6 @@
 import { tokenKeys } from '../cards/card-crypto';
 import type { CardDeps } from '../cards/resolve-card';
 import { openCard } from '../cards/token-card';
-import type { ThreeDsServerSettings } from '../config/settings';
 import type { RequestContext } from '../http/endpoint';
 import {
   threeDsGuard,
@@ -13,7 +12,7 @@ import {
 import { parseReference } from '../storage/guards/token-ids';
 import type { KvAccess } from '../storage/kv';
 import { TokenStore } from '../storage/token-store';
-import { threeDsecureIo, type ThreeDsServer } from '../threeds/live/three-ds-server';
+import { threeDsServerOf } from '../threeds/live/three-ds-server';
 import type { ThreeDsDeps } from '../threeds/steps/step-deps';
 import type { TokenDeps } from '../tokens/token-steps';
 import { extensionDue } from '../tokens/token-updates';
@@ -104,24 +103,7 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id, timeoutMs),
     cards: cardDeps(rc, 'exact', now),
     ...(rc.settings.environment === 'live' && rc.settings.threeDsServer
-      ? { provider: threeDsServerOf(rc, rc.settings.threeDsServer) }
+      ? { provider: threeDsServerOf(rc.env, rc.settings.threeDsServer) }
       : {}),
   };
-}
-
-/**
- * The live 3DS Server provider (docs/threeds.md "Live": "The 3DS Server"): 3dsecure.io's API at
- * THREEDS_SERVER_URL with the THREEDS_SERVER_API_KEY secret, reached over the THREEDS_SERVER
- * service binding when there is one (tests and local development bind the fake provider), else
- * over the Internet.
- */
-function threeDsServerOf(rc: RequestContext, config: ThreeDsServerSettings): ThreeDsServer {
-  const binding = rc.env.THREEDS_SERVER;
-  const quick = Math.min(5_000, config.authenticateTimeoutMs);
-  return threeDsecureIo({
-    baseUrl: config.baseUrl,
-    apiKey: config.apiKey,
-    timeouts: { prepare: quick, authenticate: config.authenticateTimeoutMs, result: quick },
-    transport: binding ? (request) => binding.fetch(request) : (request) => fetch(request),
-  });
 }

@@ -3,7 +3,14 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { eventTransport } from '../../src/events/event-transport';
+import { settingsOf } from '../../src/config/settings';
 import { threeDsGuardName } from '../../src/storage/guards/clients';
+import {
+  objectProvider,
+  RESULT_POLL_MS,
+  RESULT_POLL_RETRY_MS as RESULT_RETRY,
+} from '../../src/threeds/live/challenge-watch';
+import { threeDsServerOf } from '../../src/threeds/live/three-ds-server';
 import { eventSink } from '../../src/storage/guards/event-outbox';
 import { objectStorage } from '../../src/storage/guards/object-storage';
 import { restoreObjects } from './faulty-env';
@@ -18,7 +25,16 @@ import {
   VISA_PAN,
   verifyBody,
 } from './threeds-helpers';
-import { deadlinesFor, endChallenge, liveBody, liveHarness, liveJson, verifyBodyOf } from './live-helpers';
+import {
+  creqOf,
+  deadlinesFor,
+  endChallenge,
+  fake,
+  liveBody,
+  liveHarness,
+  liveJson,
+  verifyBodyOf,
+} from './live-helpers';
 
 /**
  * `threeDS.authentication.completed` (docs/events.md "Types"): the transaction's object stages it
@@ -38,8 +54,10 @@ const COMPLETED = 'threeDS.authentication.completed';
 
 const DEFAULT_SINK = { ...eventSink };
 const DEFAULT_STORAGE = { ...objectStorage };
+const DEFAULT_PROVIDER = { ...objectProvider };
 
 afterEach(() => {
+  Object.assign(objectProvider, DEFAULT_PROVIDER);
   Object.assign(eventSink, DEFAULT_SINK);
   Object.assign(objectStorage, DEFAULT_STORAGE);
   restoreTransport();
@@ -301,5 +319,114 @@ describe('threeDS.authentication.completed, in live', () => {
     expect(answer).toMatchObject({ outcome: 'unavailable' });
     const r = await theEvent(receiver, body.transactionReference as string);
     expect(r.event.data).toEqual(withoutValue(answer));
+  });
+
+  describe('a challenge whose page never posted its result (the cardholder closed the tab)', () => {
+    /** The objects run with ENVIRONMENT=test: in these tests they reach the fake provider as live would. */
+    function objectsReachTheProvider(calls: string[] = []): string[] {
+      objectProvider.of = (e) => {
+        const provider = threeDsServerOf(e, settingsOf({ ...e, ENVIRONMENT: 'live' }).threeDsServer!);
+        return {
+          ...provider,
+          result: (id) => {
+            calls.push(id);
+            return provider.result(id);
+          },
+        };
+      };
+      return calls;
+    }
+
+    /** A challenged live transaction; `ended` says how the cardholder ended it at the ACS, if they did. */
+    async function abandoned(ended?: 'Y' | 'N') {
+      const h = liveHarness();
+      const body = liveBody('2172', { browser: true, windowSize: '500x600' });
+      const reference = body.transactionReference as string;
+      const answer = await liveJson(h, 'authenticate', body);
+      expect(answer.outcome).toBe('challenged');
+      if (ended) {
+        // The ACS sends its RReq to the provider; the final page's post of cres never reaches us.
+        const control = await fake(`/_fake/challenge/${creqOf(answer).acsTransID}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ result: ended }),
+        });
+        expect(control.status).toBe(200);
+      }
+      return { h, body, reference, answer, guard: guardOf(reference) };
+    }
+
+    /** Time passes for the challenge: its ARes and the watch's last look move `ms` into the past. */
+    async function later(guard: ReturnType<typeof guardOf>, ms: number): Promise<void> {
+      await runInDurableObject(guard, (_g, state) => {
+        const row = state.storage.sql.exec<{ data: string }>('SELECT data FROM live_challenge').one();
+        const data = JSON.parse(row.data) as Json;
+        const aresAt = (data.aresAt as number) - ms;
+        state.storage.sql.exec('UPDATE live_challenge SET data = ?', JSON.stringify({ ...data, aresAt }));
+        state.storage.sql.exec('UPDATE live_watch SET asked_at = asked_at - ?', ms);
+      });
+    }
+
+    it("is sent from the object's own look at the provider: the RReq of a cardholder who passed", async () => {
+      const receiver = receiving();
+      const calls = objectsReachTheProvider();
+      const { h, body, reference, answer, guard } = await abandoned('Y');
+      // Before its first look is due, the alarm asks nothing.
+      await runDurableObjectAlarm(guard);
+      expect(calls).toEqual([]);
+      await later(guard, RESULT_POLL_MS + 1_000);
+      await runDurableObjectAlarm(guard);
+      expect(calls).toHaveLength(1);
+      const r = await theEvent(receiver, reference);
+      expect(r.event.data.outcome).toBe('authenticated');
+      // verification then answers the same result, recorded once, without asking the provider again.
+      const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
+      expect(r.event.data).toEqual(withoutValue(verified));
+      expect(h.count((c) => c.store === 'provider' && c.op === 'result')).toBe(0);
+      await expectSignedWithoutCard(r);
+    });
+
+    it('keeps looking while the provider has no RReq or cannot be reached, then records what comes', async () => {
+      vi.spyOn(console, 'log').mockImplementation(() => {});
+      const receiver = receiving();
+      const calls = objectsReachTheProvider();
+      const { reference, guard, answer } = await abandoned();
+      await later(guard, RESULT_POLL_MS + 1_000);
+      await runDurableObjectAlarm(guard); // no RReq yet: nothing recorded
+      expect(calls).toHaveLength(1);
+      const provider = objectProvider.of;
+      objectProvider.of = (e) => ({ ...provider(e)!, result: () => Promise.reject(new Error('provider down')) });
+      await later(guard, RESULT_POLL_MS + 1_000);
+      await runDurableObjectAlarm(guard); // the provider is down: nothing recorded, asked again sooner
+      expect(calls).toHaveLength(1);
+      const watch = await runInDurableObject(guard, (_g, state) =>
+        state.storage.sql.exec<{ failed: number }>('SELECT failed FROM live_watch').one(),
+      );
+      expect(watch.failed).toBe(1);
+      objectProvider.of = provider;
+      await fake(`/_fake/challenge/${creqOf(answer).acsTransID}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ result: 'N' }),
+      });
+      await later(guard, RESULT_RETRY);
+      await runDurableObjectAlarm(guard);
+      const r = await theEvent(receiver, reference);
+      expect(r.event.data.outcome).toBe('authenticationFailed');
+      expect(calls).toHaveLength(2);
+    });
+
+    it('ends as not completed once no RReq can come, without asking', async () => {
+      const receiver = receiving();
+      const calls = objectsReachTheProvider();
+      const { h, body, reference, answer, guard } = await abandoned();
+      // The 10 minutes of the challenge and the provider's 300 s are over.
+      await later(guard, 16 * 60_000);
+      await runDurableObjectAlarm(guard);
+      expect(calls).toEqual([]);
+      const r = await theEvent(receiver, reference);
+      expect(r.event.data.outcome).toBe('authenticationFailed');
+      expect(r.event.data).toEqual(withoutValue(await liveJson(h, 'verification', verifyBodyOf(body, answer))));
+    });
   });
 });

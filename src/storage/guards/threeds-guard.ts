@@ -16,6 +16,8 @@ import { EventOutbox, type StagedEvent } from './event-outbox';
 import type { ApiVersion } from '../../http/media-types';
 import { settingsOf } from '../../config/settings';
 import { transactionOutcome, transactionState, withoutAuthenticationValue } from '../../threeds/transaction-outcome';
+import { look, nextLookAt, objectProvider } from '../../threeds/live/challenge-watch';
+import { describeError, logLine } from '../../http/log';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -162,7 +164,9 @@ export class ThreeDsGuard extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
         attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
       CREATE TABLE IF NOT EXISTS event_scope (id INTEGER PRIMARY KEY CHECK (id = 1), since INTEGER NOT NULL,
-        scope TEXT NOT NULL, staged INTEGER NOT NULL DEFAULT 0)`);
+        scope TEXT NOT NULL, staged INTEGER NOT NULL DEFAULT 0);
+      CREATE TABLE IF NOT EXISTS live_watch (id INTEGER PRIMARY KEY CHECK (id = 1), asked_at INTEGER NOT NULL,
+        failed INTEGER NOT NULL)`);
     this.claims = new ClaimTable(this.sql);
     this.live = new LiveTransaction(this.sql, () => this.noticeOutcome());
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
@@ -451,7 +455,10 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const now = Date.now();
     const end = this.sessionEnd();
     if (end !== undefined && end + WIPE_DELAY_MS <= now) this.wipe();
-    else this.endOverdueChallenge(now);
+    else {
+      this.endOverdueChallenge(now);
+      await this.watchLiveChallenge(now);
+    }
     this.staged = false;
     await this.outbox.flush();
     await this.events.flush();
@@ -529,6 +536,38 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const context = { key: settingsOf(this.env).jwtKey, baseUrl: scope.baseUrl };
     const { result } = await transactionOutcome(context, facts, scope.transactionReference, scope.apiVersion);
     return withoutAuthenticationValue(result ?? {}) as Record<string, unknown>;
+  }
+
+  /**
+   * An open live challenge: asks the provider for its RReq when a look is due, and records what it
+   * says (challenge-watch.ts); the first result recorded stays, whoever recorded it.
+   */
+  private async watchLiveChallenge(now: number): Promise<void> {
+    const open = this.live.challenge();
+    if (!open || open.result || now < this.nextLook()!) return;
+    const { challenge } = open;
+    const scope = this.scope();
+    try {
+      const answer = await look(objectProvider.of(this.env), challenge, scope?.baseUrl ?? '', now);
+      this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 0)', now);
+      if (answer) this.live.decide(challenge.reference, answer, Date.now());
+    } catch (e) {
+      this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 1)', now);
+      logLine({ level: 'warn', event: 'challenge.watch', cause: describeError(e) });
+    }
+  }
+
+  /** When the live challenge's watch looks next; undefined without an open live challenge. */
+  private nextLook(): number | undefined {
+    const open = this.live.challenge();
+    if (!open || open.result) return undefined;
+    const row = this.sql.exec<{ asked_at: number; failed: number }>('SELECT * FROM live_watch').toArray()[0];
+    return nextLookAt(open.challenge, row ? { at: row.asked_at, failed: row.failed === 1 } : undefined);
+  }
+
+  private scope(): EventScope | undefined {
+    const row = this.sql.exec<{ scope: string }>('SELECT scope FROM event_scope').toArray()[0];
+    return row ? (JSON.parse(row.scope) as EventScope) : undefined;
   }
 
   /** A test challenge still open past its deadline ends as expired (as the next call would end it). */
@@ -616,6 +655,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
       this.outbox.nextDue(),
       this.events.nextDue(),
       deadline ?? undefined,
+      this.nextLook(),
       end === undefined ? undefined : end + WIPE_DELAY_MS,
     ].filter((t): t is number => t !== undefined);
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
@@ -629,7 +669,9 @@ export class ThreeDsGuard extends DurableObject<Env> {
 
   private wipe(): void {
     // Staged events stay (events_out): the alarm sends them after the session is gone.
-    this.sql.exec('DELETE FROM collections; DELETE FROM challenge; DELETE FROM session; DELETE FROM event_scope');
+    this.sql.exec(
+      'DELETE FROM collections; DELETE FROM challenge; DELETE FROM session; DELETE FROM event_scope; DELETE FROM live_watch',
+    );
     this.claims.wipe();
     this.live.wipe();
     this.outbox.wipe();

@@ -2,6 +2,7 @@ import type { ThreeDsGuardApi } from '../../storage/guards/clients';
 import type { LiveChallenge, LiveResult } from '../../storage/guards/live-transaction';
 import { THREEDS_PATH } from '../api-paths';
 import type { ThreeDsDeps } from '../steps/step-deps';
+import type { ResultsRequest } from './emv-messages';
 import { answerForEmvResult, type AnswerContext } from './emv-outcomes';
 import { ProviderUnavailable, type ThreeDsServer } from './three-ds-server';
 import { resultFetchableUntil } from './timing';
@@ -21,7 +22,7 @@ export type FetchedResult =
   /** The provider has no RReq (yet, or any more), or could not be asked: nothing was decided. */
   | { kind: 'undecided'; why: 'pending' | 'gone' | 'unavailable' };
 
-function contextOf(deps: ThreeDsDeps, challenge: LiveChallenge): AnswerContext {
+function contextOf(deps: Pick<ThreeDsDeps, 'baseUrl'>, challenge: LiveChallenge): AnswerContext {
   return {
     transactionReference: challenge.transactionReference,
     brands: challenge.brands as AnswerContext['brands'],
@@ -43,11 +44,7 @@ export async function fetchResult(
   for (let attempt = 0; ; attempt++) {
     const outcome = await provider.result(challenge.threeDSServerTransID);
     if (outcome.kind === 'rreq') {
-      const rreq = outcome.rreq;
-      if (rreq.threeDSServerTransID !== challenge.threeDSServerTransID || rreq.acsTransID !== challenge.acsTransID) {
-        throw new ProviderUnavailable("3DS Server /postauth answered another transaction's RReq");
-      }
-      const answer = answerForEmvResult(rreq, contextOf(deps, challenge));
+      const answer = rreqAnswer(deps, challenge, outcome.rreq);
       const result = await guard.liveDecide(challenge.reference, { ...answer }, Date.now());
       // Undefined only when the session ended in between: the challenge is gone with it.
       return result ? { kind: 'decided', result } : { kind: 'undecided', why: 'gone' };
@@ -58,11 +55,26 @@ export async function fetchResult(
   }
 }
 
+/** The answer an RReq gives for the challenge; another transaction's RReq is the provider's fault. */
+export function rreqAnswer(
+  deps: Pick<ThreeDsDeps, 'baseUrl'>,
+  challenge: LiveChallenge,
+  rreq: ResultsRequest,
+): Record<string, unknown> {
+  if (rreq.threeDSServerTransID !== challenge.threeDSServerTransID || rreq.acsTransID !== challenge.acsTransID) {
+    throw new ProviderUnavailable("3DS Server /postauth answered another transaction's RReq");
+  }
+  return { ...answerForEmvResult(rreq, contextOf(deps, challenge)) };
+}
+
 /**
  * The answer for a challenge that has no RReq to show for itself (the cardholder closed the
  * frame, or the provider no longer holds it): `authenticationFailed`, not completed.
  */
-export function notCompletedAnswer(deps: ThreeDsDeps, challenge: LiveChallenge): Record<string, unknown> {
+export function notCompletedAnswer(
+  deps: Pick<ThreeDsDeps, 'baseUrl'>,
+  challenge: LiveChallenge,
+): Record<string, unknown> {
   return {
     ...answerForEmvResult(
       {

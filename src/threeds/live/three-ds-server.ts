@@ -1,3 +1,4 @@
+import type { ThreeDsServerSettings } from '../../config/settings';
 import { FailureError } from '../../failures';
 import type {
   AuthenticationRequest,
@@ -88,6 +89,23 @@ export interface ThreeDsecureIoConfig {
 }
 
 const DEFAULT_TIMEOUTS = { prepare: 5_000, authenticate: 15_000, result: 5_000 };
+
+/**
+ * The live 3DS Server provider (docs/threeds.md "Live": "The 3DS Server"): 3dsecure.io's API at
+ * THREEDS_SERVER_URL with the THREEDS_SERVER_API_KEY secret, reached over the THREEDS_SERVER
+ * service binding when there is one (tests and local development bind the fake provider), else
+ * over the Internet. The steps and the transaction's object (its challenge watch) both call it.
+ */
+export function threeDsServerOf(env: Pick<Env, 'THREEDS_SERVER'>, config: ThreeDsServerSettings): ThreeDsServer {
+  const binding = env.THREEDS_SERVER;
+  const quick = Math.min(5_000, config.authenticateTimeoutMs);
+  return threeDsecureIo({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    timeouts: { prepare: quick, authenticate: config.authenticateTimeoutMs, result: quick },
+    transport: binding ? (request) => binding.fetch(request) : (request) => fetch(request),
+  });
+}
 
 /**
  * 3dsecure.io's published API: `POST /preauth` ({acctNumber} → card range data), `POST /auth`
