@@ -27,7 +27,7 @@ export const RESULT_POLL_RETRY_MS = 30_000;
  * watch then only ends the challenge once no RReq can come.
  */
 export const objectProvider = {
-  of(env: Env): ThreeDsServer | undefined {
+  of: (env: Env): ThreeDsServer | undefined => {
     const config = settingsOf(env).threeDsServer;
     return config ? threeDsServerOf(env, config) : undefined;
   },
