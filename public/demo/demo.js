@@ -152,7 +152,37 @@
     $('outcome').textContent = answer.outcome ?? answer.errorName;
     $('result').textContent = JSON.stringify(answer, null, 2);
     status('done');
+    eventsSoon();
   }
+
+  // Events: the demo merchant's latest, through its server (GET /events).
+  async function showEvents() {
+    const response = await fetch('/demo/merchant/events');
+    if (!response.ok) return;
+    const { events } = await response.json();
+    const list = $('events-list');
+    list.replaceChildren();
+    for (const e of events) {
+      const item = document.createElement('li');
+      const about = e.data.outcome ?? e.data.tokenId ?? '';
+      const deliveries = e.deliveries.length
+        ? e.deliveries.map((d) => `${d.state} at ${d.url}`).join(', ')
+        : 'no endpoint configured';
+      item.textContent = `${e.createdAt.slice(11, 19)} ${e.eventType} ${about} (${deliveries})`;
+      item.title = e.eventId;
+      item.dataset.eventType = e.eventType;
+      item.dataset.about = e.data.transactionReference ?? e.data.tokenId ?? '';
+      list.append(item);
+    }
+    if (events.length === 0) list.append(Object.assign(document.createElement('li'), { textContent: 'No event yet.' }));
+  }
+  /** Events leave after the answer that caused them: look now and again a moment later. */
+  function eventsSoon() {
+    showEvents();
+    setTimeout(showEvents, 1_000);
+  }
+  $('events-refresh').addEventListener('click', showEvents);
+  showEvents();
 
   const SIZES = { '250x400': [250, 400], '390x400': [390, 400], '500x600': [500, 600], '600x400': [600, 400] };
 
@@ -217,6 +247,7 @@
     const { status, body } = await cardsApi('POST', 'cards/change', { token, ...what });
     savedStatus(status < 300 ? 'Saved card changed.' : `${body.errorName}: ${body.message}`);
     await showCards();
+    eventsSoon();
   }
 
   $('save-card').addEventListener('click', async () => {

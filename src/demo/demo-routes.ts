@@ -185,6 +185,33 @@ async function demoCards(rc: RequestContext): Promise<EndpointResult> {
   return listed.status === 404 ? { status: 200, body: { _embedded: { tokens: [] } } } : listed;
 }
 
+/** How many of the merchant's latest events the demo shows. */
+const DEMO_EVENTS_SHOWN = 8;
+
+/**
+ * `GET /demo/merchant/events`: the demo merchant's latest events, newest first, with their
+ * deliveries (`GET /events`, paged through as a merchant's reconciliation would read it).
+ */
+async function demoEvents(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  let latest: unknown[] = [];
+  let since = '';
+  for (let page = 0; page < 50; page++) {
+    const listed = await callApi(
+      rc,
+      'GET',
+      `/events${since && `?since=${encodeURIComponent(since)}`}`,
+      'application/json',
+    );
+    if (listed.status !== 200) return listed;
+    const body = listed.body as { events: { eventId: string }[]; hasMore: boolean };
+    latest = [...latest, ...body.events].slice(-DEMO_EVENTS_SHOWN);
+    if (!body.hasMore || body.events.length === 0) break;
+    since = body.events[body.events.length - 1]!.eventId;
+  }
+  return { status: 200, body: { events: latest.reverse() } };
+}
+
 /** `POST /demo/merchant/cards`: saves the card (POST /tokens in the shopper's namespace): 201, 200 or 409. */
 async function demoSaveCard(rc: RequestContext): Promise<EndpointResult> {
   testOnly(rc);
@@ -302,6 +329,7 @@ export const DEMO_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/demo/merchant/cards', page: demoCards },
   { method: 'POST', path: '/demo/merchant/cards', page: demoSaveCard },
   { method: 'POST', path: '/demo/merchant/cards/change', page: demoChangeCard },
+  { method: 'GET', path: '/demo/merchant/events', page: demoEvents },
   { method: 'GET', path: '/demo/*', page: demoFile },
 ];
 

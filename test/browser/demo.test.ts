@@ -69,6 +69,18 @@ async function outcome(page: Page): Promise<string> {
   return (await page.textContent('#outcome'))!;
 }
 
+/** The demo's events list item of this type about this transaction or token, refreshing until it is there. */
+async function shownEvent(page: Page, eventType: string, about: string) {
+  const item = page.locator(`#events-list li[data-event-type="${eventType}"][data-about="${about}"]`);
+  await expect
+    .poll(async () => {
+      await page.click('#events-refresh');
+      return item.count();
+    })
+    .toBe(1);
+  return item;
+}
+
 describe('the demo checkout', () => {
   it('shows the BIN answer as the cardholder types, from the lookup by prefix', async () => {
     const page = await openDemo();
@@ -91,6 +103,11 @@ describe('the demo checkout', () => {
     const result = JSON.parse((await page.textContent('#result'))!);
     expect(result).toMatchObject({ status: 'Y', enrolled: 'Y', authentication: { eci: '05' } });
     expect(await page.locator('#challenge-frame').count()).toBe(0);
+    // Its event, as the merchant's event log has it (GET /events, through the demo merchant's server).
+    const event = await shownEvent(page, 'threeDS.authentication.completed', result.transactionReference as string);
+    expect(await event.textContent()).toContain(
+      'threeDS.authentication.completed authenticated (no endpoint configured)',
+    );
     await page.close();
   });
 
@@ -146,9 +163,16 @@ describe('the demo checkout', () => {
     await expect.poll(() => saved.first().textContent()).toContain('3ds2-challenge-identified · expires 12/2036');
     expect(await saved.count()).toBe(1);
 
+    const tokenId = await page.evaluate(async () => {
+      const listed = await (await fetch('/demo/merchant/cards')).json();
+      return listed._embedded.tokens[0].tokenId as string;
+    });
     await saved.first().locator('.delete').click();
     await expect.poll(() => saved.count()).toBe(0);
     expect(await page.textContent('#saved-status')).toContain('No saved card yet.');
+    // The token's events: each update, and its deletion.
+    await shownEvent(page, 'tokens.token.deleted', tokenId);
+    expect(await page.locator(`#events-list li[data-about="${tokenId}"]`).count()).toBeGreaterThanOrEqual(2);
     await page.close();
   });
 
