@@ -40,6 +40,37 @@ describe('the examples against the test Worker', () => {
     expectCardNumbersMasked(script, output);
   });
 
+  it("the README's events calls: try-3ds.mjs's transactions are in the merchant's event log, and a ping is accepted", async () => {
+    const { code, output } = await runExample('try-3ds.mjs', { BASE_URL: served.url.origin });
+    expect(code, output).toBe(0);
+    const references = [...new Set(output.match(/order-[a-z0-9]+-\d+/g) ?? [])];
+    expect(references.length).toBeGreaterThan(0);
+    const auth = { Authorization: `Basic ${btoa('test-merchant:test-password')}` };
+    // Events leave after the answers: read the log until each transaction's event is there.
+    await expect
+      .poll(
+        async () => {
+          const events: { eventType: string; data: { transactionReference?: string }; deliveries: unknown[] }[] = [];
+          for (let since = ''; ;) {
+            const page = await fetch(new URL(`/events${since && `?since=${since}`}`, served.url), { headers: auth });
+            expect(page.status).toBe(200);
+            const body = (await page.json()) as { events: typeof events & { eventId: string }[]; hasMore: boolean };
+            events.push(...body.events);
+            if (!body.hasMore) break;
+            since = body.events[body.events.length - 1]!.eventId;
+          }
+          return references.filter((r) =>
+            events.some((e) => e.eventType === 'threeDS.authentication.completed' && e.data.transactionReference === r),
+          ).length;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(references.length);
+    const ping = await fetch(new URL('/events/ping', served.url), { method: 'POST', headers: auth });
+    expect(ping.status).toBe(202);
+    expect(((await ping.json()) as { eventId: string }).eventId).toMatch(/^evt_ping_/);
+  });
+
   it('an example exits 1 when an answer is not the expected one', async () => {
     // The live example against the test Worker: its fake provider is not there.
     const { code, output } = await runExample('try-live.mjs', {
