@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: five reports, each a markdown table ready for docs/benchmarks.md, in this order.
+ * `npm run bench`: seven reports, each a markdown table ready for docs/benchmarks.md, in this order.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.
@@ -14,10 +14,15 @@
  * 4. 3DS flows: full frictionless and challenged flows against this tree's Worker and an earlier
  *    commit's (`--baseline`), both bundled as deployed and served by Miniflare in the same run,
  *    and the storage calls of each step.
- * 5. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
+ * 5. Events: the same 3DS flows against this commit with and without an endpoint for the test
+ *    merchant (a local HTTP receiver): the answers' times side by side, and at the receiver the
+ *    events delivered per second and the time from each change to its delivery.
+ * 6. Tokens: 20 different updates of one token at once, KV's write limit emulated, against
+ *    `--tokens-baseline`.
+ * 7. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
  *    tree's `test` flows, and the provider calls of each flow.
  *
- *   npm run bench -- [--only bin|scale|requests|path|threeds|live] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|path|threeds|events|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
  *                    [--population FILE [--population-format NAME]]
@@ -46,6 +51,7 @@ import { renderAgreement, renderTable, renderTargets } from './bench/table';
 import { runHttpBench } from './bench/http-bench';
 import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
+import { runEventsBench } from './bench/events-bench';
 import { runTokenBench } from './bench/token-bench';
 import { generateSyntheticCsv } from './bench/synthetic-bins';
 
@@ -129,7 +135,7 @@ async function main(): Promise<void> {
       'population-format': { type: 'string' },
     },
   });
-  const parts = ['bin', 'scale', 'threeds', 'tokens', 'live', 'requests', 'path'];
+  const parts = ['bin', 'scale', 'threeds', 'events', 'tokens', 'live', 'requests', 'path'];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -192,6 +198,20 @@ async function main(): Promise<void> {
     });
     console.log(
       `\n## 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('events')) {
+    starting('events');
+    const report = await runEventsBench({
+      root: ROOT,
+      runs: runCount,
+      flows: positiveInt(values.flows, 'flows'),
+      concurrency: positiveInt(values.concurrency, 'concurrency'),
+      log,
+    });
+    console.log(
+      `\n## Events beside the 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }

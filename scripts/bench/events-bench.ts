@@ -1,0 +1,235 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
+import { startLocalWorker, type LocalWorker } from '../local-worker';
+import { timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
+
+/**
+ * The events part of `npm run bench` (docs/benchmarks.md "Events"): the same 3DS flows against
+ * two Workers of this commit served side by side, one whose test merchant has no endpoint (as
+ * configured) and one whose test merchant has an endpoint on a local HTTP receiver; the rounds
+ * alternate which goes first. It reports the API's flow times with and without the endpoint (an
+ * event must never delay an answer), and, at the receiver, the events delivered per second and
+ * the time from the change (the event's `createdAt`) to its delivery, every signature checked
+ * with the receivers' own function. A report, not a test.
+ */
+
+export interface EventsBenchOptions {
+  root: string;
+  runs: number;
+  flows: number;
+  concurrency: number;
+  log: (m: string) => void;
+}
+
+const KINDS: FlowKind[] = ['frictionless', 'challenged'];
+
+/** How long the receiver waits, after a run's last answer, for the run's events. */
+const DRAIN_TIMEOUT_MS = 120_000;
+
+interface Arrival {
+  at: number;
+  createdAt: number;
+  eventType: string;
+  signed: boolean;
+}
+
+/** A local endpoint: answers 204 at once, and keeps each event's arrival time and signature check. */
+async function startReceiver(secret: string): Promise<{ url: string; arrivals: Arrival[]; server: Server }> {
+  const arrivals: Arrival[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString('utf8');
+      response.writeHead(204).end();
+      const event = JSON.parse(body) as { createdAt: string; eventType: string };
+      const header = request.headers['event-signature'];
+      void verifyEventSignature(body, typeof header === 'string' ? header : null, [secret]).then((signed) =>
+        arrivals.push({ at, createdAt: Date.parse(event.createdAt), eventType: event.eventType, signed }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://localhost:${port}/hooks`, arrivals, server };
+}
+
+/** This commit checked out beside the tree, its test merchant given the receiver as its endpoint. */
+function withEndpoint(root: string, url: string, log: (m: string) => void): { dir: string; cleanup: () => void } {
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+  const dir = mkdtempSync(join(tmpdir(), `card-edge-events-${commit}-`));
+  const cleanup = (): void => {
+    execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: root, stdio: 'pipe' });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  log(`checking out HEAD (${commit}) with an endpoint for test-merchant at ${url}`);
+  execFileSync('git', ['worktree', 'add', '--detach', dir, commit], { cwd: root, stdio: 'pipe' });
+  try {
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    execFileSync('npx', ['tsx', 'scripts/build-data.ts', '--quiet'], { cwd: dir, stdio: 'pipe' });
+    if (!existsSync(join(dir, 'data', 'bin-index.bin'))) throw new Error('the BIN data did not build');
+    const path = join(dir, 'data', 'merchants.json');
+    const config = JSON.parse(readFileSync(path, 'utf8')) as { merchants: { username: string; events?: unknown }[] };
+    const merchant = config.merchants.find((m) => m.username === 'test-merchant');
+    if (!merchant) throw new Error('data/merchants.json has no test-merchant');
+    merchant.events = { endpoints: [{ url, events: 'all' }] };
+    writeFileSync(path, JSON.stringify(config, null, 2));
+    return { dir, cleanup };
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+}
+
+interface Delivered {
+  events: number;
+  expected: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  unsigned: number;
+}
+
+export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
+  const secrets = parseEnv(readFileSync(join(o.root, '.dev.vars.example'), 'utf8')) as Record<string, string>;
+  const secret = (JSON.parse(secrets.EVENT_SIGNING_SECRETS ?? '{}') as Record<string, string[]>)['test-merchant']?.[0];
+  if (!secret) throw new Error('.dev.vars.example has no EVENT_SIGNING_SECRETS for test-merchant');
+  const receiver = await startReceiver(secret);
+  const tree = withEndpoint(o.root, receiver.url, o.log);
+  const workers: LocalWorker[] = [];
+  try {
+    o.log('bundling and serving both Workers');
+    const without = { label: 'no endpoint', worker: await startLocalWorker({ root: o.root, quiet: true }) };
+    workers.push(without.worker);
+    const withIt = {
+      label: 'an endpoint (local receiver)',
+      worker: await startLocalWorker({ root: tree.dir, quiet: true }),
+    };
+    workers.push(withIt.worker);
+    const order = [without, withIt];
+    const flows = new Map<string, FlowRun[]>();
+    const delivered = new Map<FlowKind, Delivered[]>();
+    // Events the endpoint's Worker has made so far (one per flow): each run waits for its own.
+    let expected = 0;
+    for (const kind of KINDS) {
+      const warm = Math.min(20, o.flows);
+      o.log(`${kind} flows, warm-up (${warm} flows each)`);
+      for (const v of order) await timedFlows(v.worker.url, kind, warm, o.concurrency);
+      expected += warm;
+      await drain(receiver.arrivals, expected);
+      for (let run = 0; run < o.runs; run++) {
+        for (const v of run % 2 === 0 ? order : [...order].reverse()) {
+          o.log(`${kind} flows, run ${run + 1}/${o.runs}, ${v.label}`);
+          const from = receiver.arrivals.length;
+          const began = Date.now();
+          const timed = await timedFlows(v.worker.url, kind, o.flows, o.concurrency);
+          flows.set(`${kind}\u0000${v.label}`, [...(flows.get(`${kind}\u0000${v.label}`) ?? []), timed]);
+          if (v !== withIt) continue;
+          expected += o.flows;
+          await drain(receiver.arrivals, expected);
+          delivered.set(kind, [
+            ...(delivered.get(kind) ?? []),
+            deliveryOf(receiver.arrivals.slice(from), o.flows, began),
+          ]);
+        }
+      }
+    }
+    return [
+      `${o.flows} flows per run, ${o.concurrency} at a time, ${o.runs} runs (min / **median** / max); the same commit, its test merchant without and with an endpoint`,
+      '',
+      flowTable(
+        order.map((v) => v.label),
+        flows,
+      ),
+      '',
+      "At the receiver (the Worker with an endpoint): one `threeDS.authentication.completed` per flow; latency from the event's `createdAt` (the change) to its arrival",
+      '',
+      deliveryTable(delivered),
+    ].join('\n');
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    tree.cleanup();
+    receiver.server.close();
+  }
+}
+
+/** Waits until `count` events have arrived (or gives up after DRAIN_TIMEOUT_MS: the table shows what came). */
+async function drain(arrivals: Arrival[], count: number): Promise<void> {
+  const until = Date.now() + DRAIN_TIMEOUT_MS;
+  while (arrivals.length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  // Signature checks finish after the arrival is counted: let them settle.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+function deliveryOf(arrivals: Arrival[], expected: number, began: number): Delivered {
+  const latencies = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
+  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  const last = Math.max(...arrivals.map((a) => a.at));
+  return {
+    events: arrivals.length,
+    expected,
+    perSecond: arrivals.length / ((last - began) / 1000),
+    p50: at(0.5),
+    p99: at(0.99),
+    unsigned: arrivals.filter((a) => !a.signed || a.eventType !== 'threeDS.authentication.completed').length,
+  };
+}
+
+const stats = (values: number[]): { min: number; median: number; max: number } => {
+  const s = [...values].sort((a, b) => a - b);
+  return { min: s[0]!, median: s[Math.floor(s.length / 2)]!, max: s[s.length - 1]! };
+};
+const fmt = (n: number, digits = 1): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const triple = (values: number[], digits = 1): string => {
+  const { min, median, max } = stats(values);
+  return `${fmt(min, digits)} / **${fmt(median, digits)}** / ${fmt(max, digits)}`;
+};
+
+function flowTable(labels: string[], results: Map<string, FlowRun[]>): string {
+  const lines = [
+    '| flow | test merchant has | flows/s | flow p50 ms | flow p99 ms | flows/s ÷ no endpoint (medians) |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const kind of KINDS) {
+    const base = stats((results.get(`${kind}\u0000${labels[0]!}`) ?? []).map((r) => r.flowsPerSecond)).median;
+    for (const label of labels) {
+      const runs = results.get(`${kind}\u0000${label}`) ?? [];
+      const ratio = stats(runs.map((r) => r.flowsPerSecond)).median / base;
+      lines.push(
+        `| ${kind} | ${label} | ${triple(runs.map((r) => r.flowsPerSecond))} | ${triple(runs.map((r) => r.p50))} | ` +
+          `${triple(runs.map((r) => r.p99))} | ${label === labels[0] ? '1.00' : fmt(ratio, 2)} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+function deliveryTable(delivered: Map<FlowKind, Delivered[]>): string {
+  const lines = [
+    '| flow | delivered / expected | events/s delivered | change → delivery p50 ms | p99 ms | not verified |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const kind of KINDS) {
+    const runs = delivered.get(kind) ?? [];
+    const sum = (f: (d: Delivered) => number): number => runs.reduce((s, d) => s + f(d), 0);
+    lines.push(
+      `| ${kind} | ${sum((d) => d.events)} / ${sum((d) => d.expected)} | ${triple(runs.map((d) => d.perSecond))} | ` +
+        `${triple(
+          runs.map((d) => d.p50),
+          0,
+        )} | ${triple(
+          runs.map((d) => d.p99),
+          0,
+        )} | ${sum((d) => d.unsigned)} |`,
+    );
+  }
+  return lines.join('\n');
+}
