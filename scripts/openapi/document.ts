@@ -27,6 +27,9 @@ import {
   DEVICE_DATA_INITIALIZE_ANSWER,
   ERROR_DOCUMENT,
   EVENT_PAGE,
+  PING_EVENT,
+  THREEDS_COMPLETED_EVENT,
+  TOKEN_EVENT,
   EVENT_PING_ANSWER,
   PREFIX_BIN_DATA,
   SANDBOX_CHALLENGE_ANSWER,
@@ -67,6 +70,9 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   ...TOKEN_UPDATE_SCHEMAS,
   EventPage: EVENT_PAGE,
   EventPingAnswer: EVENT_PING_ANSWER,
+  ThreeDsCompletedEvent: THREEDS_COMPLETED_EVENT,
+  TokenEvent: TOKEN_EVENT,
+  PingEvent: PING_EVENT,
   ErrorDocument: ERROR_DOCUMENT,
 };
 
@@ -761,6 +767,49 @@ export function buildOpenApiDocument(version: string): Json {
         },
       },
     },
+    // What the service sends to a merchant's endpoints (docs/events.md): one entry per event type.
+    webhooks: Object.fromEntries(
+      (
+        [
+          [
+            'threeDS.authentication.completed',
+            'ThreeDsCompletedEvent',
+            "A 3DS transaction's final outcome was recorded.",
+          ],
+          ['tokens.token.updated', 'TokenEvent', "A token's attribute changed (an update, an accepted conflict)."],
+          ['tokens.token.extended', 'TokenEvent', "A token's lifetime was extended."],
+          ['tokens.token.deleted', 'TokenEvent', 'A token was deleted.'],
+          ['ping', 'PingEvent', '`POST /events/ping` (test only): every endpoint gets it.'],
+        ] as const
+      ).map(([eventType, schema, summary]) => [
+        eventType,
+        {
+          post: {
+            summary,
+            description:
+              "Posted to each endpoint of the merchant's configuration that takes this type, after the API answer that caused it; at least once, in order per transaction or token; retried with exponential backoff for 3 days until an endpoint answers 2xx within 10 s. Verify `Event-Signature` before parsing (examples/verify-event-signature.mjs).",
+            parameters: [
+              {
+                name: 'Event-Signature',
+                in: 'header',
+                required: true,
+                description:
+                  '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, one `v1=` per valid secret while rotating; reject a `t` older than 5 minutes.',
+                schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
+              },
+            ],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+            },
+            responses: {
+              '2XX': { description: 'Delivered.' },
+              default: { description: 'Anything else (or no answer within 10 s, or a redirect): retried.' },
+            },
+          },
+        },
+      ]),
+    ),
     components: {
       securitySchemes: {
         basicAuth: { type: 'http', scheme: 'basic', description: "The merchant's username and issued password." },

@@ -280,3 +280,40 @@ export const EVENT_PAGE = v.object({
 });
 
 export const EVENT_PING_ANSWER = v.object({ eventId: v.pipe(v.string(), v.regex(EVENT_ID)) });
+
+/** What every event body has besides its type and data (docs/events.md "The body"). */
+const EVENT_ENVELOPE = {
+  eventId: v.pipe(
+    v.string(),
+    v.regex(EVENT_ID),
+    v.description('Stable across retries and redeliveries: act once per eventId.'),
+  ),
+  createdAt: v.pipe(ISO_MILLIS, v.description('When the change happened.')),
+  merchant: v.object({ entity: v.string() }),
+};
+
+/** The body of `threeDS.authentication.completed`: the outcome as verification shows it, less authenticationValue. */
+export const THREEDS_COMPLETED_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.literal('threeDS.authentication.completed'),
+  data: v.pipe(
+    THREEDS_ANSWER,
+    v.description(
+      "The final outcome as `verification` (challenged) or `authenticate` (frictionless) answers it in the API version of the transaction's authenticate, never with `authenticationValue` (read it with verification or GET of the transaction).",
+    ),
+  ),
+});
+
+/** The body of a token event: the token as GET shows it (deleted: as it was), masked. */
+export const TOKEN_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.picklist(['tokens.token.updated', 'tokens.token.extended', 'tokens.token.deleted']),
+  data: TOKEN_RESOURCE,
+});
+
+/** The body of `ping`. */
+export const PING_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.literal('ping'),
+  data: v.strictObject({}),
+});

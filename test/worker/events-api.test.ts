@@ -5,6 +5,7 @@ import { settingsOf } from '../../src/config/settings';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EventView } from '../../src/events/event-types';
 import { StorageHarness } from './faulty-env';
+import { webhookProblems } from './openapi-compat';
 import { call, OTHER_AUTH, TEST_AUTH, type Fetch } from './helpers';
 import { logStub, Receiver, releaseInside, restoreTransport, withTestEndpoint } from './event-helpers';
 
@@ -62,6 +63,7 @@ describe('the events routes', () => {
     const [request] = receiver.received.filter((r) => r.event.eventId === eventId);
     expect(request!.url).toBe(ENDPOINT);
     expect(request!.event).toMatchObject({ eventType: 'ping', merchant: { entity: 'default' }, data: {} });
+    expect(webhookProblems(request!.headers, request!.body)).toEqual([]);
     const secrets = settingsOf(env).eventSigningSecrets.get('test-merchant')!;
     expect(await verifyEventSignature(request!.body, request!.headers.get('Event-Signature'), [...secrets])).toBe(true);
     const event = (await listed()).find((e) => e.eventId === eventId)!;

@@ -449,6 +449,22 @@ describe('redelivery, retention, listing', () => {
     expect((await stub.list(username, 'evt_gone')).events).toHaveLength(100);
   });
 
+  it('keeps the events of a merchant with no endpoint, sending nothing, and drops them after 30 days too', async () => {
+    const receiver = new Receiver();
+    const clock = new Clock();
+    const { stub, username } = testMerchant(receiver, clock, []);
+    const event = newEvent(clock);
+    await stub.append(username, [event]);
+    expect((await stub.list(username)).events.map((e) => [e.eventId, e.deliveries])).toEqual([[event.eventId, []]]);
+    // Its only alarm is the retention's.
+    const alarm = await runInDurableObject(stub.raw, (_o, state) => state.storage.getAlarm());
+    expect(alarm).toBe(event.createdAt + 30 * DAY);
+    clock.now = event.createdAt + 30 * DAY;
+    await runAlarm(stub);
+    expect((await stub.list(username)).events).toEqual([]);
+    expect(receiver.received).toEqual([]);
+  });
+
   it('drops events 30 days after they happened, and their deliveries', async () => {
     const receiver = new Receiver();
     const clock = new Clock();

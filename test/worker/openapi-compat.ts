@@ -101,3 +101,24 @@ export async function expectDocumentedAnswer(method: string, url: string, respon
     );
   }
 }
+
+/**
+ * The problems of an event as an endpoint received it, against the document's `webhooks` entry for
+ * its type: the Event-Signature header's shape and the body's schema; empty when it matches.
+ */
+export function webhookProblems(headers: Headers, body: string): string[] {
+  const event = JSON.parse(body) as Json;
+  const hook = (doc.webhooks as Record<string, Json> | undefined)?.[String(event.eventType)]?.post as Json | undefined;
+  if (!hook) return [`eventType ${String(event.eventType)} is not in the document's webhooks`];
+  const problems: string[] = [];
+  for (const parameter of hook.parameters as Json[]) {
+    const value = headers.get(parameter.name as string);
+    if (value === null) problems.push(`header ${parameter.name} is missing`);
+    else if (!new Validator(parameter.schema as Json, '2020-12', false).validate(value).valid)
+      problems.push(`header ${parameter.name}: ${value} does not match ${JSON.stringify(parameter.schema)}`);
+  }
+  const result = validatorFor(hook.requestBody.content['application/json'].schema as Json).validate(event);
+  for (const e of result.errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== '$ref'))
+    problems.push(`body ${e.instanceLocation}: ${e.error}`);
+  return problems;
+}

@@ -14,6 +14,7 @@ import { threeDsServerOf } from '../../src/threeds/live/three-ds-server';
 import { eventSink } from '../../src/storage/guards/event-outbox';
 import { objectStorage } from '../../src/storage/guards/object-storage';
 import { restoreObjects } from './faulty-env';
+import { webhookProblems } from './openapi-compat';
 import { burst, call, TEST_AUTH } from './helpers';
 import { Receiver, restoreTransport, withTestEndpoint, type Received } from './event-helpers';
 import {
@@ -91,6 +92,8 @@ async function theEvent(receiver: Receiver, reference: string): Promise<Received
   await settled(reference);
   const events = eventsOf(receiver, reference);
   expect(events.map((r) => r.event.eventId)).toHaveLength(1);
+  // As the OpenAPI document's webhooks entry describes it.
+  expect(webhookProblems(events[0]!.headers, events[0]!.body)).toEqual([]);
   return events[0]!;
 }
 
@@ -125,6 +128,7 @@ function withoutValue(answer: Json): Json {
 }
 
 async function expectSignedWithoutCard(r: Received): Promise<void> {
+  expect(webhookProblems(r.headers, r.body)).toEqual([]);
   expect(await verifyEventSignature(r.body, r.headers.get('Event-Signature'), [SECRET])).toBe(true);
   expect(r.body).not.toContain(VISA_PAN);
   expect(r.body).not.toContain('authenticationValue');

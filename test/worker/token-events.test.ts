@@ -4,6 +4,7 @@ import { eventSink } from '../../src/storage/guards/event-outbox';
 import { objectStorage } from '../../src/storage/guards/object-storage';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { restoreObjects } from './faulty-env';
+import { webhookProblems } from './openapi-compat';
 import { burst } from './helpers';
 import { Receiver, restoreTransport, withTestEndpoint, type Received } from './event-helpers';
 import { createToken, freshCard, putAttribute, tokenBody, tokenCall } from './token-helpers';
@@ -72,6 +73,7 @@ describe("a token's events", () => {
       data: shown,
     });
     for (const r of [updated!, deleted!]) {
+      expect(webhookProblems(r.headers, r.body)).toEqual([]);
       expect(await verifyEventSignature(r.body, r.headers.get('Event-Signature'), [SECRET])).toBe(true);
       expect(r.body).not.toContain(cardNumber);
       expect(r.body).toContain(`${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`);

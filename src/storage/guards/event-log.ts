@@ -110,6 +110,7 @@ export class EventLog extends DurableObject<Env> {
     // One synchronous block: the events and their deliveries commit together.
     this.claim(username);
     let appended = 0;
+    let deliveries = 0;
     for (const event of events) {
       // Past its 30 days it would be dropped at once (and its id, kept only as long, not recognised).
       if (event.createdAt <= now - EVENT_RETENTION_MS) continue;
@@ -128,9 +129,12 @@ export class EventLog extends DurableObject<Env> {
           `INSERT INTO deliveries (seq, endpoint, subject, state, window_start, next_at) VALUES (?, ?, ?, 'pending', ?, ?)`,
           ...[inserted.seq, endpoint.url, event.subject, event.createdAt, now],
         );
+        deliveries++;
       }
     }
-    if (appended > 0) await this.deliverSoon();
+    if (deliveries > 0) await this.deliverSoon();
+    // Nothing to send (no endpoint takes them): only the retention's alarm, if none is set yet.
+    else if (appended > 0 && (await this.ctx.storage.getAlarm()) === null) await this.schedule();
     return { appended };
   }
 
