@@ -129,7 +129,9 @@ export class EventOutbox {
     } finally {
       this.sending = false;
     }
-    // The alarm set while this append was in flight waits for its deadline: set it to the retry's time.
-    if (this.attempts > 0) await this.owner.reschedule().catch(() => undefined);
+    // The alarm set while this append was in flight waits for its deadline: set it again, to the
+    // retry's time after a failure, or to the owner's next business after a success (not a useless
+    // alarm event a deadline later).
+    await this.owner.reschedule().catch(() => undefined);
   }
 }
