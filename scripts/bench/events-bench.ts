@@ -1,18 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { startLocalWorker, type LocalWorker } from '../local-worker';
+import { treeWithMerchants, withEndpoint } from '../tree-copy';
 import { timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
 
 /**
  * The events part of `npm run bench` (docs/benchmarks.md "Events"): the same 3DS flows against
- * two Workers of this commit served side by side, one whose test merchant has no endpoint (as
- * configured) and one whose test merchant has an endpoint on a local HTTP receiver; the rounds
+ * two Workers of this tree served side by side, one whose test merchant has no endpoint (as
+ * configured) and a copy whose test merchant has an endpoint on a local HTTP receiver; the rounds
  * alternate which goes first. It reports the API's flow times with and without the endpoint (an
  * event must never delay an answer), and, at the receiver, the events delivered per second and
  * the time from the change (the event's `createdAt`) to its delivery, every signature checked
@@ -61,33 +60,6 @@ async function startReceiver(secret: string): Promise<{ url: string; arrivals: A
   return { url: `http://localhost:${port}/hooks`, arrivals, server };
 }
 
-/** This commit checked out beside the tree, its test merchant given the receiver as its endpoint. */
-function withEndpoint(root: string, url: string, log: (m: string) => void): { dir: string; cleanup: () => void } {
-  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-  const dir = mkdtempSync(join(tmpdir(), `card-edge-events-${commit}-`));
-  const cleanup = (): void => {
-    execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: root, stdio: 'pipe' });
-    rmSync(dir, { recursive: true, force: true });
-  };
-  log(`checking out HEAD (${commit}) with an endpoint for test-merchant at ${url}`);
-  execFileSync('git', ['worktree', 'add', '--detach', dir, commit], { cwd: root, stdio: 'pipe' });
-  try {
-    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    execFileSync('npx', ['tsx', 'scripts/build-data.ts', '--quiet'], { cwd: dir, stdio: 'pipe' });
-    if (!existsSync(join(dir, 'data', 'bin-index.bin'))) throw new Error('the BIN data did not build');
-    const path = join(dir, 'data', 'merchants.json');
-    const config = JSON.parse(readFileSync(path, 'utf8')) as { merchants: { username: string; events?: unknown }[] };
-    const merchant = config.merchants.find((m) => m.username === 'test-merchant');
-    if (!merchant) throw new Error('data/merchants.json has no test-merchant');
-    merchant.events = { endpoints: [{ url, events: 'all' }] };
-    writeFileSync(path, JSON.stringify(config, null, 2));
-    return { dir, cleanup };
-  } catch (e) {
-    cleanup();
-    throw e;
-  }
-}
-
 interface Delivered {
   events: number;
   expected: number;
@@ -102,7 +74,8 @@ export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
   const secret = (JSON.parse(secrets.EVENT_SIGNING_SECRETS ?? '{}') as Record<string, string[]>)['test-merchant']?.[0];
   if (!secret) throw new Error('.dev.vars.example has no EVENT_SIGNING_SECRETS for test-merchant');
   const receiver = await startReceiver(secret);
-  const tree = withEndpoint(o.root, receiver.url, o.log);
+  o.log(`copying the tree with an endpoint for test-merchant at ${receiver.url}`);
+  const tree = treeWithMerchants(o.root, withEndpoint('test-merchant', receiver.url));
   const workers: LocalWorker[] = [];
   try {
     o.log('bundling and serving both Workers');
@@ -142,7 +115,7 @@ export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
       }
     }
     return [
-      `${o.flows} flows per run, ${o.concurrency} at a time, ${o.runs} runs (min / **median** / max); the same commit, its test merchant without and with an endpoint`,
+      `${o.flows} flows per run, ${o.concurrency} at a time, ${o.runs} runs (min / **median** / max); the same tree, its test merchant without and with an endpoint`,
       '',
       flowTable(
         order.map((v) => v.label),
@@ -155,7 +128,7 @@ export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
     ].join('\n');
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
-    tree.cleanup();
+    tree.remove();
     receiver.server.close();
   }
 }
