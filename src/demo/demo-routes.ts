@@ -190,7 +190,8 @@ const DEMO_EVENTS_SHOWN = 8;
 
 /**
  * `GET /demo/merchant/events`: the demo merchant's latest events, newest first, with their
- * deliveries (`GET /events`, paged through as a merchant's reconciliation would read it).
+ * deliveries (`GET /events`, paged through as a merchant's reconciliation would read it). A demo's
+ * few events: it reads at most 50 pages (5,000 events), and shows the last of those.
  */
 async function demoEvents(rc: RequestContext): Promise<EndpointResult> {
   testOnly(rc);

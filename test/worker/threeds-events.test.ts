@@ -210,6 +210,43 @@ describe('threeDS.authentication.completed, in test', () => {
     expect(r.event.data).toEqual(withoutValue(await verified.json<Json>()));
   });
 
+  it("sets the object's alarm to the open challenge's deadline (nothing else is due before it)", async () => {
+    const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    expect((await threeDs('authenticate', body)).status).toBe(200);
+    const guard = guardOf(reference);
+    const deadline = await runInDurableObject(
+      guard,
+      (_g, state) =>
+        state.storage.sql.exec<{ expires_at: number }>('SELECT expires_at FROM challenge').one().expires_at,
+    );
+    // Once the session record's KV copy has been written (its own alarm time), the alarm is the deadline.
+    await expect
+      .poll(() => runInDurableObject(guard, (_g, state) => state.storage.getAlarm()), { timeout: 10_000 })
+      .toBe(deadline);
+  });
+
+  it('is sent for a challenge still open when the session ends: it ends as expired before the state goes', async () => {
+    const receiver = receiving();
+    const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
+    const reference = body.transactionReference as string;
+    expect((await threeDs('authenticate', body)).status).toBe(200);
+    const guard = guardOf(reference);
+    // The deadline's alarm never ran (late, failing): the session's end comes first.
+    await runInDurableObject(guard, (_g, state) => {
+      state.storage.sql.exec('UPDATE challenge SET expires_at = ?', Date.now() - 3_700_000);
+      state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
+    });
+    await runDurableObjectAlarm(guard);
+    const r = await theEvent(receiver, reference);
+    expect(r.event.data.outcome).toBe('authenticationFailed');
+    const sessions = await runInDurableObject(
+      guard,
+      (_g, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM session').one().n,
+    );
+    expect(sessions).toBe(0);
+  });
+
   it('is not sent while the transaction is only initialized or challenged', async () => {
     const receiver = receiving();
     const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
@@ -278,7 +315,9 @@ describe("the transaction's appends to the event log, failing", () => {
       events: state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n,
     }));
     expect(left).toEqual({ sessions: 0, events: 1 });
+    // Nothing reached the log before the wipe: what is sent next comes from what outlived it.
     expect(refused).toBeGreaterThan(0);
+    expect(eventsOf(receiver, reference)).toHaveLength(0);
     // The log is back: the object's own alarm (still set, with backoff) sends it.
     open = true;
     const r = await theEvent(receiver, reference);
@@ -312,6 +351,40 @@ describe('threeDS.authentication.completed, in live', () => {
     const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified.outcome).toBe('authenticated');
     expect(r.event.data).toEqual(withoutValue(verified));
+  });
+
+  it('is sent as unavailable from the alarm when the holder of an AReq sent went silent, with nobody retrying', async () => {
+    const receiver = receiving();
+    const reference = `lost-${crypto.randomUUID().slice(0, 8)}`;
+    const guard = guardOf(reference);
+    const scope = {
+      username: 'test-merchant',
+      entity: 'default',
+      transactionReference: reference,
+      baseUrl: 'https://edge.test',
+      apiVersion: 1,
+    } as const;
+    const stub = guard as unknown as {
+      liveBegin(...a: unknown[]): Promise<{ kind: string }>;
+      liveSending(...a: unknown[]): Promise<boolean>;
+    };
+    const now = Date.now();
+    expect((await stub.liveBegin('hash', 'holder', now, now + 3_600_000, scope)).kind).toBe('run');
+    expect(await stub.liveSending('holder', Date.now())).toBe(true);
+    // The alarm is set to the lease's end...
+    const { alarm, leaseUntil } = await runInDurableObject(guard, async (_g, state) => ({
+      alarm: await state.storage.getAlarm(),
+      leaseUntil: state.storage.sql.exec<{ lease_until: number }>('SELECT lease_until FROM live_auth').one()
+        .lease_until,
+    }));
+    expect(alarm).toBe(leaseUntil);
+    // ...which passes with the holder silent (it died after sending).
+    await runInDurableObject(guard, (_g, state) => {
+      state.storage.sql.exec('UPDATE live_auth SET lease_until = ?', Date.now() - 1);
+    });
+    await runDurableObjectAlarm(guard);
+    const r = await theEvent(receiver, reference);
+    expect(r.event.data).toMatchObject({ outcome: 'unavailable', transactionReference: reference });
   });
 
   it('is sent as unavailable for an AReq whose answer never came', async () => {
@@ -418,6 +491,30 @@ describe('threeDS.authentication.completed, in live', () => {
       const r = await theEvent(receiver, reference);
       expect(r.event.data.outcome).toBe('authenticationFailed');
       expect(calls).toHaveLength(2);
+    });
+
+    it("sets the object's alarm to the watch's first look", async () => {
+      const { guard } = await abandoned();
+      const { alarm, aresAt } = await runInDurableObject(guard, async (_g, state) => ({
+        alarm: await state.storage.getAlarm(),
+        aresAt: (
+          JSON.parse(state.storage.sql.exec<{ data: string }>('SELECT data FROM live_challenge').one().data) as Json
+        ).aresAt as number,
+      }));
+      expect(alarm).toBe(aresAt + RESULT_POLL_MS);
+    });
+
+    it('is sent, as not completed, for a challenge still open when the session ends', async () => {
+      const receiver = receiving();
+      objectsReachTheProvider();
+      const { reference, guard } = await abandoned();
+      await later(guard, 16 * 60_000);
+      await runInDurableObject(guard, (_g, state) => {
+        state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
+      });
+      await runDurableObjectAlarm(guard);
+      const r = await theEvent(receiver, reference);
+      expect(r.event.data.outcome).toBe('authenticationFailed');
     });
 
     it('ends as not completed once no RReq can come, without asking', async () => {

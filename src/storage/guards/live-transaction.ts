@@ -320,6 +320,33 @@ export class LiveTransaction {
     return stored?.answer ? (JSON.parse(stored.answer) as Record<string, unknown>) : undefined;
   }
 
+  /**
+   * When the lease of an AReq that went out runs out, while no answer is recorded: the owner's
+   * alarm then marks it lost ({@link loseIfAbandoned}), so a holder that died after sending leaves
+   * an outcome (and its event) even when nobody retries. Undefined otherwise.
+   */
+  sendingLeaseEnd(): number | undefined {
+    return this.sql
+      .exec<{ lease_until: number }>(
+        'SELECT lease_until FROM live_auth WHERE sending_at IS NOT NULL AND answer IS NULL AND lost = 0',
+      )
+      .toArray()[0]?.lease_until;
+  }
+
+  /** The alarm's side of {@link sendingLeaseEnd}: an AReq sent whose holder went silent is lost. */
+  loseIfAbandoned(wall: number): void {
+    const lost = this.sql.exec(
+      `UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1 AND sending_at IS NOT NULL AND answer IS NULL
+       AND lost = 0 AND lease_until <= ?`,
+      wall,
+      wall,
+    ).rowsWritten;
+    if (lost > 0) {
+      this.onDecided();
+      this.wake();
+    }
+  }
+
   /** The AReq went out and its answer is unknown: the authentication is lost, for good. */
   lose(leaseId: string, now: number): void {
     const lost = this.sql.exec(

@@ -16,7 +16,7 @@ import { EventOutbox, type StagedEvent } from './event-outbox';
 import type { ApiVersion } from '../../http/media-types';
 import { settingsOf } from '../../config/settings';
 import { transactionOutcome, transactionState, withoutAuthenticationValue } from '../../threeds/transaction-outcome';
-import { look, nextLookAt, objectProvider } from '../../threeds/live/challenge-watch';
+import { endedUnwatched, look, nextLookAt, objectProvider } from '../../threeds/live/challenge-watch';
 import { describeError, logLine } from '../../http/log';
 
 /**
@@ -154,6 +154,8 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private readonly events: EventOutbox;
   /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
   private staged = false;
+  /** This call moved a time the alarm must keep (a challenge's watch, an AReq's lease): set it again. */
+  private rearm = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -403,8 +405,13 @@ export class ThreeDsGuard extends DurableObject<Env> {
     });
   }
 
-  liveSending(leaseId: string, now: number): boolean {
-    return this.live.sending(leaseId, now);
+  /** The AReq goes out: from now on its lease's end is an alarm time ({@link LiveTransaction.sendingLeaseEnd}). */
+  liveSending(leaseId: string, now: number): Promise<boolean> {
+    return this.changing(() => {
+      const sending = this.live.sending(leaseId, now);
+      this.rearm = sending;
+      return sending;
+    });
   }
 
   liveComplete(
@@ -413,7 +420,11 @@ export class ThreeDsGuard extends DurableObject<Env> {
     now: number,
     challenge?: LiveChallenge,
   ): Promise<Record<string, unknown> | undefined> {
-    return this.changing(() => this.live.complete(leaseId, answer, now, challenge));
+    return this.changing(() => {
+      // The answer settles the AReq's lease; a challenge it opened is watched from the alarm.
+      this.rearm = true;
+      return this.live.complete(leaseId, answer, now, challenge);
+    });
   }
 
   liveLose(leaseId: string, now: number): Promise<void> {
@@ -454,12 +465,14 @@ export class ThreeDsGuard extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const now = Date.now();
     const end = this.sessionEnd();
-    if (end !== undefined && end + WIPE_DELAY_MS <= now) this.wipe();
+    this.live.loseIfAbandoned(now);
+    if (end !== undefined && end + WIPE_DELAY_MS <= now) this.closeAndWipe(now);
     else {
       this.endOverdueChallenge(now);
       await this.watchLiveChallenge(now);
     }
     this.staged = false;
+    this.rearm = false;
     await this.outbox.flush();
     await this.events.flush();
     await this.scheduleAlarm();
@@ -491,9 +504,12 @@ export class ThreeDsGuard extends DurableObject<Env> {
   private async changing<T>(work: () => T | Promise<T>): Promise<T> {
     const out = await work();
     if (this.staged) {
-      this.staged = false;
-      await this.outbox.writeSoon();
+      this.staged = this.rearm = false;
+      await this.outbox.writeSoon(); // which sets the alarm again once it has written
       void this.events.flush(); // after the answer; the alarm set just now retries it
+    } else if (this.rearm) {
+      this.rearm = false;
+      await this.scheduleAlarm();
     }
     return out;
   }
@@ -549,12 +565,35 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const scope = this.scope();
     try {
       const answer = await look(objectProvider.of(this.env), challenge, scope?.baseUrl ?? '', now);
+      // The session may have ended (and been wiped) while the provider answered: then nothing stays.
+      if (!this.stillOpen(challenge.reference)) return;
       this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 0)', now);
       if (answer) this.live.decide(challenge.reference, answer, Date.now());
     } catch (e) {
-      this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 1)', now);
+      if (this.stillOpen(challenge.reference))
+        this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 1)', now);
       logLine({ level: 'warn', event: 'challenge.watch', cause: describeError(e) });
     }
+  }
+
+  private stillOpen(reference: string): boolean {
+    const open = this.live.challenge();
+    return open !== undefined && !open.result && open.challenge.reference === reference;
+  }
+
+  /**
+   * Ends the session: a challenge still open whose result can no longer come ends first (test: past
+   * its deadline; live: once no RReq can come), so that its outcome and event are staged before the
+   * state goes; staged events outlive the wipe, and the alarm is kept for them.
+   */
+  private closeAndWipe(now: number): void {
+    this.endOverdueChallenge(now);
+    const open = this.live.challenge();
+    if (open && !open.result) {
+      const ended = endedUnwatched(open.challenge, this.scope()?.baseUrl ?? '', now);
+      if (ended) this.live.decide(open.challenge.reference, ended, now);
+    }
+    this.wipe();
   }
 
   /** When the live challenge's watch looks next; undefined without an open live challenge. */
@@ -656,6 +695,7 @@ export class ThreeDsGuard extends DurableObject<Env> {
       this.events.nextDue(),
       deadline ?? undefined,
       this.nextLook(),
+      this.live.sendingLeaseEnd(),
       end === undefined ? undefined : end + WIPE_DELAY_MS,
     ].filter((t): t is number => t !== undefined);
     if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
@@ -664,7 +704,11 @@ export class ThreeDsGuard extends DurableObject<Env> {
   /** A session past its end is gone: the reference may start a new one. */
   private expire(now: number): void {
     const end = this.sessionEnd();
-    if (end !== undefined && end <= now) this.wipe();
+    if (end === undefined || end > now) return;
+    this.closeAndWipe(now);
+    // An event it staged leaves from the alarm; this call may not be one that sets it (the storage
+    // write is held by the output gate like any other).
+    if (this.events.nextDue() !== undefined) void this.scheduleAlarm();
   }
 
   private wipe(): void {

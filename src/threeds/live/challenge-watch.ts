@@ -41,6 +41,18 @@ export function nextLookAt(challenge: LiveChallenge, lastAsk?: { at: number; fai
 }
 
 /**
+ * The answer a challenge gets without a look, once no RReq can come any more (not completed);
+ * undefined while one still may.
+ */
+export function endedUnwatched(
+  challenge: LiveChallenge,
+  baseUrl: string,
+  now: number,
+): Record<string, unknown> | undefined {
+  return now >= resultFetchableUntil(challenge.aresAt) ? notCompletedAnswer({ baseUrl }, challenge) : undefined;
+}
+
+/**
  * One look: the answer to record, or undefined while the RReq may still come. Throws when the
  * provider could not be asked (the caller logs it and looks again sooner).
  */
@@ -50,7 +62,8 @@ export async function look(
   baseUrl: string,
   now: number,
 ): Promise<Record<string, unknown> | undefined> {
-  if (now >= resultFetchableUntil(challenge.aresAt)) return notCompletedAnswer({ baseUrl }, challenge);
+  const ended = endedUnwatched(challenge, baseUrl, now);
+  if (ended) return ended;
   if (!provider) return undefined;
   const outcome = await provider.result(challenge.threeDSServerTransID);
   if (outcome.kind === 'rreq') return rreqAnswer({ baseUrl }, challenge, outcome.rreq);
