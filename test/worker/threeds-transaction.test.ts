@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageHarness } from './faulty-env';
 import { burst, call, OTHER_AUTH, TEST_AUTH, type Fetch } from './helpers';
@@ -208,6 +209,28 @@ describe('GET of a 3DS transaction, in live', () => {
     expect(found.state).toBe('completed');
     expect(found.result).toEqual(answer);
     expect(reads.calls.map((c) => `${c.store}.${c.op}`)).toEqual(['do.transaction']);
+  });
+
+  it('answers initialized while the first authenticate (no deviceDataInitialize before it) has its AReq in flight', async () => {
+    const reference = newReference();
+    const name = `test-merchant:default:${reference}`;
+    const guard = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(name)) as unknown as {
+      liveBegin(...a: unknown[]): Promise<{ kind: string }>;
+      liveSending(...a: unknown[]): Promise<boolean>;
+    };
+    const scope = { username: 'test-merchant', entity: 'default', transactionReference: reference };
+    const now = Date.now();
+    const begun = await guard.liveBegin('hash', 'holder', now, now + 3_600_000, {
+      ...scope,
+      baseUrl: 'https://edge.test',
+      apiVersion: 1,
+    });
+    expect(begun.kind).toBe('run');
+    expect(await guard.liveSending('holder', Date.now())).toBe(true);
+    const reads = new StorageHarness({ ENVIRONMENT: 'live' });
+    const found = await transaction(reference, { via: (r) => reads.fetch(r) });
+    expect(found).toMatchObject({ state: 'initialized', transactionReference: reference });
+    expect(found).not.toHaveProperty('result');
   });
 
   it('answers challenged until the result is recorded, then what verification answers', async () => {

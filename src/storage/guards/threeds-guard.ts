@@ -329,8 +329,11 @@ export class ThreeDsGuard extends DurableObject<Env> {
     const liveAuth = this.live.authentication();
     const liveChallenge = this.live.challenge();
     const row = auth?.answer.challenge ? this.challenge(auth.answer.challenge.reference, now) : undefined;
+    // The first authenticate's start (live: while its AReq is in flight, the transaction exists).
+    const since = this.sql.exec<{ since: number }>('SELECT since FROM event_scope').toArray()[0]?.since;
     const times = [
       init?.decidedAt,
+      since,
       auth?.decidedAt,
       row?.completed_at,
       liveAuth?.decidedAt,
