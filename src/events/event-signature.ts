@@ -14,8 +14,23 @@ export async function eventSignature(secrets: readonly string[], t: number, body
   const message = utf8(`${t}.${body}`);
   const parts = [`t=${t}`];
   for (const secret of secrets) {
-    const key = await crypto.subtle.importKey('raw', utf8(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-    parts.push(`v1=${toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, message)))}`);
+    parts.push(`v1=${toHex(new Uint8Array(await crypto.subtle.sign('HMAC', await keyOf(secret), message)))}`);
   }
   return parts.join(',');
+}
+
+/** Imported keys, per secret, for the isolate's life: a few merchants' one or two secrets each. */
+const KEYS = new Map<string, Promise<CryptoKey>>();
+const MAX_KEYS = 256;
+
+function keyOf(secret: string): Promise<CryptoKey> {
+  let key = KEYS.get(secret);
+  if (!key) {
+    if (KEYS.size >= MAX_KEYS) KEYS.clear();
+    key = crypto.subtle.importKey('raw', utf8(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    // A failed import is not kept: the next attempt imports again.
+    key.catch(() => KEYS.delete(secret));
+    KEYS.set(secret, key);
+  }
+  return key;
 }
