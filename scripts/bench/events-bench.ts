@@ -7,6 +7,7 @@ import { verifyEventSignature } from '../../examples/verify-event-signature.mjs'
 import { startLocalWorker, type LocalWorker } from '../local-worker';
 import { treeWithMerchants, withEndpoint } from '../tree-copy';
 import { timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
+import { fmt, stats, triple } from './summary';
 
 /**
  * The events part of `npm run bench` (docs/benchmarks.md "Events"): the same 3DS flows against
@@ -154,17 +155,6 @@ function deliveryOf(arrivals: Arrival[], expected: number, began: number): Deliv
     unsigned: arrivals.filter((a) => !a.signed || a.eventType !== 'threeDS.authentication.completed').length,
   };
 }
-
-const stats = (values: number[]): { min: number; median: number; max: number } => {
-  const s = [...values].sort((a, b) => a - b);
-  return { min: s[0]!, median: s[Math.floor(s.length / 2)]!, max: s[s.length - 1]! };
-};
-const fmt = (n: number, digits = 1): string =>
-  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const triple = (values: number[], digits = 1): string => {
-  const { min, median, max } = stats(values);
-  return `${fmt(min, digits)} / **${fmt(median, digits)}** / ${fmt(max, digits)}`;
-};
 
 function flowTable(labels: string[], results: Map<string, FlowRun[]>): string {
   const lines = [

@@ -1,5 +1,6 @@
 import { storageCounts, timedFlows, type FlowKind, type FlowRun, type StepCounts } from './threeds-flows';
 import { startVersions, type WorkerVersion } from './worker-versions';
+import { fmt, stats, triple } from './summary';
 
 /**
  * The 3DS part of `npm run bench`: full frictionless and challenged flows, `concurrency` at a
@@ -51,17 +52,6 @@ export async function runThreeDsBench(o: ThreeDsBenchOptions): Promise<string> {
     await versions.stop();
   }
 }
-
-const stats = (values: number[]): { min: number; median: number; max: number } => {
-  const s = [...values].sort((a, b) => a - b);
-  return { min: s[0]!, median: s[Math.floor(s.length / 2)]!, max: s[s.length - 1]! };
-};
-const fmt = (n: number, digits = 1): string =>
-  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const triple = (values: number[], digits = 1): string => {
-  const { min, median, max } = stats(values);
-  return `${fmt(min, digits)} / **${fmt(median, digits)}** / ${fmt(max, digits)}`;
-};
 
 function flowTable(o: ThreeDsBenchOptions, order: WorkerVersion[], results: Map<string, FlowRun[]>): string {
   const lines = [

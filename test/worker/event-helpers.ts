@@ -21,6 +21,18 @@ export function restoreTransport(): void {
   Object.assign(eventTransport, DEFAULT_TRANSPORT);
 }
 
+/** The test merchant's endpoint in the tests that give it one, and its local signing secret (.dev.vars.example). */
+export const TEST_ENDPOINT = 'https://events.merchant.test/hooks';
+export const TEST_MERCHANT_SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
+
+/** An in-test receiver at the test merchant's endpoint (`restoreTransport` puts the seam back). */
+export function receivingAtTestEndpoint(): Receiver {
+  const receiver = new Receiver();
+  eventTransport.fetch = receiver.fetch;
+  withTestEndpoint(TEST_ENDPOINT);
+  return receiver;
+}
+
 /** Gives the local test merchant one endpoint for every event type (its configuration has none). */
 export function withTestEndpoint(url: string): void {
   const configured = eventTransport.endpointsOf;

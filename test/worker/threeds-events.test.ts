@@ -2,7 +2,6 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
-import { eventTransport } from '../../src/events/event-transport';
 import { settingsOf } from '../../src/config/settings';
 import { threeDsGuardName } from '../../src/storage/guards/clients';
 import {
@@ -16,7 +15,14 @@ import { objectStorage } from '../../src/storage/guards/object-storage';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
 import { burst, call, TEST_AUTH } from './helpers';
-import { Receiver, restoreTransport, withTestEndpoint, type Received } from './event-helpers';
+import {
+  receivingAtTestEndpoint as receiving,
+  restoreTransport,
+  TEST_ENDPOINT as ENDPOINT,
+  TEST_MERCHANT_SECRET as SECRET,
+  type Receiver,
+  type Received,
+} from './event-helpers';
 import {
   authenticateBody,
   completeChallenge,
@@ -48,9 +54,6 @@ import {
 
 type Json = Record<string, any>;
 
-const ENDPOINT = 'https://events.merchant.test/hooks';
-/** The test merchant's local signing secret (.dev.vars.example). */
-const SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
 const COMPLETED = 'threeDS.authentication.completed';
 
 const DEFAULT_SINK = { ...eventSink };
@@ -65,13 +68,6 @@ afterEach(() => {
   restoreObjects();
   vi.restoreAllMocks();
 });
-
-function receiving(): Receiver {
-  const receiver = new Receiver();
-  eventTransport.fetch = receiver.fetch;
-  withTestEndpoint(ENDPOINT);
-  return receiver;
-}
 
 /** The transaction's object (test-merchant, entity default). */
 function guardOf(reference: string) {

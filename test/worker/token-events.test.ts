@@ -1,12 +1,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventTransport } from '../../src/events/event-transport';
 import { eventSink } from '../../src/storage/guards/event-outbox';
 import { objectStorage } from '../../src/storage/guards/object-storage';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
 import { burst } from './helpers';
-import { Receiver, restoreTransport, withTestEndpoint, type Received } from './event-helpers';
+import {
+  receivingAtTestEndpoint as receiving,
+  restoreTransport,
+  TEST_ENDPOINT as ENDPOINT,
+  TEST_MERCHANT_SECRET as SECRET,
+  type Receiver,
+  type Received,
+} from './event-helpers';
 import { createToken, freshCard, putAttribute, tokenBody, tokenCall } from './token-helpers';
 
 /**
@@ -20,10 +26,6 @@ import { createToken, freshCard, putAttribute, tokenBody, tokenCall } from './to
 
 type Json = Record<string, any>;
 
-/** The test merchant's endpoint in these tests, and its local signing secret (.dev.vars.example). */
-const ENDPOINT = 'https://events.merchant.test/hooks';
-const SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
-
 const DEFAULT_SINK = { ...eventSink };
 
 afterEach(() => {
@@ -32,13 +34,6 @@ afterEach(() => {
   restoreObjects();
   vi.restoreAllMocks();
 });
-
-function receiving(): Receiver {
-  const receiver = new Receiver();
-  eventTransport.fetch = receiver.fetch;
-  withTestEndpoint(ENDPOINT);
-  return receiver;
-}
 
 /** The events a token's deliveries carried, in the order they arrived. */
 const eventsOf = (receiver: Receiver, tokenId: string): Received[] =>
