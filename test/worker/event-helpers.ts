@@ -184,3 +184,18 @@ export async function deliveriesOf(
   if (!event) throw new Error(`${eventId} is not listed`);
   return Object.fromEntries(event.deliveries.map((d) => [d.url, d]));
 }
+
+/**
+ * Until an owner (a token's or a transaction's object) has no event staged, and the test
+ * merchant's log nothing in flight: after it, no more of its events are on their way.
+ */
+export async function settledOwner(owner: DurableObjectStub): Promise<void> {
+  const staged = (_o: unknown, state: DurableObjectState): number =>
+    state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n;
+  for (;;) {
+    const left = await runInDurableObject(owner, staged);
+    if (left === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await logStub(env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant'))).whenIdle();
+}

@@ -1,3 +1,4 @@
+import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
 import { burst, quiet } from './helpers';
@@ -116,8 +117,19 @@ describe('the session record, projected by the transaction object', () => {
     await completeChallenge(answer.challenge.jwt, ['1234']);
     const puts = () => objectCallsOf(harness, key, 'put');
     while (puts().length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    // The first write (the record without its result) is out past its deadline, and lands now, late.
-    await new Promise((resolve) => setTimeout(resolve, DEADLINE + 100));
+    // The first write (the record without its result) is out past its deadline (the object has
+    // counted it failed: waited for, not assumed after a sleep), and lands now, late.
+    await expect
+      .poll(
+        async () =>
+          (
+            await runInDurableObject(threeDsObject(reference), (_g, state) =>
+              state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM outbox WHERE key = ?', key).one(),
+            )
+          ).attempts,
+        { timeout: 30_000, interval: 20 },
+      )
+      .toBeGreaterThan(0);
     await harness.landHeldWrites();
     const record = await projected(key, (r) => r.result !== undefined);
     expect(record.result.outcome).toBe('passed');

@@ -18,6 +18,7 @@ import { burst, call, TEST_AUTH } from './helpers';
 import {
   receivingAtTestEndpoint as receiving,
   restoreTransport,
+  settledOwner,
   TEST_ENDPOINT as ENDPOINT,
   TEST_MERCHANT_SECRET as SECRET,
   type Receiver,
@@ -94,19 +95,7 @@ async function theEvent(receiver: Receiver, reference: string): Promise<Received
 }
 
 /** Until the transaction's object has nothing staged, and the log nothing in flight. */
-async function settled(reference: string): Promise<void> {
-  const guard = guardOf(reference);
-  for (;;) {
-    const left = await runInDurableObject(
-      guard,
-      (_g, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n,
-    );
-    if (left === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const log = env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant')) as unknown as { whenIdle(): Promise<void> };
-  await log.whenIdle();
-}
+const settled = (reference: string): Promise<void> => settledOwner(guardOf(reference));
 
 async function getTransaction(reference: string): Promise<Json> {
   const response = await call(`${THREEDS}/authentications/${encodeURIComponent(reference)}?entity=default`, {

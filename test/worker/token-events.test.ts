@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { eventSink } from '../../src/storage/guards/event-outbox';
 import { objectStorage } from '../../src/storage/guards/object-storage';
@@ -8,6 +9,7 @@ import { burst } from './helpers';
 import {
   receivingAtTestEndpoint as receiving,
   restoreTransport,
+  settledOwner,
   TEST_ENDPOINT as ENDPOINT,
   TEST_MERCHANT_SECRET as SECRET,
   type Receiver,
@@ -38,6 +40,10 @@ afterEach(() => {
 /** The events a token's deliveries carried, in the order they arrived. */
 const eventsOf = (receiver: Receiver, tokenId: string): Received[] =>
   receiver.received.filter((r) => r.url === ENDPOINT && r.event.data?.tokenId === tokenId);
+
+/** Until the token's object has no event staged, and the log nothing in flight. */
+const settled = (href: string): Promise<void> =>
+  settledOwner(env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromString(href.split('/').pop()!.slice(0, 64))));
 
 async function newToken(name = 'Ada Lovelace'): Promise<{ token: Json; href: string; cardNumber: string }> {
   const cardNumber = freshCard();
@@ -84,6 +90,9 @@ describe("a token's events", () => {
     // The next change is the next version, its own event.
     expect((await putAttribute(href, 'description', 'Then this')).status).toBe(204);
     await receiver.until(() => eventsOf(receiver, token.tokenId).length >= 2);
+    // Then nothing more is on its way (the object has nothing staged, the log nothing in flight):
+    // exactly these two.
+    await settled(href);
     expect(eventsOf(receiver, token.tokenId).map((r) => r.event.eventId)).toEqual([
       `tok_${token.tokenId}_v2`,
       `tok_${token.tokenId}_v3`,
