@@ -1,4 +1,5 @@
 import type { DeliveryError } from './event-types';
+import { backoffMs } from '../backoff';
 
 /**
  * When and in what order events are sent (docs/events.md "Delivery"). Pure policy; the EventLog
@@ -32,7 +33,7 @@ export function outcomeOfStatus(status: number): AttemptOutcome {
 
 /** The wait after the n-th failure in a row (1-based): 30 s, 1 min, 2 min, … at most an hour. */
 export function retryDelayMs(failures: number, baseMs = RETRY_BASE_MS): number {
-  return Math.min(RETRY_MAX_MS, baseMs * 2 ** Math.max(0, failures - 1));
+  return backoffMs(failures, baseMs, RETRY_MAX_MS);
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { EventType, NewEvent } from '../../events/event-types';
 import { describeError, logLine } from '../../http/log';
 import { eventLog } from './clients';
-import { objectStorage } from './object-storage';
+import { objectStorage, RETRY_MAX_MS } from './object-storage';
 import { withDeadline } from '../storage-error';
+import { backoffMs } from '../../backoff';
 
 /**
  * The events an owning object emits (docs/events.md), on their way to the merchant's event log
@@ -24,9 +25,6 @@ export const eventSink = {
   append: (env: Env, username: string, events: NewEvent[]): Promise<unknown> =>
     eventLog(env.EVENT_LOG, username, objectStorage.timeoutMs).append(username, events),
 };
-
-/** Backoff of a failed append: `objectStorage.retryBaseMs` (1 s), doubling, at most a minute. */
-const RETRY_MAX_MS = 60_000;
 
 interface StagedRow extends Record<string, SqlStorageValue> {
   seq: number;
@@ -124,7 +122,7 @@ export class EventOutbox {
       this.notBefore = 0;
     } catch (e) {
       this.attempts += 1;
-      this.notBefore = Date.now() + Math.min(RETRY_MAX_MS, objectStorage.retryBaseMs * 2 ** (this.attempts - 1));
+      this.notBefore = Date.now() + backoffMs(this.attempts, objectStorage.retryBaseMs, RETRY_MAX_MS);
       logLine({ level: 'warn', event: 'events.retry', attempts: this.attempts, cause: describeError(e) });
     } finally {
       this.sending = false;

@@ -7,8 +7,9 @@ import { MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
  * enforce KV's one write per second per key (the objects run in the tests' isolate). Nothing in
  * the service changes it.
  */
-/** Backoff of a failed projection write: 1 s (by default), doubling, at most a minute (outbox.ts). */
+/** Backoff of an object's failed KV write or event append: 1 s (by default), doubling, at most a minute. */
 export const RETRY_BASE_MS = 1_000;
+export const RETRY_MAX_MS = 60_000;
 
 export const objectStorage = {
   kv: (env: Env): KVNamespace => env.SESSIONS,

@@ -1,7 +1,8 @@
 import { describeError, logLine } from '../../http/log';
 import { kvTtlSeconds, prefixOf } from '../kv';
 import { withDeadline } from '../storage-error';
-import { objectStorage } from './object-storage';
+import { objectStorage, RETRY_MAX_MS } from './object-storage';
+import { backoffMs } from '../../backoff';
 
 /**
  * The KV projections of one Durable Object's state (docs/storage.md "Projections"). The object is
@@ -31,8 +32,6 @@ export const KEY_WRITE_INTERVAL_MS = 1_000;
  * key is sent only this many deadlines after it (10 s with the 5 s deadline).
  */
 export const UNANSWERED_WRITE_DEADLINES = 2;
-/** Backoff of a failed write: `objectStorage.retryBaseMs` (1 s), doubling, at most a minute. */
-const RETRY_MAX_MS = 60_000;
 /** The alarm behind a projection tried at once: it writes what that try could not. */
 const PROJECTION_SAFETY_MS = 2_000;
 
@@ -150,7 +149,7 @@ export class Outbox {
       );
     } catch (e) {
       const attempts = row.attempts + 1;
-      const backoff = Math.min(RETRY_MAX_MS, retryBaseMs * 2 ** (attempts - 1));
+      const backoff = backoffMs(attempts, retryBaseMs, RETRY_MAX_MS);
       // A refused write may have landed all the same (its answer lost): KV's per-key second still
       // counts from when it was sent.
       const notBefore = Math.max(
