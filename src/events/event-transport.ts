@@ -13,11 +13,17 @@ import { DELIVERY_TIMEOUT_MS } from './delivery-rules';
  * changes it.
  */
 
-let merchants: MerchantDirectory | undefined;
+const merchants = new Map<boolean, MerchantDirectory>();
 
-/** The same configuration the Worker loads (src/app/embedded-services.ts), parsed once per isolate. */
-function embeddedMerchants(): MerchantDirectory {
-  return (merchants ??= parseMerchantConfig(merchantsJson));
+/**
+ * The same configuration the Worker loads (src/app/embedded-services.ts), with the same rules for
+ * its environment (in `live`, no http endpoint at all), parsed once per isolate.
+ */
+function embeddedMerchants(env: Env): MerchantDirectory {
+  const live = settingsOf(env).environment === 'live';
+  let directory = merchants.get(live);
+  if (!directory) merchants.set(live, (directory = parseMerchantConfig(merchantsJson, { live })));
+  return directory;
 }
 
 export const eventTransport = {
@@ -28,8 +34,8 @@ export const eventTransport = {
   /** The objects' clock for events: due times, the retry window, retention, signature timestamps. */
   now: (): number => Date.now(),
   /** A merchant's endpoints (data/merchants.json), read at each append, redelivery and attempt. */
-  endpointsOf: (username: string): readonly EventEndpoint[] =>
-    embeddedMerchants().merchant(username)?.events.endpoints ?? [],
+  endpointsOf: (env: Env, username: string): readonly EventEndpoint[] =>
+    embeddedMerchants(env).merchant(username)?.events.endpoints ?? [],
   /**
    * A merchant's signing secrets (EVENT_SIGNING_SECRETS), current first; none: nothing can be sent.
    * Throws a SettingsError when the Worker's environment is broken.

@@ -36,8 +36,8 @@ export function receivingAtTestEndpoint(): Receiver {
 /** Gives the local test merchant one endpoint for every event type (its configuration has none). */
 export function withTestEndpoint(url: string): void {
   const configured = eventTransport.endpointsOf;
-  eventTransport.endpointsOf = (username) =>
-    username === 'test-merchant' ? [{ url, events: 'all' }] : configured(username);
+  eventTransport.endpointsOf = (e, username) =>
+    username === 'test-merchant' ? [{ url, events: 'all' }] : configured(e, username);
 }
 
 /** One request an endpoint received. */
@@ -120,7 +120,7 @@ export function testMerchant(
   const { endpointsOf, secretsOf } = eventTransport;
   eventTransport.fetch = (request) => receiver.fetch(request);
   eventTransport.now = () => clock.now;
-  eventTransport.endpointsOf = (u) => (u === username ? merchant.endpoints : endpointsOf(u));
+  eventTransport.endpointsOf = (e, u) => (u === username ? merchant.endpoints : endpointsOf(e, u));
   eventTransport.secretsOf = (e, u) => (u === username ? merchant.secrets : secretsOf(e, u));
   const object = env.EVENT_LOG.get(env.EVENT_LOG.idFromName(username));
   return { ...merchant, merchant, object, stub: logStub(object) };

@@ -105,7 +105,7 @@ export class EventLog extends DurableObject<Env> {
       const problem = newEventProblem(event);
       if (problem !== undefined) throw new Error(`EventLog.append: ${problem}`);
     }
-    const endpoints = eventTransport.endpointsOf(username);
+    const endpoints = eventTransport.endpointsOf(this.env, username);
     const now = eventTransport.now();
     // One synchronous block: the events and their deliveries commit together.
     this.claim(username);
@@ -188,7 +188,7 @@ export class EventLog extends DurableObject<Env> {
       .exec<EventRow>('SELECT * FROM events WHERE event_id = ? AND created_at > ?', eventId, now - EVENT_RETENTION_MS)
       .toArray()[0];
     if (!event) return 'notFound';
-    for (const endpoint of eventTransport.endpointsOf(username)) {
+    for (const endpoint of eventTransport.endpointsOf(this.env, username)) {
       if (!subscribes(endpoint, event.event_type)) continue;
       this.sql.exec(
         `INSERT INTO deliveries (seq, endpoint, subject, state, window_start, next_at) VALUES (?, ?, ?, 'pending', ?, ?)
@@ -310,7 +310,7 @@ export class EventLog extends DurableObject<Env> {
       .toArray()[0];
     const username = this.owner();
     if (!row || username === undefined) return;
-    const configured = eventTransport.endpointsOf(username).find((e) => e.url === endpoint);
+    const configured = eventTransport.endpointsOf(this.env, username).find((e) => e.url === endpoint);
     if (!configured || !subscribes(configured, row.event_type)) {
       this.record(row, { delivered: false, error: 'endpointRemoved' }, true);
       return;
