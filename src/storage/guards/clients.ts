@@ -167,7 +167,7 @@ function guarded<T extends object>(stub: object, what: string, timeoutMs: number
           // An exception thrown by the object's own code is a bug, not an outage: it stays a 500.
           isOwnException,
         );
-        if (isFailed(answer)) throw new FailureError(answer.failed, `${what}.${property}: ${answer.failed.kind}`);
+        if (isFailed(answer)) throw new FailureError(answer[FAILED], `${what}.${property}: ${answer[FAILED].kind}`);
         return answer;
       };
     },
@@ -180,16 +180,19 @@ function guarded<T extends object>(stub: object, what: string, timeoutMs: number
  * The client throws it again as the FailureError it was ({@link guarded}).
  */
 export interface FailedCall {
-  failed: Failure;
+  [FAILED]: Failure;
 }
+
+/** The key of a failure sent back as a value: a name no object's answer has (`~`, like the outage mark). */
+const FAILED = '~failed';
 
 /** The answer an object gives for a FailureError its code threw. */
 export function failedCall(e: FailureError): FailedCall {
-  return { failed: e.failure };
+  return { [FAILED]: e.failure };
 }
 
 function isFailed(answer: unknown): answer is FailedCall {
-  return typeof answer === 'object' && answer !== null && 'failed' in answer && Object.keys(answer).length === 1;
+  return typeof answer === 'object' && answer !== null && FAILED in answer;
 }
 
 /**
