@@ -240,6 +240,25 @@ function encryptionKeys(value: string | undefined, problems: string[]): TokenEnc
   return { current: config.current, keys };
 }
 
+/**
+ * A secret of `{"<username>": value or [values]}` (MERCHANT_PASSWORD_HASHES, EVENT_SIGNING_SECRETS):
+ * each merchant's values as a list; none, with the problem named, when it is not such an object.
+ */
+function perMerchant(name: string, value: string, shape: string, problems: string[]): [string, unknown[]][] {
+  let object: unknown;
+  try {
+    object = JSON.parse(value);
+  } catch {
+    problems.push(`${name} is not JSON`);
+    return [];
+  }
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    problems.push(`${name} is not ${shape}`);
+    return [];
+  }
+  return Object.entries(object).map(([username, raw]) => [username, Array.isArray(raw) ? raw : [raw]]);
+}
+
 /** At most two entries per merchant: the current secret and the one it is switching to. */
 const MAX_ENTRIES = 2;
 
@@ -249,19 +268,7 @@ function storedHashes(value: string | undefined, problems: string[]): Map<string
     problems.push('MERCHANT_PASSWORD_HASHES is not set');
     return hashes;
   }
-  let object: unknown;
-  try {
-    object = JSON.parse(value);
-  } catch {
-    problems.push('MERCHANT_PASSWORD_HASHES is not JSON');
-    return hashes;
-  }
-  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
-    problems.push('MERCHANT_PASSWORD_HASHES is not an object');
-    return hashes;
-  }
-  for (const [username, raw] of Object.entries(object)) {
-    const values: unknown[] = Array.isArray(raw) ? raw : [raw];
+  for (const [username, values] of perMerchant('MERCHANT_PASSWORD_HASHES', value, 'an object', problems)) {
     const entries = values.map((v) => (typeof v === 'string' ? decodeEntry(v) : undefined));
     if (values.length === 0 || values.length > MAX_ENTRIES || entries.some((e) => e === undefined)) {
       problems.push(
@@ -281,19 +288,7 @@ function storedHashes(value: string | undefined, problems: string[]): Map<string
 function signingSecrets(value: string | undefined, problems: string[]): Map<string, readonly string[]> {
   const secrets = new Map<string, readonly string[]>();
   if (value === undefined || value.trim() === '') return secrets;
-  let object: unknown;
-  try {
-    object = JSON.parse(value);
-  } catch {
-    problems.push('EVENT_SIGNING_SECRETS is not JSON');
-    return secrets;
-  }
-  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
-    problems.push('EVENT_SIGNING_SECRETS is not an object of usernames');
-    return secrets;
-  }
-  for (const [username, raw] of Object.entries(object)) {
-    const values: unknown[] = Array.isArray(raw) ? raw : [raw];
+  for (const [username, values] of perMerchant('EVENT_SIGNING_SECRETS', value, 'an object of usernames', problems)) {
     const valid = values.every((s) => typeof s === 'string' && utf8(s).byteLength >= MIN_SECRET_BYTES);
     if (values.length === 0 || values.length > MAX_ENTRIES || !valid || new Set(values).size !== values.length) {
       problems.push(
