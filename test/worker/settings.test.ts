@@ -98,6 +98,17 @@ describe('settings, parsed once from the environment', () => {
     expect((result as SettingsError).problems.join('; ')).toContain(problem);
   });
 
+  it.each([
+    ['not JSON', '{', 'MERCHANT_PASSWORD_HASHES is not JSON'],
+    ['an array', '[]', 'MERCHANT_PASSWORD_HASHES is not an object'],
+    ['three hashes', JSON.stringify({ a: ['x', 'y', 'z'] }), 'MERCHANT_PASSWORD_HASHES has a malformed entry for a'],
+    ['not a hash', '{"a":"plain-password"}', 'MERCHANT_PASSWORD_HASHES has a malformed entry for a'],
+  ])('refuses MERCHANT_PASSWORD_HASHES that is %s, naming the problem', (_, value, problem) => {
+    const result = parseSettings({ ...env, MERCHANT_PASSWORD_HASHES: value });
+    expect(result).toBeInstanceOf(SettingsError);
+    expect((result as SettingsError).problems.join('; ')).toContain(problem);
+  });
+
   it('takes PUBLIC_BASE_URL without its trailing slash', () => {
     const settings = parseSettings({ ...env, PUBLIC_BASE_URL: 'https://pay.example.com/' });
     expect(settings).not.toBeInstanceOf(SettingsError);
