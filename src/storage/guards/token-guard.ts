@@ -119,8 +119,8 @@ export class TokenGuard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL,
-        namespace TEXT);
+    // The owner's merchant (its name says the rest). Objects made before kept a namespace column too, unread.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS tokens (token_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, record TEXT NOT NULL,
         expires_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0);
       CREATE INDEX IF NOT EXISTS tokens_by_card ON tokens (fingerprint);
@@ -146,11 +146,7 @@ export class TokenGuard extends DurableObject<Env> {
     template: TokenTemplate,
   ): Promise<CreateOutcome> {
     return this.serial(async (now, keys) => {
-      this.sql.exec(
-        'INSERT OR IGNORE INTO owner (id, username, namespace) VALUES (1, ?, ?)',
-        username,
-        namespace ?? null,
-      );
+      this.sql.exec('INSERT OR IGNORE INTO owner (id, username) VALUES (1, ?)', username);
       // An object's name holds its merchant (clients.ts), so this is never another merchant's.
       if (!this.owns(username)) throw new Error('a token object named for one merchant was asked for another');
       const found = this.sql
