@@ -6,7 +6,7 @@ import { eventTransport } from '../../src/events/event-transport';
 import type { EventView } from '../../src/events/event-types';
 import { StorageHarness } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
-import { call, OTHER_AUTH, TEST_AUTH, type Fetch } from './helpers';
+import { call, OTHER_AUTH, quiet, TEST_AUTH, type Fetch } from './helpers';
 import { logStub, Receiver, releaseInside, restoreTransport, withTestEndpoint } from './event-helpers';
 
 /**
@@ -150,6 +150,39 @@ describe('the events routes', () => {
   });
 });
 
+describe('the events routes with their one object call failing', () => {
+  const routes = [
+    ['GET /events', 'GET', () => '/events', 'list'],
+    ['POST /events/ping', 'POST', () => '/events/ping', 'ping'],
+    ['POST /events/{id}/redeliver', 'POST', (id: string) => `/events/${id}/redeliver`, 'redeliver'],
+  ] as const;
+  const cases = routes.flatMap(([name, method, path, op]) =>
+    (['before', 'after', 'hang'] as const).map(
+      (when) => [name, when === 'hang' ? 'hanging' : `failing ${when}`, when, method, path, op] as const,
+    ),
+  );
+
+  it.each(cases)(
+    '%s, the call %s: 503 with Retry-After, and the retry answers',
+    async (_n, _w, when, method, path, op) => {
+      quiet();
+      eventTransport.fetch = new Receiver().fetch;
+      const known = await ping();
+      const h = new StorageHarness(when === 'hang' ? { STORAGE_TIMEOUT_MS: '1000' } : {}).failOn({
+        nth: 0,
+        of: 'do',
+        when,
+      });
+      const failed = await eventsCall(path(known), method, TEST_AUTH, (r) => h.fetch(r));
+      expect(failed.status).toBe(503);
+      expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
+      expect(h.calls.map((c) => `${c.store}.${c.op}`)).toEqual([`do.${op}`]);
+      const retried = await eventsCall(path(known), method, TEST_AUTH, (r) => h.fetch(r));
+      expect(retried.status).toBe(method === 'GET' ? 200 : 202);
+    },
+  );
+});
+
 describe('the events routes in live', () => {
   const live = new StorageHarness({ ENVIRONMENT: 'live' });
 
@@ -166,5 +199,8 @@ describe('the events routes in live', () => {
     expect((await eventsCall('/events/evt_unknown/redeliver', 'POST', TEST_AUTH, (r) => live.fetch(r))).status).toBe(
       404,
     );
+    // An event of the merchant's log (a ping, made in test) is redelivered in live too.
+    const known = await ping();
+    expect((await eventsCall(`/events/${known}/redeliver`, 'POST', TEST_AUTH, (r) => live.fetch(r))).status).toBe(202);
   });
 });

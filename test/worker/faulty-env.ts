@@ -74,6 +74,7 @@ export class StorageHarness {
       SESSIONS: this.kv(env.SESSIONS),
       THREEDS_GUARD: this.namespace(env.THREEDS_GUARD),
       TOKEN_GUARD: this.namespace(env.TOKEN_GUARD),
+      EVENT_LOG: this.namespace(env.EVENT_LOG),
       ...(env.THREEDS_SERVER ? { THREEDS_SERVER: this.provider(env.THREEDS_SERVER) } : {}),
     };
   }
