@@ -535,7 +535,7 @@ export function buildOpenApiDocument(version: string): Json {
             '400':
               'urlContainsInvalidValue: the reference or the entity outside their rules, or no entity; entityIsNotConfigured, merchantIsNotConfigured',
             '404':
-              "resourceNotFound: no such transaction of the merchant's entity (or it ended, an hour after its last step)",
+              "resourceNotFound: no such transaction of the merchant's entity (or its session ended: an hour from its first step, or from authenticate)",
           },
         }),
       },

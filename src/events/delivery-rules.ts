@@ -6,7 +6,7 @@ import { backoffMs } from '../backoff';
  * object (src/storage/guards/event-log.ts) does the I/O.
  */
 
-/** A 2xx within this long is delivered (CONTRACT §10); anything slower is a failed attempt. */
+/** A 2xx within this long is delivered (docs/events.md "Delivery"); anything slower is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** The first retry comes this long after the first failure (within a minute), then doubles… */
 export const RETRY_BASE_MS = 30_000;

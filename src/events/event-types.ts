@@ -4,7 +4,7 @@
  * routes and the OpenAPI document.
  */
 
-/** The event types a merchant's endpoint may subscribe to (CONTRACT §10 "Events"). */
+/** The event types a merchant's endpoint may subscribe to (docs/events.md "Types"). */
 export const SUBSCRIBABLE_EVENT_TYPES = [
   'threeDS.authentication.completed',
   'tokens.token.updated',

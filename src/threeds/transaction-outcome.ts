@@ -65,7 +65,7 @@ export async function transactionOutcome(
 }
 
 /**
- * The outcome as an event carries it (CONTRACT §10): without `authenticationValue`, which the
+ * The outcome as an event carries it (docs/events.md "Types"): without `authenticationValue`, which the
  * merchant fetches with `verification` or GET.
  */
 export function withoutAuthenticationValue(value: unknown): unknown {

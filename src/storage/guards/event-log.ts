@@ -18,7 +18,7 @@ import { sendEvent } from '../../events/send-event';
 import { subscribes } from '../../merchants/event-endpoints';
 
 /**
- * A merchant's event log (docs/events.md, CONTRACT §10 "Events"): one object per merchant, named
+ * A merchant's event log (docs/events.md): one object per merchant, named
  * by its username. The owners of what events are about (the 3DS transaction and token objects)
  * append to it, from their own alarms and retries; it keeps each event for 30 days with one
  * delivery per subscribed endpoint, and delivers them itself, after the answer, from its alarm:

@@ -5,8 +5,8 @@ import { threeDsServerOf, type ThreeDsServer } from './three-ds-server';
 import { RESULT_RETENTION_MS, resultFetchableUntil } from './timing';
 
 /**
- * The transaction's object watches its open live challenge (docs/threeds.md "Live": "The result
- * of a challenge"): the result is normally recorded when the ACS's final page posts `cres` to the
+ * The transaction's object watches its open live challenge (docs/threeds.md "The object watches an
+ * open challenge"): the result is normally recorded when the ACS's final page posts `cres` to the
  * notification URL, or when the merchant calls `verification`; a cardholder who closed the tab
  * does neither. So the object asks the 3DS Server provider for the RReq itself, from its alarm,
  * every {@link RESULT_POLL_MS} while the challenge is open (shorter than the 300 s the provider
