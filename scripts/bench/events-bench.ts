@@ -58,7 +58,7 @@ async function startReceiver(secret: string): Promise<{ url: string; arrivals: A
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://localhost:${port}/hooks`, arrivals, server };
+  return { url: `http://127.0.0.1:${port}/hooks`, arrivals, server };
 }
 
 interface Delivered {

@@ -8,8 +8,8 @@ import { treeWithMerchants, withEndpoint } from '../../scripts/tree-copy';
 /**
  * Events over a real network (docs/events.md): the Worker, bundled as deployed and served by
  * Miniflare, from a copy of this tree whose test merchant has an endpoint on a local Node HTTP
- * receiver (`http://localhost:<port>/hooks`, allowed in `test`). What the worker tests reach
- * through a seam, this reaches through workerd's own `fetch`: the request's method, headers and
+ * receiver (`http://127.0.0.1:<port>/hooks`, allowed in `test`, the address it listens on). What
+ * the worker tests reach through a seam, this reaches through workerd's own `fetch`: the request's method, headers and
  * bytes as a receiver gets them, each verified with the receivers' own function; and a redirect
  * that is not followed.
  */
@@ -56,7 +56,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const tree = treeWithMerchants(process.cwd(), withEndpoint('test-merchant', `http://localhost:${port}/hooks`));
+  const tree = treeWithMerchants(process.cwd(), withEndpoint('test-merchant', `http://127.0.0.1:${port}/hooks`));
   removeTree = tree.remove;
   worker = await startLocalWorker({ root: tree.dir, quiet: true });
 }, 120_000);
@@ -158,7 +158,7 @@ describe('events over the network', () => {
       await until('ping', () => received.some((r) => r.event.eventId === eventId));
       // The log records the attempt's outcome just after the answer: read it until it is there.
       let delivery: { state?: string; lastError?: string; lastStatus?: number; attempts?: number } = {};
-      for (let i = 0; i < 100 && delivery.lastError === undefined; i++) {
+      for (const giveUp = Date.now() + 30_000; delivery.lastError === undefined && Date.now() < giveUp;) {
         const listed = (await (await api('GET', '/events', 'application/json')).json()) as {
           events: { eventId: string; deliveries: (typeof delivery)[] }[];
         };
