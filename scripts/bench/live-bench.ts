@@ -1,6 +1,7 @@
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { startFakeProvider, startLocalWorker, type LocalWorker } from '../local-worker';
 import { timed, timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
+import { fmt, stats, triple } from './summary';
 
 /**
  * The live part of `npm run bench` (`--only live`): full live 3-D Secure flows of this tree's
@@ -216,10 +217,4 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
   }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const fmt = (n: number, digits = 1): string =>
-  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const triple = (values: number[]): string => {
-  const s = [...values].sort((a, b) => a - b);
-  return `${fmt(s[0]!)} / **${fmt(median(s))}** / ${fmt(s[s.length - 1]!)}`;
-};
+const median = (values: number[]): number => stats(values).median;

@@ -1,4 +1,6 @@
 import { COUNTED_NAMESPACE, startVersions, type WorkerVersion } from './worker-versions';
+import { withLuhnCheckDigit } from './pans';
+import { triple as summary } from './summary';
 
 /**
  * The token part of `npm run bench` (`--only tokens`): different updates of one token, against
@@ -216,20 +218,10 @@ let seq = 0;
 /** A Luhn-valid Visa number of the 457136 range that no other run used. */
 function freshCard(): string {
   seq += 1;
-  const body = `45713684${String(Date.now() % 1e5).padStart(5, '0')}${String(seq % 100).padStart(2, '0')}`;
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return body + String((10 - (sum % 10)) % 10);
+  return withLuhnCheckDigit(
+    `45713684${String(Date.now() % 1e5).padStart(5, '0')}${String(seq % 100).padStart(2, '0')}`,
+  );
 }
-
-const stats = (values: number[]): { min: number; median: number; max: number } => {
-  const s = [...values].sort((a, b) => a - b);
-  return { min: s[0]!, median: s[Math.floor(s.length / 2)]!, max: s[s.length - 1]! };
-};
 
 function table(o: TokenBenchOptions, order: WorkerVersion[], results: Map<string, ShapeRun[]>): string {
   const lines = [
@@ -238,10 +230,7 @@ function table(o: TokenBenchOptions, order: WorkerVersion[], results: Map<string
     '| shape | Worker | 204 per run | 503 per run | other per run | all answered, ms |',
     '|---|---|---|---|---|---|',
   ];
-  const triple = (values: number[]): string => {
-    const { min, median, max } = stats(values);
-    return `${Math.round(min)} / **${Math.round(median)}** / ${Math.round(max)}`;
-  };
+  const triple = (values: number[]): string => summary(values, 0);
   for (const shape of SHAPES) {
     for (const v of order) {
       const runs = results.get(`${shape.name}\u0000${v.label}`) ?? [];
