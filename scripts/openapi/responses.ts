@@ -7,7 +7,7 @@ import {
   MULTIPLE_ACCOUNT_ACCESS,
   NUMBER_TYPES,
 } from '../../src/bin/model';
-import { EVENT_ID, EVENT_PAGE_SIZE, EVENT_TYPES } from '../../src/events/event-types';
+import { DELIVERY_ERRORS, DELIVERY_STATES, EVENT_ID, EVENT_PAGE_SIZE, EVENT_TYPES } from '../../src/events/event-types';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 
 /**
@@ -245,14 +245,14 @@ const ISO_MILLIS = v.pipe(v.string(), v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.
 const EVENT_DELIVERY = v.object({
   url: v.pipe(v.string(), v.url()),
   state: v.pipe(
-    v.picklist(['pending', 'delivered', 'failed']),
+    v.picklist(DELIVERY_STATES),
     v.description(
       '`pending`: being sent or retried (with backoff, for 3 days from the event or its redelivery); `delivered`: a 2xx within 10 s; `failed`: its window is over, or the endpoint is no longer configured for it.',
     ),
   ),
   attempts: v.pipe(v.number(), v.integer(), v.minValue(0)),
   lastStatus: v.optional(v.pipe(v.number(), v.integer())),
-  lastError: v.optional(v.picklist(['status', 'timeout', 'network', 'redirect', 'noSigningSecret', 'endpointRemoved'])),
+  lastError: v.optional(v.picklist(DELIVERY_ERRORS)),
   lastAttemptAt: v.optional(ISO_MILLIS),
   nextAttemptAt: v.optional(ISO_MILLIS),
   deliveredAt: v.optional(ISO_MILLIS),

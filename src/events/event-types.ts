@@ -62,7 +62,8 @@ export interface EventBody {
   data: Record<string, unknown>;
 }
 
-export type DeliveryState = 'pending' | 'delivered' | 'failed';
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** One endpoint's delivery of an event, as `GET /events` shows it. */
 export interface DeliveryView {
@@ -80,7 +81,15 @@ export interface DeliveryView {
   deliveredAt?: string;
 }
 
-export type DeliveryError = 'status' | 'timeout' | 'network' | 'redirect' | 'noSigningSecret' | 'endpointRemoved';
+export const DELIVERY_ERRORS = [
+  'status',
+  'timeout',
+  'network',
+  'redirect',
+  'noSigningSecret',
+  'endpointRemoved',
+] as const;
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
 /** An event of the log, with each endpoint's delivery. */
 export interface EventView extends EventBody {
