@@ -27,7 +27,7 @@ export default createWorker(
 ) satisfies ExportedHandler<Env>;
 
 /** The Durable Objects that own the state and project it to KV (docs/storage.md). */
-export { ThreeDsGuard } from './storage/guards/threeds-guard';
-export { TokenGuard } from './storage/guards/token-guard';
+export { ThreeDsTransaction } from './threeds/transaction/transaction-object';
+export { TokenGroup } from './tokens/token-group';
 /** A merchant's events and their delivery (docs/events.md). */
-export { EventLog } from './storage/guards/event-log';
+export { EventLog } from './events/event-log';

@@ -32,9 +32,9 @@ const STAGES: Stage[] = [
   { name: 'lookup (Luhn, BIN index, answer object)', test: file('src/bin/', 'src/cards/', 'src/reference-data/') },
   {
     name: 'header checks (Accept, Content-Type, WP-Api-Version)',
-    test: file('src/http/api-headers', 'src/http/media-types', 'src/http/simulate-header'),
+    test: file('src/http/api-headers', 'src/media-types.ts', 'src/http/simulate-header'),
   },
-  { name: 'log line (JSON, redaction; the console call silenced)', test: file('src/http/log') },
+  { name: 'log line (JSON, redaction; the console call silenced)', test: file('src/log.ts') },
   { name: 'routing (itty-router, route table)', test: file('node_modules/itty-router', 'src/app/') },
   { name: 'settings and request deps', test: file('src/config/', 'src/routes/deps-from-request', 'src/storage/') },
   { name: 'endpoint (panLookup handler)', test: file('src/routes/') },

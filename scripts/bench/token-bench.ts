@@ -48,8 +48,8 @@ function limited(kv, c, byObject) {
 }
 ${COUNTED_NAMESPACE}
 const objectEnv = (env) => ({ ...env, SESSIONS: limited(env.SESSIONS, undefined, true) });
-export class TokenGuard extends all.TokenGuard { constructor(ctx, env) { super(ctx, objectEnv(env)); } }
-export class ThreeDsGuard extends all.ThreeDsGuard { constructor(ctx, env) { super(ctx, objectEnv(env)); } }
+export class TokenGroup extends all.TokenGroup { constructor(ctx, env) { super(ctx, objectEnv(env)); } }
+export class ThreeDsTransaction extends all.ThreeDsTransaction { constructor(ctx, env) { super(ctx, objectEnv(env)); } }
 export default {
   fetch(request, env, ctx) {
     if (new URL(request.url).pathname === '/__bench/counts') {

@@ -9,7 +9,7 @@ import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema
 import type * as v from 'valibot';
 import { CARD_BIN_API, EVENTS_API, THREE_DS_API, TOKENS_API, type ApiProfile } from '../../src/http/api-headers';
 import { EVENT_ID } from '../../src/events/event-types';
-import { THREE_DS_MEDIA_TYPES } from '../../src/http/media-types';
+import { THREE_DS_MEDIA_TYPES } from '../../src/media-types';
 import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin-requests';
 import { checkErrorName } from '../../src/schemas/field-errors';
 import { SCENARIOS } from '../../src/threeds/scenarios';

@@ -1,7 +1,7 @@
 import { fromBase64, toBase64, toBase64Url, utf8 } from '../bytes';
 import type { Settings } from '../config/settings';
 import { FailureError } from '../failures';
-import type { SealedValue } from '../storage/token-store';
+import type { SealedValue } from '../tokens/token-record';
 
 /**
  * Encryption of the card details behind a token (AES-256-GCM, WebCrypto) and the keyed hashes

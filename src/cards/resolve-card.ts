@@ -3,8 +3,8 @@ import type { Brand } from '../bin/model';
 import { failed, ok, type Result } from '../failures';
 import { brandRule, cardNumberRule } from '../merchants/entity-rules';
 import type { EntityConfig } from '../merchants/merchant-config';
-import type { TokenRecord } from '../storage/token-store';
-import { maskPan } from './mask';
+import type { TokenRecord } from '../tokens/token-record';
+import { maskPan } from '../mask';
 import { cardHasExpired, foreignHrefError, tokenIdFromHref, type BillingAddress, type CardDetails } from './token-card';
 
 /**

@@ -1,5 +1,5 @@
 import type { FieldError } from '../failures';
-import type { SealedValue, TokenRecord } from '../storage/token-store';
+import type { SealedValue, TokenRecord } from '../tokens/token-record';
 import { open, seal, type TokenKeys } from './card-crypto';
 
 /**
@@ -28,7 +28,7 @@ export interface CardDetails {
 
 /**
  * What a token id in a path or href may look like. Ours are 80 characters of Worldpay's alphabet
- * (src/storage/guards/token-ids.ts); the pattern is wider, so that an id of another shape answers
+ * (src/tokens/token-ids.ts); the pattern is wider, so that an id of another shape answers
  * 404, not 400.
  */
 export const TOKEN_ID = /^[A-Za-z0-9_-]{1,256}$/;

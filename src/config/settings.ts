@@ -60,7 +60,7 @@ export interface ThreeDsServerSettings {
 
 /** The default deadline of an AReq at the provider (docs/configuration.md). */
 const DEFAULT_AUTHENTICATE_TIMEOUT_MS = 15_000;
-/** The longest THREEDS_SERVER_TIMEOUT_MS: a live authentication's lease covers it (src/storage/guards/live-transaction.ts). */
+/** The longest THREEDS_SERVER_TIMEOUT_MS: a live authentication's lease covers it (src/threeds/transaction/live-transaction.ts). */
 export const MAX_AUTHENTICATE_TIMEOUT_MS = 30_000;
 /** The longest STORAGE_TIMEOUT_MS. */
 export const MAX_STORAGE_TIMEOUT_MS = 5_000;
@@ -153,7 +153,7 @@ function provider(env: Env, live: boolean, problems: string[]): Settings['threeD
 
 /**
  * The storage deadline. It stays within 5 s: a live authentication's lease
- * (src/storage/guards/live-transaction.ts) covers its storage calls, each within this deadline.
+ * (src/threeds/transaction/live-transaction.ts) covers its storage calls, each within this deadline.
  */
 function storageTimeout(value: string | undefined, problems: string[]): number {
   return integerMs(

@@ -1,13 +1,13 @@
 import { fail } from '../failures';
 import type { EndpointResult, RequestContext } from '../http/endpoint';
-import { THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../http/media-types';
+import { THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../media-types';
 import { readBodyText, readJsonObject } from '../http/body';
 import { originListed } from '../merchants/origins';
 import type { Route } from '../app/route-table';
 import { publicBaseUrl } from '../routes/deps-from-request';
 import { WINDOW_SIZES } from '../schemas/threeds-requests';
 import { THREEDS_PATH } from '../threeds/api-paths';
-import { TOKEN_REFERENCE } from '../storage/guards/token-ids';
+import { TOKEN_REFERENCE } from '../tokens/token-ids';
 import { UPDATE_PATHS } from '../tokens/update-paths';
 import { escapeHtml } from '../threeds/page-html';
 import { scenarioCard } from '../fake-3ds-server/test-cards';

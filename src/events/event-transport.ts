@@ -5,7 +5,7 @@ import { parseMerchantConfig, type MerchantDirectory } from '../merchants/mercha
 import { DELIVERY_TIMEOUT_MS } from './delivery-rules';
 
 /**
- * What the EventLog object (src/storage/guards/event-log.ts) reaches outside itself: the outbound
+ * What the EventLog object (src/events/event-log.ts) reaches outside itself: the outbound
  * request, its deadline, the clock, and a merchant's endpoints and signing secrets. A seam for the
  * tests only, like `objectStorage`: they put an in-test receiver in place of the network, a short
  * deadline for a receiver that hangs, and a clock they move forward to drive retries and the

@@ -5,9 +5,9 @@ import {
   THREE_DS_MEDIA_TYPES,
   TOKENS_MEDIA_TYPES,
   type ApiVersion,
-} from './media-types';
+} from '../media-types';
 
-export type { ApiVersion } from './media-types';
+export type { ApiVersion } from '../media-types';
 
 /** One version of an API and the media type that names it. */
 export interface ApiVersionType {

@@ -6,7 +6,7 @@ import { signInWithBasicAuth, type LoginMemory } from './basic-auth';
 import { drainBody, readJsonObject, readJsonValue } from './body';
 import type { Endpoint, EndpointResult, RequestContext, Services } from './endpoint';
 import { mapFailure } from './error-document';
-import { errorLogFields, logLine } from './log';
+import { errorLogFields, logLine } from '../log';
 import { publishableKeyOf, signInPublishable } from './publishable-keys';
 import { simulate, SIMULATE_HEADER } from './simulate-header';
 

@@ -3,15 +3,15 @@ import type { CardDeps } from '../cards/resolve-card';
 import { openCard } from '../cards/token-card';
 import type { RequestContext } from '../http/endpoint';
 import {
-  threeDsGuard,
-  threeDsGuardById,
-  tokenGuard,
-  tokenGuardName,
-  tokenGuardOfReference,
-} from '../storage/guards/clients';
-import { parseReference } from '../storage/guards/token-ids';
+  threeDsTransaction,
+  threeDsTransactionById,
+  tokenGroup,
+  tokenGroupName,
+  tokenGroupOfReference,
+} from '../storage/object-client';
+import { parseReference } from '../tokens/token-ids';
 import type { KvAccess } from '../storage/kv';
-import { TokenStore } from '../storage/token-store';
+import { TokenStore } from '../tokens/token-record';
 import { threeDsServerOf } from '../threeds/live/three-ds-server';
 import type { ThreeDsDeps } from '../threeds/steps/step-deps';
 import type { TokenDeps } from '../tokens/token-steps';
@@ -37,7 +37,7 @@ function kvAccess(rc: RequestContext): KvAccess {
 
 /** The object that owns a token and the token's id, by its reference (undefined when it names none). */
 function tokenOwner(rc: RequestContext, reference: string) {
-  return tokenGuardOfReference(rc.env.TOKEN_GUARD, reference, rc.settings.storageTimeoutMs);
+  return tokenGroupOfReference(rc.env.TOKEN_GROUP, reference, rc.settings.storageTimeoutMs);
 }
 
 /**
@@ -50,8 +50,8 @@ async function projectedToken(rc: RequestContext, reference: string, now: number
   const record = parsed && (await new TokenStore(kvAccess(rc)).get(parsed.tokenId, now));
   if (!record) return undefined;
   const { username, namespace, fingerprint } = record;
-  const name = tokenGuardName(username, namespace !== undefined ? { namespace } : { fingerprint });
-  return rc.env.TOKEN_GUARD.idFromName(name).toString() === parsed.ownerId ? record : undefined;
+  const name = tokenGroupName(username, namespace !== undefined ? { namespace } : { fingerprint });
+  return rc.env.TOKEN_GROUP.idFromName(name).toString() === parsed.ownerId ? record : undefined;
 }
 
 /**
@@ -85,7 +85,7 @@ export function tokenDeps(rc: RequestContext): TokenDeps {
   return {
     ...cardDeps(rc, 'exact'),
     tokenKeys: () => tokenKeys(rc.settings),
-    ownerFor: (username, of) => tokenGuard(rc.env.TOKEN_GUARD, username, of, timeoutMs),
+    ownerFor: (username, of) => tokenGroup(rc.env.TOKEN_GROUP, username, of, timeoutMs),
     ownerOf: (reference) => tokenOwner(rc, reference),
     projectedToken: (tokenId) => new TokenStore(kvAccess(rc)).get(tokenId, Date.now()),
   };
@@ -99,8 +99,8 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     key: rc.settings.jwtKey,
     baseUrl: publicBaseUrl(rc),
     now,
-    guardFor: (scope) => threeDsGuard(rc.env.THREEDS_GUARD, scope, timeoutMs),
-    guardById: (id) => threeDsGuardById(rc.env.THREEDS_GUARD, id, timeoutMs),
+    transactionFor: (scope) => threeDsTransaction(rc.env.THREEDS_TRANSACTION, scope, timeoutMs),
+    transactionById: (id) => threeDsTransactionById(rc.env.THREEDS_TRANSACTION, id, timeoutMs),
     cards: cardDeps(rc, 'exact', now),
     ...(rc.settings.environment === 'live' && rc.settings.threeDsServer
       ? { provider: threeDsServerOf(rc.env, rc.settings.threeDsServer) }

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { TOKEN_ID } from '../cards/token-card';
-import { parseReference } from '../storage/guards/token-ids';
+import { parseReference } from '../tokens/token-ids';
 import { fail, failed, unwrap } from '../failures';
 import { TOKENS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
@@ -29,7 +29,7 @@ import { publicBaseUrl, tokenDeps } from './deps-from-request';
  * conflicts of a second tokenization (`GET` and `PUT` on the `tokens:conflicts` link).
  */
 
-/** A token's href: the token resource's path, then the token's reference (src/storage/guards/token-ids.ts). */
+/** A token's href: the token resource's path, then the token's reference (src/tokens/token-ids.ts). */
 const hrefOf = (call: EndpointCall, reference: string): string => `${publicBaseUrl(call.rc)}/tokens/${reference}`;
 const conflictHref = (call: EndpointCall, reference: string, conflictId: string): string =>
   `${hrefOf(call, reference)}/conflicts/${conflictId}`;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ApiVersion } from '../http/media-types';
+import type { ApiVersion } from '../media-types';
 import { asJsonObject, jsonObject } from './field-errors';
 import { billingAddress, CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema } from './fields';
 import { AUTHENTICATE, CARD_FRONT, CARD_TOKENIZED, DEVICE_DATA_INITIALIZE } from './threeds-requests';

@@ -1,4 +1,4 @@
-import type { ApiVersion } from '../http/media-types';
+import type { ApiVersion } from '../media-types';
 import type { ResultKind } from './outcomes';
 
 /**

@@ -1,11 +1,11 @@
 import { base64OfText, textOfBase64 } from '../bytes';
-import type { CodeAttempt } from '../storage/guards/challenge-rules';
+import type { CodeAttempt } from './challenge-rules';
 import { derivedUuid, hmacSha256 } from './hmac-derived-values';
 
 /**
  * The test ACS challenge (docs/threeds.md "Challenge"): references, the CReq payload and the
  * code. The attempt count and the result live in the transaction's Durable Object, which applies
- * the rules of src/storage/guards/challenge-rules.ts; nothing here touches storage.
+ * the rules of src/threeds/challenge-rules.ts; nothing here touches storage.
  */
 
 /** The one-time code that passes in `test`, where the page shows it. */

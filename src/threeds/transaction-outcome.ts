@@ -1,6 +1,6 @@
 import type { Brand } from '../bin/model';
-import type { ApiVersion } from '../http/media-types';
-import type { TransactionFacts } from '../storage/guards/threeds-guard';
+import type { ApiVersion } from '../media-types';
+import type { TransactionFacts } from './transaction/transaction-object';
 import { THREEDS_PATH } from './api-paths';
 import { outageAnswer, verificationKind } from './api-versions';
 import { rendered } from './live/live-authenticate';

@@ -1,4 +1,4 @@
-import type { TokenRecord } from '../storage/token-store';
+import type { TokenRecord } from './token-record';
 import { UPDATE_PATHS } from './update-paths';
 import type { BillingAddress, CardDetails } from '../cards/token-card';
 

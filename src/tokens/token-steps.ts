@@ -1,14 +1,14 @@
 import { cardFingerprint, type TokenKeys } from '../cards/card-crypto';
-import { visibleLeadingDigits } from '../cards/mask';
+import { visibleLeadingDigits } from '../mask';
 import { resolveCard, type CardDeps, type ResolvedCard } from '../cards/resolve-card';
 import type { CardDetails } from '../cards/token-card';
 import { failed, ok, type FieldError, type Result } from '../failures';
 import { isIsoDateTime } from '../schemas/fields';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
-import type { TokenGuardApi } from '../storage/guards/clients';
-import type { OwnedToken, TokenTemplate } from '../storage/guards/token-guard';
-import type { TokenRecord } from '../storage/token-store';
+import type { TokenGroupApi } from '../storage/object-client';
+import type { OwnedToken, TokenTemplate } from './token-group';
+import type { TokenRecord } from './token-record';
 import type { TokenView } from './token-resource';
 import { DEFAULT_TOKEN_TTL_MS, type TokenChange } from './token-updates';
 
@@ -17,7 +17,7 @@ import { DEFAULT_TOKEN_TTL_MS, type TokenChange } from './token-updates';
  * stands for one card number of one merchant. Each step takes its dependencies and answers a
  * result; no Request or Response here.
  *
- * Every step asks the one object that owns the token (src/storage/guards/token-guard.ts): the
+ * Every step asks the one object that owns the token (src/tokens/token-group.ts): the
  * card's, or its namespace's, reached by the card's keyed hash on creation and by the token's id
  * afterwards. The object decides and answers; KV is its projection, which no step here writes or
  * reads. A failure to reach the object answers 503 and changed nothing, or changed what the
@@ -30,9 +30,9 @@ export const MAX_TOKEN_TTL_MS = DEFAULT_TOKEN_TTL_MS.live;
 export interface TokenDeps extends CardDeps {
   tokenKeys: () => Promise<TokenKeys>;
   /** The object that owns the merchant's tokens of a namespace, or of a card outside any (its keyed hash). */
-  ownerFor(username: string, of: { namespace: string } | { fingerprint: string }): TokenGuardApi;
+  ownerFor(username: string, of: { namespace: string } | { fingerprint: string }): TokenGroupApi;
   /** The object that owns a token and the token's id, from its reference (its href's last segment). */
-  ownerOf(reference: string): { owner: TokenGuardApi; tokenId: string } | undefined;
+  ownerOf(reference: string): { owner: TokenGroupApi; tokenId: string } | undefined;
   /** The token's record as KV's projection has it (it may lag its object), to locate a token by id alone. */
   projectedToken(tokenId: string): Promise<TokenRecord | undefined>;
 }
@@ -49,7 +49,7 @@ export interface NewTokenRequest {
 export interface TokenAnswer {
   token: TokenView;
   card: Pick<CardDetails, 'cardHolderName' | 'billingAddress'>;
-  /** The last segment of its href (src/storage/guards/token-ids.ts). */
+  /** The last segment of its href (src/tokens/token-ids.ts). */
   reference: string;
 }
 
@@ -209,7 +209,7 @@ export async function acceptConflict(
   return changed(await at?.owner.acceptConflict(username, at.tokenId, conflictId));
 }
 
-function changed(outcome: Awaited<ReturnType<TokenGuardApi['update']>> | undefined): Result<void> {
+function changed(outcome: Awaited<ReturnType<TokenGroupApi['update']>> | undefined): Result<void> {
   if (outcome?.kind === 'changed') return ok(undefined);
   if (outcome?.kind === 'limited')
     return failed({ kind: 'maximumUpdatesExceeded', retryAfter: outcome.retryAfterSeconds });

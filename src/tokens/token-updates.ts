@@ -1,14 +1,14 @@
 import { toBase64Url } from '../bytes';
 import { keyedHash, open, seal, type TokenKeys } from '../cards/card-crypto';
 import { openCard, sealCard, type BillingAddress, type CardDetails } from '../cards/token-card';
-import type { SealedValue, TokenRecord } from '../storage/token-store';
+import type { SealedValue, TokenRecord } from './token-record';
 import { conflictsOf, isoSeconds, wholeSeconds, type ConflictingDetails } from './token-resource';
 
 /**
  * How a token changes (docs/tokens.md "Updates", "Conflicts", "Lifetime"): one attribute per
  * update, the conflicts a second tokenization found, accepted all at once, and the extension of a
  * token's lifetime when it is used past half of it. Pure rules over a record, the keys and a
- * clock: the token's owning object (src/storage/guards/token-guard.ts) applies them, one change
+ * clock: the token's owning object (src/tokens/token-group.ts) applies them, one change
  * at a time.
  */
 

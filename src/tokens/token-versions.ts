@@ -1,5 +1,5 @@
 import type { Failure } from '../failures';
-import type { ApiVersion } from '../http/media-types';
+import type { ApiVersion } from '../media-types';
 
 /**
  * What the version of the Tokens API a request negotiated (docs/pipeline.md step 3) changes in its

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromBase64, textOfBase64, utf8 } from '../../src/bytes';
-import { challengeStep, MAX_CODE_ATTEMPTS } from '../../src/storage/guards/challenge-rules';
+import { challengeStep, MAX_CODE_ATTEMPTS } from '../../src/threeds/challenge-rules';
 import { challengePayload, judgeCode, newChallengeReference, windowSizeOfPayload } from '../../src/threeds/challenge';
 import { derivedAuthenticationValue, derivedUuid } from '../../src/threeds/hmac-derived-values';
 

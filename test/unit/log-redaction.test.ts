@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { maskPan } from '../../src/cards/mask';
+import { maskPan } from '../../src/mask';
 import { FailureError } from '../../src/failures';
-import { describeError, errorLogFields, redactPans } from '../../src/http/log';
+import { describeError, errorLogFields, redactPans } from '../../src/log';
 import { StorageError } from '../../src/storage/storage-error';
 
 describe('card numbers in log text (pure)', () => {

@@ -1,24 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { fromBase64, toBase64, toBase64Url, toHex } from '../../src/bytes';
-import { maskPan, visibleLeadingDigits } from '../../src/cards/mask';
-import { threeDsGuardName, tokenGuardName } from '../../src/storage/guards/clients';
-import { sessionKey } from '../../src/storage/threeds-store';
-import { newTokenId, parseReference, tokenReference } from '../../src/storage/guards/token-ids';
-import { tokenKey } from '../../src/storage/token-store';
+import { maskPan, visibleLeadingDigits } from '../../src/mask';
+import { threeDsTransactionName, tokenGroupName } from '../../src/storage/object-client';
+import { sessionKey } from '../../src/threeds/session-record';
+import { newTokenId, parseReference, tokenReference } from '../../src/tokens/token-ids';
+import { tokenKey } from '../../src/tokens/token-record';
 
 describe('key and object names (pure)', () => {
   const scope = { username: 'test-merchant', entity: 'default entity', transactionReference: 'a:b:c' };
 
   it('scopes the session key and the guard name by merchant, entity and reference', () => {
     expect(sessionKey(scope)).toBe('3ds:session:test-merchant:default entity:a:b:c');
-    expect(threeDsGuardName(scope)).toBe('test-merchant:default entity:a:b:c');
-    expect(threeDsGuardName({ ...scope, username: 'other-merchant' })).not.toBe(threeDsGuardName(scope));
+    expect(threeDsTransactionName(scope)).toBe('test-merchant:default entity:a:b:c');
+    expect(threeDsTransactionName({ ...scope, username: 'other-merchant' })).not.toBe(threeDsTransactionName(scope));
   });
 
   it('names tokens by id and token objects by merchant and card hash or namespace, never by card number', () => {
     expect(tokenKey('abc')).toBe('token:abc');
-    expect(tokenGuardName('m', { fingerprint: 'x1y2' })).toBe('card:m:x1y2');
-    expect(tokenGuardName('m', { namespace: 'x1y2' })).toBe('namespace:m:x1y2');
+    expect(tokenGroupName('m', { fingerprint: 'x1y2' })).toBe('card:m:x1y2');
+    expect(tokenGroupName('m', { namespace: 'x1y2' })).toBe('namespace:m:x1y2');
   });
 
   it("makes token ids of Worldpay's alphabet, and references that name the token's object, then the token", () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_UPDATES, UPDATE_WINDOW_MS, updateAllowed } from '../../src/storage/guards/update-limit';
+import { MAX_UPDATES, UPDATE_WINDOW_MS, updateAllowed } from '../../src/tokens/update-limit';
 
 /**
  * The rolling limit on token updates (docs/tokens.md "Updates"), as properties over any sequence

@@ -3,8 +3,8 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import type { DeliveryView, EventType, NewEvent } from '../../src/events/event-types';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EventEndpoint } from '../../src/merchants/event-endpoints';
-import type { EventLogApi } from '../../src/storage/guards/clients';
-import type { EventLog } from '../../src/storage/guards/event-log';
+import type { EventLogApi } from '../../src/storage/object-client';
+import type { EventLog } from '../../src/events/event-log';
 import type { SubscribableEventType } from '../../src/events/event-types';
 
 /**

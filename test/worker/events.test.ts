@@ -1,6 +1,6 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { EventLog } from '../../src/storage/guards/event-log';
+import type { EventLog } from '../../src/events/event-log';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { burst, quiet } from './helpers';
 import {

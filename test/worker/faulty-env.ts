@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import worker from '../../src/index';
-import { objectStorage } from '../../src/storage/guards/object-storage';
+import { objectStorage } from '../../src/storage/object-storage';
 import { KvWriteLimit } from './kv-write-limit';
 
 /** The objects' storage as the service has it, to put back after a test. */
@@ -72,8 +72,8 @@ export class StorageHarness {
       ...env,
       ...vars,
       SESSIONS: this.kv(env.SESSIONS),
-      THREEDS_GUARD: this.namespace(env.THREEDS_GUARD),
-      TOKEN_GUARD: this.namespace(env.TOKEN_GUARD),
+      THREEDS_TRANSACTION: this.namespace(env.THREEDS_TRANSACTION),
+      TOKEN_GROUP: this.namespace(env.TOKEN_GROUP),
       EVENT_LOG: this.namespace(env.EVENT_LOG),
       ...(env.THREEDS_SERVER ? { THREEDS_SERVER: this.provider(env.THREEDS_SERVER) } : {}),
     };

@@ -126,7 +126,7 @@ describe('JWTs of the browser pages', () => {
     ) as Json;
     const forged = await signedWithout('exp', 'ddc', { txn: genuine.txn, OrgUnitId: genuine.OrgUnitId }, genuine.jti);
     expect(await (await postForm('/3ds/ddc', { JWT: forged })).text()).toContain('"Status":false');
-    const stub = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromString(genuine.txn));
+    const stub = env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromString(genuine.txn));
     const rows = await runInDurableObject(stub, (_i, state) =>
       state.storage.sql.exec('SELECT COUNT(*) AS n FROM collections').one(),
     );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FailureError } from '../../src/failures';
 import { acceptedVersion, checkHeaders, THREE_DS_API, TOKENS_API } from '../../src/http/api-headers';
-import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
+import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/media-types';
 import type { ErrorMessage } from '../../src/threeds/live/emv-messages';
 import { dsUnreachable } from '../../src/threeds/live/live-authenticate';
 import { basic, burst, call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';

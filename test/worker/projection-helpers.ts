@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm } from 'cloudflare:test';
-import { threeDsGuardName } from '../../src/storage/guards/clients';
-import type { ThreeDsGuard } from '../../src/storage/guards/threeds-guard';
-import { sessionKey, type SessionScope } from '../../src/storage/threeds-store';
+import { threeDsTransactionName } from '../../src/storage/object-client';
+import type { ThreeDsTransaction } from '../../src/threeds/transaction/transaction-object';
+import { sessionKey, type SessionScope } from '../../src/threeds/session-record';
 
 type Json = Record<string, any>;
 
@@ -36,8 +36,8 @@ export const scopeOf = (transactionReference: string): SessionScope => ({
 export const sessionKeyOf = (transactionReference: string): string => sessionKey(scopeOf(transactionReference));
 
 /** The transaction's object. */
-export function threeDsObject(transactionReference: string): DurableObjectStub<ThreeDsGuard> {
-  return env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(threeDsGuardName(scopeOf(transactionReference))));
+export function threeDsObject(transactionReference: string): DurableObjectStub<ThreeDsTransaction> {
+  return env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromName(threeDsTransactionName(scopeOf(transactionReference))));
 }
 
 /** Runs the transaction object's alarm now, if one is set (its projections that are due). */

@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_CODE_ATTEMPTS } from '../../src/storage/guards/challenge-rules';
-import { threeDsGuardName } from '../../src/storage/guards/clients';
+import { MAX_CODE_ATTEMPTS } from '../../src/threeds/challenge-rules';
+import { threeDsTransactionName } from '../../src/storage/object-client';
 import { restoreObjects, StorageHarness } from './faulty-env';
 import { projected, sessionKeyOf } from './projection-helpers';
 import { burst } from './helpers';
@@ -24,9 +24,9 @@ afterEach(restoreObjects);
 
 /** The challenge row the transaction's guard keeps. */
 async function challengeRow(transactionReference: string): Promise<Json> {
-  const stub = env.THREEDS_GUARD.get(
-    env.THREEDS_GUARD.idFromName(
-      threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference }),
+  const stub = env.THREEDS_TRANSACTION.get(
+    env.THREEDS_TRANSACTION.idFromName(
+      threeDsTransactionName({ username: 'test-merchant', entity: 'default', transactionReference }),
     ),
   );
   return runInDurableObject(
@@ -205,9 +205,9 @@ describe('the challenge under parallel showings and form posts', () => {
     const sessionIds = new Set(pages.map((p) => /"SessionId":"(0_[0-9a-f-]+)"/.exec(p)?.[1]));
     expect(sessionIds.size).toBe(1);
     expect([...sessionIds][0]).toMatch(/^0_/);
-    const stub = env.THREEDS_GUARD.get(
-      env.THREEDS_GUARD.idFromName(
-        threeDsGuardName({ username: 'test-merchant', entity: 'default', transactionReference }),
+    const stub = env.THREEDS_TRANSACTION.get(
+      env.THREEDS_TRANSACTION.idFromName(
+        threeDsTransactionName({ username: 'test-merchant', entity: 'default', transactionReference }),
       ),
     );
     const rows = await runInDurableObject(stub, (_i, state) =>

@@ -8,8 +8,8 @@ import {
   RESULT_POLL_RETRY_MS as RESULT_RETRY,
 } from '../../src/threeds/live/challenge-watch';
 import { threeDsServerOf } from '../../src/threeds/live/three-ds-server';
-import { eventSink } from '../../src/storage/guards/event-outbox';
-import { objectStorage } from '../../src/storage/guards/object-storage';
+import { eventSink } from '../../src/storage/event-outbox';
+import { objectStorage } from '../../src/storage/object-storage';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
 import { burst, call, quiet, TEST_AUTH } from './helpers';

@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { callDeadlineMs } from '../../src/storage/guards/clients';
-import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS } from '../../src/storage/guards/live-transaction';
+import { callDeadlineMs } from '../../src/storage/object-client';
+import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS } from '../../src/threeds/transaction/live-transaction';
 import type { Fault } from './faulty-env';
 import {
   card,
@@ -262,7 +262,7 @@ describe('card numbers and keys', () => {
     // ... and the guard object keeps no card number either (every row of every table, read
     // here), while the fake, which may keep it, has it: the number did go through.
     const claims = JSON.parse(atob(answer.challenge.jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as Json;
-    const stub = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromString(claims.txn as string));
+    const stub = env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromString(claims.txn as string));
     const stored = await runInDurableObject(stub, (_g, state) => {
       const tables = state.storage.sql
         .exec<{ name: string }>(
@@ -287,7 +287,7 @@ describe('the authentication lease', () => {
     baseUrl: 'http://localhost',
     apiVersion: 1,
   } as const;
-  const guardNamed = (name: string) => env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(name));
+  const guardNamed = (name: string) => env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromName(name));
 
   it('lasts, once the AReq goes out, until its answer can be recorded', async () => {
     const guard = guardNamed(`lease-${crypto.randomUUID()}`);

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { THREE_DS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
+import { THREE_DS_MEDIA_TYPES, type ApiVersion } from '../../src/media-types';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 import { BROWSER_FIELDS, card, expectValidMessages, liveHarness } from './live-helpers';
 import { authenticateBody, completeChallenge, newReference, THREEDS, verifyBody } from './threeds-helpers';

@@ -214,7 +214,7 @@ describe('GET of a 3DS transaction, in live', () => {
   it('answers initialized while the first authenticate (no deviceDataInitialize before it) has its AReq in flight', async () => {
     const reference = newReference();
     const name = `test-merchant:default:${reference}`;
-    const guard = env.THREEDS_GUARD.get(env.THREEDS_GUARD.idFromName(name)) as unknown as {
+    const guard = env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromName(name)) as unknown as {
       liveBegin(...a: unknown[]): Promise<{ kind: string }>;
       liveSending(...a: unknown[]): Promise<boolean>;
     };

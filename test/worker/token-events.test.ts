@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventSink } from '../../src/storage/guards/event-outbox';
-import { objectStorage } from '../../src/storage/guards/object-storage';
+import { eventSink } from '../../src/storage/event-outbox';
+import { objectStorage } from '../../src/storage/object-storage';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
@@ -14,7 +14,7 @@ import {
   type Receiver,
   type Received,
 } from './event-helpers';
-import { createToken, freshCard, putAttribute, tokenBody, tokenCall, tokenGuardOf } from './token-helpers';
+import { createToken, freshCard, putAttribute, tokenBody, tokenCall, tokenGroupOf } from './token-helpers';
 
 /**
  * The events a token's object emits (docs/events.md "Types"): `tokens.token.updated` for each
@@ -41,7 +41,7 @@ const eventsOf = (receiver: Receiver, tokenId: string): Received[] =>
   receiver.received.filter((r) => r.url === ENDPOINT && r.event.data?.tokenId === tokenId);
 
 /** Until the token's object has no event staged, and the log nothing in flight. */
-const settled = (href: string): Promise<void> => settledOwner(tokenGuardOf(href));
+const settled = (href: string): Promise<void> => settledOwner(tokenGroupOf(href));
 
 async function newToken(name = 'Ada Lovelace'): Promise<{ token: Json; href: string; cardNumber: string }> {
   const cardNumber = freshCard();

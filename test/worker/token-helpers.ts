@@ -1,9 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { expect } from 'vitest';
-import type { TokenGuard } from '../../src/storage/guards/token-guard';
-import { parseReference } from '../../src/storage/guards/token-ids';
-import { tokenGuardName } from '../../src/storage/guards/clients';
+import type { TokenGroup } from '../../src/tokens/token-group';
+import { parseReference } from '../../src/tokens/token-ids';
+import { tokenGroupName } from '../../src/storage/object-client';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import type { StorageHarness } from './faulty-env';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
@@ -100,21 +100,21 @@ export function storedToken(tokenId: string): Promise<Json | null> {
  */
 export type TokenLike = string | Json;
 
-/** The object that owns a token (src/storage/guards/token-ids.ts), and the token's id. */
-function located(token: TokenLike): { owner: DurableObjectStub<TokenGuard>; tokenId: string } {
+/** The object that owns a token (src/tokens/token-ids.ts), and the token's id. */
+function located(token: TokenLike): { owner: DurableObjectStub<TokenGroup>; tokenId: string } {
   if (typeof token === 'string' || 'tokenPaymentInstrument' in token) {
     const href = typeof token === 'string' ? token : (token.tokenPaymentInstrument.href as string);
     const parsed = parseReference(new URL(href).pathname.split('/')[2] ?? '');
     if (!parsed) throw new Error(`not one of our token hrefs: ${href}`);
-    return { owner: env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromString(parsed.ownerId)), tokenId: parsed.tokenId };
+    return { owner: env.TOKEN_GROUP.get(env.TOKEN_GROUP.idFromString(parsed.ownerId)), tokenId: parsed.tokenId };
   }
   const { username, namespace, fingerprint } = token as { username: string; namespace?: string; fingerprint: string };
-  const name = tokenGuardName(username, namespace !== undefined ? { namespace } : { fingerprint });
-  return { owner: env.TOKEN_GUARD.get(env.TOKEN_GUARD.idFromName(name)), tokenId: token.tokenId as string };
+  const name = tokenGroupName(username, namespace !== undefined ? { namespace } : { fingerprint });
+  return { owner: env.TOKEN_GROUP.get(env.TOKEN_GROUP.idFromName(name)), tokenId: token.tokenId as string };
 }
 
 /** The object that owns a token. */
-export function tokenGuardOf(token: TokenLike): DurableObjectStub<TokenGuard> {
+export function tokenGroupOf(token: TokenLike): DurableObjectStub<TokenGroup> {
   return located(token).owner;
 }
 
@@ -194,7 +194,7 @@ export function objectWritesOf(harness: StorageHarness, token: TokenLike): numbe
 
 /** The live tokens a token's object holds (white-box): a card's object holds at most one. */
 export function liveTokensIn(token: TokenLike): Promise<string[]> {
-  return runInDurableObject(tokenGuardOf(token), (_g, state) =>
+  return runInDurableObject(tokenGroupOf(token), (_g, state) =>
     state.storage.sql
       .exec<{ token_id: string }>('SELECT token_id FROM tokens WHERE deleted = 0')
       .toArray()

@@ -19,7 +19,7 @@ import {
 
 /**
  * Each token request when its one storage call fails (docs/storage.md "Deadlines and failures"). A token's
- * object decides everything about it (src/storage/guards/token-guard.ts), and the Worker makes
+ * object decides everything about it (src/tokens/token-group.ts), and the Worker makes
  * one call per request: `do.create` for POST /tokens, and on the token's href (which names its
  * object) `do.read`, `do.update`, `do.conflict`, `do.acceptConflict`, `do.remove`, or `do.list`
  * for a namespace; only a query by token id alone reads KV first, to locate the token's object.

@@ -15,7 +15,7 @@ import {
   projectionSettled,
   tokenBody,
   tokenCall,
-  tokenGuardOf,
+  tokenGroupOf,
   tokenIdOf,
   type TokenLike,
   TOKENS_MEDIA,
@@ -543,7 +543,7 @@ describe('conflicts', () => {
 
     // The conflicting details are kept sealed in the card's guard: no name or address in clear.
     const stored = await record(token);
-    const kept = await runInDurableObject(tokenGuardOf(stored), (_g, state) =>
+    const kept = await runInDurableObject(tokenGroupOf(stored), (_g, state) =>
       JSON.stringify(state.storage.sql.exec('SELECT * FROM conflicts').toArray()),
     );
     expect(kept).toContain(link.slice(-22));
@@ -636,7 +636,7 @@ describe('conflicts', () => {
     const [link] = [...links];
     expect((await onConflict('GET', link!)).status).toBe(200);
     const rows = await runInDurableObject(
-      tokenGuardOf(token),
+      tokenGroupOf(token),
       (_g, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM conflicts').one().n,
     );
     expect(rows).toBe(1);
@@ -1000,7 +1000,7 @@ async function age(token: Json, byMs: number): Promise<Json> {
     };
   };
   const aged = older(stored);
-  await runInDurableObject(tokenGuardOf(stored), (_g, state) => {
+  await runInDurableObject(tokenGroupOf(stored), (_g, state) => {
     state.storage.sql.exec(
       'UPDATE tokens SET record = ?, expires_at = ? WHERE token_id = ?',
       JSON.stringify(aged),

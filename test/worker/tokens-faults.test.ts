@@ -13,7 +13,7 @@ import {
   storedToken,
   tokenBody,
   tokenCall,
-  tokenGuardOf,
+  tokenGroupOf,
   type TokenLike,
   TOKENS_MEDIA,
   authenticateWithToken,
@@ -21,7 +21,7 @@ import {
 
 /**
  * Tokens under bursts, and KV's projection of a token under faults (docs/storage.md
- * "Projections"). A token's object (src/storage/guards/token-guard.ts) is its truth and the only
+ * "Projections"). A token's object (src/tokens/token-group.ts) is its truth and the only
  * writer of its KV key, `token:<id>`, which it writes after the answer, through its outbox: at
  * once, then from its alarm until it lands, at most once a second per key (the newest state), and
  * never so that an older state lands after a newer one.
@@ -125,7 +125,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 /** The attempts of the token's pending projection in its object's outbox (white-box). */
 function attemptsOf(token: TokenLike, key: string): Promise<number> {
   return runInDurableObject(
-    tokenGuardOf(token),
+    tokenGroupOf(token),
     (_g, state) =>
       state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM outbox WHERE key = ?', key).toArray()[0]
         ?.attempts ?? 0,
@@ -292,7 +292,7 @@ describe('a write of a token held past its deadline, landing after a newer state
       expectWaitedTwoDeadlines(h, token);
       expect(objectWritesOfKey(h, keyOf(token)).map((c) => c.op)).toEqual(['put', 'delete']);
       // And it stays so: the alarm has nothing older to write.
-      await runDurableObjectAlarm(tokenGuardOf(token));
+      await runDurableObjectAlarm(tokenGroupOf(token));
       expect(await storedToken(token.tokenId)).toBeNull();
       await expectNotFound(await panLookup({ merchant: { entity: 'default' }, token: href }), 'tokenNotFound');
     },
@@ -316,7 +316,7 @@ describe('a write of a token held past its deadline, landing after a newer state
       const stored = await expectConsistent(token);
       expect(stored).toMatchObject({ description: 'Second', version: 3 });
       expectWaitedTwoDeadlines(h, token);
-      await runDurableObjectAlarm(tokenGuardOf(token));
+      await runDurableObjectAlarm(tokenGroupOf(token));
       expect(await storedToken(token.tokenId)).toEqual(stored);
       expect(await countedUpdates(token)).toBe(2);
     },
@@ -342,7 +342,7 @@ describe('a write of a token held past its deadline, landing after a newer state
       // back: KV holds the older state (for a second at least), until the object, told of the
       // late landing, writes the newest state again.
       await sleep(1_100);
-      await h.landHeldWrites(tokenGuardOf(token));
+      await h.landHeldWrites(tokenGroupOf(token));
       const stored = await expectConsistent(token);
       expect(stored).toMatchObject({ description: 'Second', version: 3 });
       // Sent: the held write, the newer state, and the newer state again (after the held one
@@ -370,7 +370,7 @@ describe('a write of a token held past its deadline, landing after a newer state
       await expectGone(href);
       expect(await expectConsistent(token)).toBeNull();
       expectWaitedTwoDeadlines(h, token);
-      await runDurableObjectAlarm(tokenGuardOf(token));
+      await runDurableObjectAlarm(tokenGroupOf(token));
       expect(await storedToken(token.tokenId)).toBeNull();
     },
   );

@@ -13,7 +13,7 @@ import {
 import {
   createToken,
   projectionSettled,
-  tokenGuardOf,
+  tokenGroupOf,
   TOKENS_HEADERS as HEADERS,
   tokenBody,
   tokenCall,
@@ -298,7 +298,7 @@ describe('token storage', () => {
       for (const secret of secrets) expect(value).not.toContain(secret);
     }
     // Every row of every table of the token's object, white-box.
-    const rows = await runInDurableObject(tokenGuardOf(token), (_g, state) => {
+    const rows = await runInDurableObject(tokenGroupOf(token), (_g, state) => {
       const sql = state.storage.sql;
       const tables = sql
         .exec<{ name: string }>(
@@ -321,7 +321,7 @@ describe('token storage', () => {
     await projectionSettled(token);
     // As if the key the card was sealed with had been dropped from TOKEN_ENCRYPTION_KEYS.
     const dropped = (record: Json): Json => ({ ...record, sealed: { ...record.sealed, kid: 'dropped' } });
-    await runInDurableObject(tokenGuardOf(token), (_g, state) => {
+    await runInDurableObject(tokenGroupOf(token), (_g, state) => {
       const row = state.storage.sql.exec<{ record: string }>('SELECT record FROM tokens').one();
       state.storage.sql.exec('UPDATE tokens SET record = ?', JSON.stringify(dropped(JSON.parse(row.record) as Json)));
     });

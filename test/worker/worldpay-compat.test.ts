@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
+import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/media-types';
 import { call, CARD_BIN_HEADERS, luhnComplete, TEST_AUTH } from './helpers';
 import { tokenBody, tokenHref } from './token-helpers';
 import { authenticateBody, newReference } from './threeds-helpers';

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/http/media-types';
+import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/media-types';
 import { SCENARIOS } from '../../src/threeds/scenarios';
 import { call, luhnComplete, TEST_AUTH } from './helpers';
 import { authenticateBody, THREEDS, verifyBody } from './threeds-helpers';

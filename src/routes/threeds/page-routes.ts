@@ -3,7 +3,7 @@ import { mediaTypeOf } from '../../http/api-headers';
 import { drainBody, readBodyText } from '../../http/body';
 import type { RequestContext } from '../../http/endpoint';
 import { mapFailure } from '../../http/error-document';
-import { errorLogFields } from '../../http/log';
+import { errorLogFields } from '../../log';
 import { PAGES } from '../../threeds/api-paths';
 import {
   challengePage,

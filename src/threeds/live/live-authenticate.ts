@@ -1,12 +1,12 @@
 import { toBase64Url, utf8 } from '../../bytes';
 import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
-import type { ApiVersion } from '../../http/media-types';
+import type { ApiVersion } from '../../media-types';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests';
-import { settleLease, type ThreeDsGuardApi } from '../../storage/guards/clients';
-import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../../storage/guards/live-transaction';
+import { settleLease, type ThreeDsTransactionApi } from '../../storage/object-client';
+import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../transaction/live-transaction';
 import { StorageError } from '../../storage/storage-error';
-import { SESSION_TTL_MS } from '../../storage/threeds-store';
+import { SESSION_TTL_MS } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
@@ -44,7 +44,7 @@ export async function liveAuthenticate(
   version: ApiVersion = 1,
 ): Promise<Result<Authenticated>> {
   const { provider, requestor } = liveParts(deps, caller.entity);
-  const { guard, id } = deps.guardFor(caller.scope);
+  const { guard, id } = deps.transactionFor(caller.scope);
   const context: AnswerContext = {
     transactionReference: request.transactionReference,
     brands: card.brands,
@@ -188,7 +188,7 @@ function areqCard(card: ResolvedCard): AReqCard {
  */
 async function preparedFor(
   deps: ThreeDsDeps,
-  guard: ThreeDsGuardApi,
+  guard: ThreeDsTransactionApi,
   provider: Parameters<typeof prepareCard>[1],
   cardNumber: string,
   cardHash: string,
@@ -207,7 +207,7 @@ async function preparedFor(
 }
 
 /** threeDSCompInd, once a 3DS Method still running has had the rest of its 10 s. */
-async function methodOutcome(guard: ThreeDsGuardApi, method: MethodRecord): Promise<'Y' | 'N' | 'U'> {
+async function methodOutcome(guard: ThreeDsTransactionApi, method: MethodRecord): Promise<'Y' | 'N' | 'U'> {
   let indicator = methodIndicator(method, Date.now());
   if (indicator.kind === 'wait') {
     const awaited = await guard.liveAwaitMethod(Date.now() + indicator.ms);
@@ -223,7 +223,7 @@ async function methodOutcome(guard: ThreeDsGuardApi, method: MethodRecord): Prom
  * marked lost, for good, and this request answers 503; its retries answer `unavailable`.
  */
 async function completed(
-  guard: ThreeDsGuardApi,
+  guard: ThreeDsTransactionApi,
   context: AnswerContext,
   leaseId: string,
   answer: object,

@@ -1,5 +1,5 @@
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
-import type { LiveChallenge, LiveResult } from '../../storage/guards/live-transaction';
+import type { ThreeDsTransactionApi } from '../../storage/object-client';
+import type { LiveChallenge, LiveResult } from '../transaction/live-transaction';
 import { THREEDS_PATH } from '../api-paths';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import type { ResultsRequest } from './emv-messages';
@@ -37,7 +37,7 @@ function contextOf(deps: Pick<ThreeDsDeps, 'baseUrl'>, challenge: LiveChallenge)
  */
 export async function fetchResult(
   deps: ThreeDsDeps,
-  guard: ThreeDsGuardApi,
+  guard: ThreeDsTransactionApi,
   provider: ThreeDsServer,
   challenge: LiveChallenge,
 ): Promise<FetchedResult> {
@@ -95,7 +95,7 @@ export function notCompletedAnswer(
  */
 export async function verificationResult(
   deps: ThreeDsDeps,
-  guard: ThreeDsGuardApi,
+  guard: ThreeDsTransactionApi,
   provider: ThreeDsServer,
   known: { challenge: LiveChallenge; result?: LiveResult },
 ): Promise<LiveResult> {

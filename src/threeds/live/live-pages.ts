@@ -1,7 +1,7 @@
 import { fromBase64Url, toBase64Url, utf8 } from '../../bytes';
 import { FailureError } from '../../failures';
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
-import type { LiveChallenge } from '../../storage/guards/live-transaction';
+import type { ThreeDsTransactionApi } from '../../storage/object-client';
+import type { LiveChallenge } from '../transaction/live-transaction';
 import { PAGES } from '../api-paths';
 import { DDC_REFUSED, ddcOf } from '../steps/device-data-collection';
 import { pageError as error, type PageAnswer } from '../steps/page-answer';
@@ -20,9 +20,9 @@ import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
  */
 
 /** The guard a handle names, or undefined when this service did not issue the handle. */
-async function guardOfHandle(deps: ThreeDsDeps, handle: string): Promise<ThreeDsGuardApi | undefined> {
+async function transactionOfHandle(deps: ThreeDsDeps, handle: string): Promise<ThreeDsTransactionApi | undefined> {
   const id = await guardIdOfHandle(deps.key, handle);
-  return id === undefined ? undefined : deps.guardById(id);
+  return id === undefined ? undefined : deps.transactionById(id);
 }
 
 /**
@@ -112,7 +112,7 @@ export async function collectDeviceDataLive(deps: ThreeDsDeps, jwt: string, head
 
 /** `POST /3ds/ddc/facts/<handle>`: the DDC page's script's facts. False for a handle not ours. */
 export async function recordBrowserFacts(deps: ThreeDsDeps, handle: string, posted: unknown): Promise<boolean> {
-  const guard = await guardOfHandle(deps, handle);
+  const guard = await transactionOfHandle(deps, handle);
   if (!guard) return false;
   await guard.liveAddFacts({ ...scriptFacts(posted) }, deps.now);
   return true;
@@ -123,7 +123,7 @@ export async function recordBrowserFacts(deps: ThreeDsDeps, handle: string, post
  * (`threeDSMethodData`) is not trusted and not needed: the handle names the transaction.
  */
 export async function methodCompleted(deps: ThreeDsDeps, handle: string): Promise<PageAnswer> {
-  const guard = await guardOfHandle(deps, handle);
+  const guard = await transactionOfHandle(deps, handle);
   if (!guard) return error(404, '3-D Secure', 'This page is not known.');
   await guard.liveMethodCompleted(deps.now);
   return { kind: 'methodNotified' };
@@ -136,7 +136,7 @@ export async function methodCompleted(deps: ThreeDsDeps, handle: string): Promis
  */
 export async function relayChallenge(
   deps: ThreeDsDeps,
-  guard: ThreeDsGuardApi,
+  guard: ThreeDsTransactionApi,
   guardId: string,
   reference: string,
   jti: string,
@@ -167,7 +167,7 @@ export async function relayChallenge(
  * (or a provider that cannot be asked) still returns: verification will fetch it.
  */
 export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: string): Promise<PageAnswer> {
-  const guard = await guardOfHandle(deps, handle);
+  const guard = await transactionOfHandle(deps, handle);
   if (!guard) return error(404, 'Cannot finish this challenge', 'This challenge is not known.');
   const known = await guard.liveChallenge(deps.now);
   if (!known) return error(400, 'Cannot finish this challenge', 'This challenge no longer exists.');

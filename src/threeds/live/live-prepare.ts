@@ -1,12 +1,12 @@
 import { FailureError } from '../../failures';
 import type { EntityConfig } from '../../merchants/merchant-config';
 import type { RequestorBlock } from '../../merchants/requestor';
-import type { PreparedCard } from '../../storage/guards/live-transaction';
+import type { PreparedCard } from '../transaction/live-transaction';
 import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import { chooseVersion } from './emv-versions';
 import type { ThreeDsServer } from './three-ds-server';
-import { logLine, redactPans } from '../../http/log';
+import { logLine, redactPans } from '../../log';
 
 /**
  * Preparing a card at the 3DS Server provider (docs/threeds.md "Live": "Preparing the card"): its

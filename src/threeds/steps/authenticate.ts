@@ -1,13 +1,13 @@
 import type { Brand } from '../../bin/model';
 import { resolveCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
-import type { ApiVersion } from '../../http/media-types';
+import type { ApiVersion } from '../../media-types';
 import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests';
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
-import type { AuthClaim } from '../../storage/guards/threeds-guard';
-import { CHALLENGE_TTL_MS, SESSION_TTL_MS, sessionKey } from '../../storage/threeds-store';
+import type { ThreeDsTransactionApi } from '../../storage/object-client';
+import type { AuthClaim } from '../transaction/transaction-object';
+import { CHALLENGE_TTL_MS, SESSION_TTL_MS, sessionKey } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
@@ -60,12 +60,12 @@ export async function authenticate(
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
   if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version);
-  const { guard, id } = deps.guardFor(caller.scope);
+  const { guard, id } = deps.transactionFor(caller.scope);
   const reference = request.deviceData.collectionReference ?? null;
   // Assume a sent collectionReference was collected (the usual case): the guard answers `stale`
   // with the truth when not, and the second pass carries the truth, so two passes at the most.
   let collected = reference !== null;
-  let claim: Awaited<ReturnType<ThreeDsGuardApi['authenticate']>> | undefined;
+  let claim: Awaited<ReturnType<ThreeDsTransactionApi['authenticate']>> | undefined;
   for (let pass = 0; pass < 2 && claim?.kind !== 'done'; pass++) {
     if (claim?.kind === 'stale') collected = claim.collected;
     const risk = riskScenario(caller, request, collected, deps.now);

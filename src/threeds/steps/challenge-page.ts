@@ -1,5 +1,5 @@
 import { mightContainCardNumber } from '../../cards/card-number-in-text';
-import { MAX_CODE_ATTEMPTS } from '../../storage/guards/challenge-rules';
+import { MAX_CODE_ATTEMPTS } from '../challenge-rules';
 import { challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload } from '../challenge';
 import { signJwt, verifyJwt } from '../jwt';
 import { relayChallenge } from '../live/live-pages';
@@ -47,7 +47,7 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
       : NOT_VALID;
   }
   const { jti, exp, ReturnUrl: returnUrl, Payload: payload, txn } = verified.claims;
-  const guard = typeof txn === 'string' ? deps.guardById(txn) : undefined;
+  const guard = typeof txn === 'string' ? deps.transactionById(txn) : undefined;
   if (!guard || typeof payload?.TransactionId !== 'string' || typeof returnUrl !== 'string') return NOT_VALID;
   // Live: the issuer's ACS shows the challenge; this page relays the CReq to it.
   if (deps.environment === 'live') return relayChallenge(deps, guard, txn, payload.TransactionId, jti!, md);
@@ -93,7 +93,7 @@ export async function submitChallenge(
   if (!verified.ok && verified.reason === 'invalid')
     return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const state = verified.claims;
-  const guard = typeof state.txn === 'string' ? deps.guardById(state.txn) : undefined;
+  const guard = typeof state.txn === 'string' ? deps.transactionById(state.txn) : undefined;
   if (!guard) return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const attempt = judgeCode(action, code, await challengeCode(deps.environment, deps.key, state.ref));
   const submitted = await guard.submitChallenge(state.ref, attempt, deps.now);

@@ -1,8 +1,8 @@
 import { failed, ok, type Result } from '../../failures';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { CompleteChallengeRequest } from '../../schemas/threeds-requests';
-import type { ChallengeResult } from '../../storage/guards/challenge-rules';
-import type { SandboxResult } from '../../storage/guards/threeds-guard';
+import type { ChallengeResult } from '../challenge-rules';
+import type { SandboxResult } from '../transaction/transaction-object';
 import { THREEDS_PATH } from '../api-paths';
 import { threeDsCaller, type ThreeDsDeps } from './step-deps';
 
@@ -37,7 +37,7 @@ export async function completeChallenge(
   const caller = called.value;
   if (deps.environment !== 'test') return failed({ kind: 'sandboxNotEnabled' });
   const reference = request.challenge.reference;
-  const ended = await deps.guardFor(caller.scope).guard.completeChallenge(reference, request.result, deps.now);
+  const ended = await deps.transactionFor(caller.scope).guard.completeChallenge(reference, request.result, deps.now);
   if (ended.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   return ok({
     outcome: 'challengeCompleted',

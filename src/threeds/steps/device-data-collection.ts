@@ -1,6 +1,6 @@
 import { derivedUuid } from '../hmac-derived-values';
 import { verifyJwt } from '../jwt';
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
+import type { ThreeDsTransactionApi } from '../../storage/object-client';
 import type { PageAnswer } from './page-answer';
 import type { ThreeDsDeps } from './step-deps';
 
@@ -29,10 +29,10 @@ export const DDC_REFUSED: PageAnswer = { kind: 'ddc', message: { MessageType: 'p
 export async function ddcOf(
   deps: ThreeDsDeps,
   jwt: string,
-): Promise<{ guard: ThreeDsGuardApi; guardId: string; jti: string; sessionId: string } | undefined> {
+): Promise<{ guard: ThreeDsTransactionApi; guardId: string; jti: string; sessionId: string } | undefined> {
   const verified = await verifyJwt<{ txn?: unknown }>(deps.key, 'ddc', jwt, deps.now);
   if (!verified.ok || typeof verified.claims.txn !== 'string') return undefined;
-  const guard = deps.guardById(verified.claims.txn);
+  const guard = deps.transactionById(verified.claims.txn);
   if (!guard) return undefined;
   const jti = verified.claims.jti!;
   const sessionId = `0_${await derivedUuid(deps.key, `ddc-session:${jti}`)}`;

@@ -1,14 +1,14 @@
-import { visibleLeadingDigits } from '../../cards/mask';
+import { visibleLeadingDigits } from '../../mask';
 import { resolveCard } from '../../cards/resolve-card';
 import { ok, type Result } from '../../failures';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { DeviceDataInitializeRequest } from '../../schemas/threeds-requests';
-import { SESSION_TTL_MS } from '../../storage/threeds-store';
+import { SESSION_TTL_MS } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { signJwt } from '../jwt';
 import { liveParts, prepareCard } from '../live/live-prepare';
 import type { ThreeDsServer } from '../live/three-ds-server';
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
+import type { ThreeDsTransactionApi } from '../../storage/object-client';
 import { orgUnitId, requestHash, threeDsCaller, type ThreeDsDeps } from './step-deps';
 
 /** A DDC JWT is good for 10 minutes (docs/threeds.md "deviceDataInitialize": exp = iat + 600). */
@@ -52,11 +52,11 @@ export async function deviceDataInitialize(
     masked = card.value.masked;
     cardNumber = card.value.cardNumber;
     // The BIN is as much of the number as a mask may show: a number under 15 digits keeps its
-    // first 6 to itself, so that at least 5 digits stay hidden (src/cards/mask.ts).
+    // first 6 to itself, so that at least 5 digits stay hidden (src/mask.ts).
     if (visibleLeadingDigits(card.value.cardNumber.length) === 6) bin = card.value.bin;
   }
   const hash = await requestHash(deps.key, request);
-  const { guard, id } = deps.guardFor(caller.scope);
+  const { guard, id } = deps.transactionFor(caller.scope);
   const ddc = await signJwt(
     deps.key,
     'ddc',
@@ -95,7 +95,7 @@ export async function deviceDataInitialize(
  */
 async function prepareAhead(
   deps: ThreeDsDeps,
-  guard: ThreeDsGuardApi,
+  guard: ThreeDsTransactionApi,
   provider: ThreeDsServer,
   cardNumber: string,
 ): Promise<string> {

@@ -1,4 +1,4 @@
-import type { ChallengeResult } from '../../storage/guards/challenge-rules';
+import type { ChallengeResult } from '../challenge-rules';
 import type { LiveDdc } from '../page-html';
 
 /**

@@ -1,5 +1,5 @@
 import { failed, ok, type Result } from '../../failures';
-import type { ApiVersion } from '../../http/media-types';
+import type { ApiVersion } from '../../media-types';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import { isoSeconds } from '../../tokens/token-resource';
 import { THREEDS_PATH } from '../api-paths';
@@ -26,7 +26,7 @@ export async function retrieveTransaction(
 ): Promise<Result<RetrievedTransaction>> {
   const called = threeDsCaller(merchant, query.entity, query.transactionReference);
   if (!called.ok) return called;
-  const facts = await deps.guardFor(called.value.scope).guard.transaction(deps.now);
+  const facts = await deps.transactionFor(called.value.scope).guard.transaction(deps.now);
   // Another merchant's, another entity's and an unknown reference all look the same.
   if (!facts) return failed({ kind: 'resourceNotFound' });
   const { state, result } = await transactionOutcome(deps, facts, query.transactionReference, version);

@@ -3,10 +3,10 @@ import type { Environment } from '../../config/settings';
 import { ok, type Result } from '../../failures';
 import { threeDsEntityRule } from '../../merchants/entity-rules';
 import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
-import type { ApiVersion } from '../../http/media-types';
-import type { ThreeDsGuardApi } from '../../storage/guards/clients';
-import type { EventScope } from '../../storage/guards/threeds-guard';
-import type { SessionScope } from '../../storage/threeds-store';
+import type { ApiVersion } from '../../media-types';
+import type { ThreeDsTransactionApi } from '../../storage/object-client';
+import type { EventScope } from '../transaction/transaction-object';
+import type { SessionScope } from '../session-record';
 import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsServer } from '../live/three-ds-server';
 
@@ -23,9 +23,9 @@ export interface ThreeDsDeps {
   baseUrl: string;
   now: number;
   /** The transaction's guard object and its id (which the page JWTs carry). */
-  guardFor(scope: SessionScope): { guard: ThreeDsGuardApi; id: string };
+  transactionFor(scope: SessionScope): { guard: ThreeDsTransactionApi; id: string };
   /** The guard named in one of our signed JWTs; undefined for an id that is not one. */
-  guardById(id: string): ThreeDsGuardApi | undefined;
+  transactionById(id: string): ThreeDsTransactionApi | undefined;
   /** Card resolution's dependencies. */
   cards: CardDeps;
   /** The licensed 3DS Server provider of `live` (docs/threeds.md "Live"); absent in `test`. */

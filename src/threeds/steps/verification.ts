@@ -1,6 +1,6 @@
 import type { Brand } from '../../bin/model';
 import { failed, ok, type Result } from '../../failures';
-import type { ApiVersion } from '../../http/media-types';
+import type { ApiVersion } from '../../media-types';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { VerificationRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
@@ -35,7 +35,7 @@ export async function verification(
   const caller = called.value;
   if (deps.environment === 'live') return liveVerification(deps, caller, request);
   const reference = request.challenge.reference;
-  const concluded = await deps.guardFor(caller.scope).guard.concludeChallenge(reference, deps.now);
+  const concluded = await deps.transactionFor(caller.scope).guard.concludeChallenge(reference, deps.now);
   // Another merchant's, another transaction's or an unknown reference all look the same.
   if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   const { session } = concluded;
@@ -65,7 +65,7 @@ async function liveVerification(
   request: VerificationRequest,
 ): Promise<Result<Verified>> {
   const { provider } = liveParts(deps, caller.entity);
-  const { guard } = deps.guardFor(caller.scope);
+  const { guard } = deps.transactionFor(caller.scope);
   const known = await guard.liveChallenge(deps.now);
   if (!known || known.challenge.reference !== request.challenge.reference) return failed({ kind: 'challengeNotFound' });
   const result = await verificationResult(deps, guard, provider, known);

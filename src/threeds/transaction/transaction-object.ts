@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
-import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from './challenge-rules';
-import type { SessionRecord } from '../threeds-store';
-import { ClaimTable, type ClaimOutcome } from './claims';
+import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from '../challenge-rules';
+import type { SessionRecord } from '../session-record';
+import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
 import {
   LiveTransaction,
   type LiveBegin,
@@ -11,13 +11,13 @@ import {
   type MethodRecord,
   type PreparedCard,
 } from './live-transaction';
-import { Outbox } from './outbox';
-import { EventOutbox, type StagedEvent } from './event-outbox';
-import type { ApiVersion } from '../../http/media-types';
+import { Outbox } from '../../storage/projection-outbox';
+import { EventOutbox, type StagedEvent } from '../../storage/event-outbox';
+import type { ApiVersion } from '../../media-types';
 import { settingsOf } from '../../config/settings';
-import { transactionOutcome, transactionState, withoutAuthenticationValue } from '../../threeds/transaction-outcome';
-import { endedUnwatched, look, nextLookAt, objectProvider } from '../../threeds/live/challenge-watch';
-import { describeError, logLine } from '../../http/log';
+import { transactionOutcome, transactionState, withoutAuthenticationValue } from '../transaction-outcome';
+import { endedUnwatched, look, nextLookAt, objectProvider } from '../live/challenge-watch';
+import { describeError, logLine } from '../../log';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -99,7 +99,7 @@ export type ConcludeOutcome =
   | { kind: 'ended'; result: ChallengeResult; session: { brands: string[]; version: string; onSuccess: string } }
   | { kind: 'unknown' };
 
-/** What GET of a transaction is built from ({@link ThreeDsGuard.transaction}). */
+/** What GET of a transaction is built from ({@link ThreeDsTransaction.transaction}). */
 export interface TransactionFacts {
   createdAt: number;
   updatedAt: number;
@@ -145,7 +145,7 @@ interface ChallengeRow extends Record<string, SqlStorageValue> {
 /** Claims of this object end with the session, which the wipe ends. */
 const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
 
-export class ThreeDsGuard extends DurableObject<Env> {
+export class ThreeDsTransaction extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly claims: ClaimTable;
   private readonly live: LiveTransaction;

@@ -1,8 +1,8 @@
-import { describeError, logLine } from '../../http/log';
-import { kvTtlSeconds, prefixOf } from '../kv';
-import { withDeadline } from '../storage-error';
+import { describeError, logLine } from '../log';
+import { kvTtlSeconds, prefixOf } from './kv';
+import { withDeadline } from './storage-error';
 import { objectStorage, RETRY_MAX_MS } from './object-storage';
-import { backoffMs } from '../../backoff';
+import { backoffMs } from '../backoff';
 
 /**
  * The KV projections of one Durable Object's state (docs/storage.md "Projections"). The object is

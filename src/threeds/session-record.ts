@@ -1,10 +1,10 @@
 import type { Brand } from '../bin/model';
-import type { ChallengeResult } from './guards/challenge-rules';
-import type { Stored } from './kv';
+import type { ChallengeResult } from './challenge-rules';
+import type { Stored } from '../storage/kv';
 
 /**
  * The 3DS session record in KV (docs/storage.md lists every key, an example value and its TTL):
- * a projection of the transaction's Durable Object (`ThreeDsGuard`), the only writer of the key,
+ * a projection of the transaction's Durable Object (`ThreeDsTransaction`), the only writer of the key,
  * which writes it after authenticate's answer and again when the challenge ends
  * (docs/storage.md "Projections"). It is for audit and for readers that tolerate staleness: no
  * step reads it, every step asks the object. No key or value holds a full card number: at most

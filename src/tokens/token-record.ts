@@ -1,9 +1,9 @@
 import type { Brand, FundingType } from '../bin/model';
-import { readRecord, type KvAccess, type Stored } from './kv';
+import { readRecord, type KvAccess, type Stored } from '../storage/kv';
 
 /**
  * Tokens in KV (docs/storage.md): `token:<id>` is the projection of a token that its owning
- * object (src/storage/guards/token-guard.ts) writes, and deletes when the token is deleted; no
+ * object (src/tokens/token-group.ts) writes, and deletes when the token is deleted; no
  * Worker code writes it. Only readers that tolerate staleness read it (panLookup by token). The
  * card number, cardholder name and billing address inside a record are sealed (AES-GCM); no key
  * holds the number.

@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
-import { afterFailure, nextDue, pickDue, type AttemptOutcome, type Head } from '../../events/delivery-rules';
-import { eventTransport } from '../../events/event-transport';
+import { afterFailure, nextDue, pickDue, type AttemptOutcome, type Head } from './delivery-rules';
+import { eventTransport } from './event-transport';
 import {
   EVENT_PAGE_SIZE,
   EVENT_RETENTION_MS,
@@ -12,10 +12,10 @@ import {
   type DeliveryView,
   type EventPage,
   type NewEvent,
-} from '../../events/event-types';
-import { describeError, logLine } from '../../http/log';
-import { sendEvent } from '../../events/send-event';
-import { subscribes } from '../../merchants/event-endpoints';
+} from './event-types';
+import { describeError, logLine } from '../log';
+import { sendEvent } from './send-event';
+import { subscribes } from '../merchants/event-endpoints';
 
 /**
  * A merchant's event log (docs/events.md): one object per merchant, named

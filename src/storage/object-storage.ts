@@ -1,4 +1,4 @@
-import { MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
+import { MAX_STORAGE_TIMEOUT_MS } from '../config/settings';
 
 /**
  * How the Durable Objects reach KV for their projections (outbox.ts): the SESSIONS binding, each

@@ -1,9 +1,9 @@
 import { DurableObject } from 'cloudflare:workers';
-import { tokenKeys, type TokenKeys } from '../../cards/card-crypto';
-import { openCard, sealCard, type CardDetails } from '../../cards/token-card';
-import { settingsOf } from '../../config/settings';
-import type { EventType } from '../../events/event-types';
-import { conflictsOf, isoSeconds, tokenResource, wholeSeconds, type TokenView } from '../../tokens/token-resource';
+import { tokenKeys, type TokenKeys } from '../cards/card-crypto';
+import { openCard, sealCard, type CardDetails } from '../cards/token-card';
+import { settingsOf } from '../config/settings';
+import type { EventType } from '../events/event-types';
+import { conflictsOf, isoSeconds, tokenResource, wholeSeconds, type TokenView } from './token-resource';
 import {
   applied,
   changesOfConflict,
@@ -16,12 +16,12 @@ import {
   sealedConflict,
   type ChangeSet,
   type TokenChange,
-} from '../../tokens/token-updates';
-import { tokenKey, type SealedValue, type TokenRecord } from '../token-store';
-import { FailureError } from '../../failures';
-import { failedCall } from './clients';
-import { EventOutbox, type StagedEvent } from './event-outbox';
-import { Outbox } from './outbox';
+} from './token-updates';
+import { tokenKey, type SealedValue, type TokenRecord } from './token-record';
+import { FailureError } from '../failures';
+import { failedCall } from '../storage/object-client';
+import { EventOutbox, type StagedEvent } from '../storage/event-outbox';
+import { Outbox } from '../storage/projection-outbox';
 import { newTokenId, tokenReference } from './token-ids';
 import { updateAllowed, UPDATE_WINDOW_MS } from './update-limit';
 
@@ -106,7 +106,7 @@ interface ConflictRow extends Record<string, SqlStorageValue> {
   used: number;
 }
 
-export class TokenGuard extends DurableObject<Env> {
+export class TokenGroup extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly outbox: Outbox;
   /** Its events, on their way to the merchant's event log (docs/events.md). */

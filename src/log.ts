@@ -1,5 +1,5 @@
-import { maskPan } from '../cards/mask';
-import { FailureError } from '../failures';
+import { maskPan } from './mask';
+import { FailureError } from './failures';
 
 /**
  * Structured logging: one JSON object per line, read by Workers Logs. Nothing here may ever

@@ -1,9 +1,9 @@
-import type { EventType, NewEvent } from '../../events/event-types';
-import { describeError, logLine } from '../../http/log';
-import { eventLog } from './clients';
+import type { EventType, NewEvent } from '../events/event-types';
+import { describeError, logLine } from '../log';
+import { eventLog } from './object-client';
 import { objectStorage, RETRY_MAX_MS } from './object-storage';
-import { withDeadline } from '../storage-error';
-import { backoffMs } from '../../backoff';
+import { withDeadline } from './storage-error';
+import { backoffMs } from '../backoff';
 
 /**
  * The events an owning object emits (docs/events.md), on their way to the merchant's event log

@@ -1,11 +1,11 @@
-import { FailureError, type Failure } from '../../failures';
-import { withDeadline } from '../storage-error';
-import type { SessionScope } from '../threeds-store';
-import type { EventLog } from './event-log';
-import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS, METHOD_WINDOW_MS } from './live-transaction';
-import type { ThreeDsGuard } from './threeds-guard';
-import type { TokenGuard } from './token-guard';
-import { parseReference } from './token-ids';
+import { FailureError, type Failure } from '../failures';
+import { withDeadline } from './storage-error';
+import type { SessionScope } from '../threeds/session-record';
+import type { EventLog } from '../events/event-log';
+import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS, METHOD_WINDOW_MS } from '../threeds/transaction/live-transaction';
+import type { ThreeDsTransaction } from '../threeds/transaction/transaction-object';
+import type { TokenGroup } from '../tokens/token-group';
+import { parseReference } from '../tokens/token-ids';
 
 /**
  * Typed handles on the guard objects for the domain steps. A call that fails (the object is
@@ -19,8 +19,8 @@ type Api<T, K extends keyof T> = {
   [M in K]: T[M] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
 
-export type ThreeDsGuardApi = Api<
-  ThreeDsGuard,
+export type ThreeDsTransactionApi = Api<
+  ThreeDsTransaction,
   | 'initialize'
   | 'collect'
   | 'authenticate'
@@ -44,8 +44,8 @@ export type ThreeDsGuardApi = Api<
   | 'liveDecide'
 >;
 
-export type TokenGuardApi = Api<
-  TokenGuard,
+export type TokenGroupApi = Api<
+  TokenGroup,
   'create' | 'read' | 'list' | 'update' | 'conflict' | 'acceptConflict' | 'remove'
 >;
 
@@ -70,14 +70,14 @@ export function callDeadlineMs(method: string, timeoutMs: number): number {
 }
 
 /** The name of a transaction's object: the session scope, which holds no card data. */
-export const threeDsGuardName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
+export const threeDsTransactionName = (s: SessionScope): string => `${s.username}:${s.entity}:${s.transactionReference}`;
 
 /**
  * The name of the object that owns a merchant's token for a card: the namespace's object when
  * there is a namespace (it holds the namespace's cards), else the card's own (the merchant and
  * the keyed hash of the card). A username holds no `:`.
  */
-export const tokenGuardName = (username: string, of: { namespace: string } | { fingerprint: string }): string =>
+export const tokenGroupName = (username: string, of: { namespace: string } | { fingerprint: string }): string =>
   'namespace' in of ? `namespace:${username}:${of.namespace}` : `card:${username}:${of.fingerprint}`;
 
 /** The name of a merchant's event log: its username (which holds no `:`). */
@@ -92,50 +92,50 @@ export function eventLog(ns: DurableObjectNamespace<EventLog>, username: string,
 }
 
 /** A transaction's guard and its id (the JWTs of the browser pages carry the id). */
-export function threeDsGuard(
-  ns: DurableObjectNamespace<ThreeDsGuard>,
+export function threeDsTransaction(
+  ns: DurableObjectNamespace<ThreeDsTransaction>,
   scope: SessionScope,
   timeoutMs: number,
-): { guard: ThreeDsGuardApi; id: string } {
-  const id = ns.idFromName(threeDsGuardName(scope));
-  return { guard: guarded<ThreeDsGuardApi>(ns.get(id), 'ThreeDsGuard', timeoutMs), id: id.toString() };
+): { guard: ThreeDsTransactionApi; id: string } {
+  const id = ns.idFromName(threeDsTransactionName(scope));
+  return { guard: guarded<ThreeDsTransactionApi>(ns.get(id), 'ThreeDsTransaction', timeoutMs), id: id.toString() };
 }
 
 /** The guard named by an id from one of our signed JWTs; undefined if it is not an id. */
-export function threeDsGuardById(
-  ns: DurableObjectNamespace<ThreeDsGuard>,
+export function threeDsTransactionById(
+  ns: DurableObjectNamespace<ThreeDsTransaction>,
   id: string,
   timeoutMs: number,
-): ThreeDsGuardApi | undefined {
+): ThreeDsTransactionApi | undefined {
   let objectId: DurableObjectId;
   try {
     objectId = ns.idFromString(id);
   } catch {
     return undefined;
   }
-  return guarded<ThreeDsGuardApi>(ns.get(objectId), 'ThreeDsGuard', timeoutMs);
+  return guarded<ThreeDsTransactionApi>(ns.get(objectId), 'ThreeDsTransaction', timeoutMs);
 }
 
 /** The object that owns (or will own) the merchant's token for a card, by its name. */
-export function tokenGuard(
-  ns: DurableObjectNamespace<TokenGuard>,
+export function tokenGroup(
+  ns: DurableObjectNamespace<TokenGroup>,
   username: string,
   of: { namespace: string } | { fingerprint: string },
   timeoutMs: number,
-): TokenGuardApi {
-  const name = tokenGuardName(username, of);
-  return guarded<TokenGuardApi>(ns.get(ns.idFromName(name)), 'TokenGuard', timeoutMs);
+): TokenGroupApi {
+  const name = tokenGroupName(username, of);
+  return guarded<TokenGroupApi>(ns.get(ns.idFromName(name)), 'TokenGroup', timeoutMs);
 }
 
 /**
  * The object that owns a token and the token's id, from the token's reference (the last segment
  * of its href); undefined when the reference names none.
  */
-export function tokenGuardOfReference(
-  ns: DurableObjectNamespace<TokenGuard>,
+export function tokenGroupOfReference(
+  ns: DurableObjectNamespace<TokenGroup>,
   reference: string,
   timeoutMs: number,
-): { owner: TokenGuardApi; tokenId: string } | undefined {
+): { owner: TokenGroupApi; tokenId: string } | undefined {
   const parsed = parseReference(reference);
   if (parsed === undefined) return undefined;
   let objectId: DurableObjectId;
@@ -144,7 +144,7 @@ export function tokenGuardOfReference(
   } catch {
     return undefined;
   }
-  return { owner: guarded<TokenGuardApi>(ns.get(objectId), 'TokenGuard', timeoutMs), tokenId: parsed.tokenId };
+  return { owner: guarded<TokenGroupApi>(ns.get(objectId), 'TokenGroup', timeoutMs), tokenId: parsed.tokenId };
 }
 
 /**
