@@ -1,6 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
 import { changedOffset, type ClockChange } from './clock';
-import type { FakeEnv } from './env';
 import { takeFault, type ArmedFault, type FaultEndpoint } from './faults';
 
 /**
@@ -8,7 +7,7 @@ import { takeFault, type ArmedFault, type FaultEndpoint } from './faults';
  * transaction each challenge (acsTransID) belongs to, for the control route that ends a
  * challenge. One object, so that every call sees the same clock and faults.
  */
-export class FakeControl extends DurableObject<FakeEnv> {
+export class FakeControl extends DurableObject {
   private async offsetMs(): Promise<number> {
     return (await this.ctx.storage.get<number>('offsetMs')) ?? 0;
   }

@@ -12,7 +12,6 @@ import {
   type Refusal,
   type Submission,
 } from './challenge-flow';
-import type { FakeEnv } from './env';
 import type { CardRangeData, ChallengeRequest, ChallengeResponse, ResultsRequest } from './messages';
 import { invokeMethod, type MethodOutcome } from './method-flow';
 import { fetchResult, type PostauthAnswer } from './postauth';
@@ -38,7 +37,7 @@ export type ChallengePage =
  * changed only by the pure steps of the modules it calls, one call at a time. The clock comes
  * from the caller (the fake's clock); ids and CAVVs are drawn here.
  */
-export class FakeTransaction extends DurableObject<FakeEnv> {
+export class FakeTransaction extends DurableObject {
   private load(): Promise<TransactionRecord | undefined> {
     return this.ctx.storage.get<TransactionRecord>('transaction');
   }

@@ -2,13 +2,8 @@ import { tokenKeys } from '../cards/card-crypto';
 import type { CardDeps } from '../cards/resolve-card';
 import { openCard } from '../cards/token-card';
 import type { RequestContext } from '../http/endpoint';
-import {
-  threeDsTransaction,
-  threeDsTransactionById,
-  tokenGroup,
-  tokenGroupName,
-  tokenGroupOfReference,
-} from '../storage/object-client';
+import { threeDsTransaction, threeDsTransactionById } from '../threeds/transaction-api';
+import { tokenGroup, tokenGroupName, tokenGroupOfReference } from '../tokens/token-group-api';
 import { parseReference } from '../tokens/token-ids';
 import type { KvAccess } from '../storage/kv';
 import { TokenStore } from '../tokens/token-record';
@@ -19,7 +14,7 @@ import { extensionDue } from '../tokens/token-updates';
 
 /**
  * Builds the domain steps' dependencies from a request: the settings parsed once, the injected
- * services, the stores and guard objects over this request's bindings (each call with the
+ * services, the stores and Durable Objects over this request's bindings (each call with the
  * storage deadline), one clock reading.
  */
 

@@ -4,7 +4,7 @@ import { EVENT_ID } from '../events/event-types';
 import { EVENTS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
 import { toFieldError } from '../schemas/field-errors';
-import { eventLog, type EventLogApi } from '../storage/object-client';
+import { eventLog, type EventLogApi } from '../events/event-log-api';
 
 /**
  * The merchant's events (docs/events.md): `GET /events?since=<eventId>` lists them with their

@@ -49,3 +49,9 @@ export function deviceDataInitializeSchema(version: ApiVersion) {
 export function authenticateSchema(version: ApiVersion) {
   return takesNetworkTokens(version) ? AUTHENTICATE_V3 : AUTHENTICATE;
 }
+
+/** What the steps take: a request of any version (version 3's is the widest). */
+export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE_V3>;
+
+/** What the steps take: a request of any version (version 3's is the widest). */
+export type AuthenticateRequest = v.InferOutput<typeof AUTHENTICATE_V3>;

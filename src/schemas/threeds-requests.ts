@@ -13,7 +13,6 @@ import {
   str,
 } from './fields';
 import { asJsonObject, integer, jsonObject, namedCheck } from './field-errors';
-import type { AUTHENTICATE_V3, DEVICE_DATA_INITIALIZE_V3 } from './threeds-requests-v3';
 
 /** Request schemas of the 3DS API (docs/threeds.md), with Worldpay's field rules. */
 
@@ -77,8 +76,6 @@ export const DEVICE_DATA_INITIALIZE = jsonObject({
   merchant: MERCHANT,
   paymentInstrument: v.optional(PAYMENT_INSTRUMENT),
 });
-/** What the steps take: a request of any version (version 3's is the widest, threeds-requests-v3.ts). */
-export type DeviceDataInitializeRequest = v.InferOutput<typeof DEVICE_DATA_INITIALIZE_V3>;
 
 const EMAIL = v.pipe(
   str(3, 128, 'The email address'),
@@ -244,8 +241,6 @@ export const AUTHENTICATE = jsonObject({
   }),
   riskData: v.optional(RISK_DATA),
 });
-/** What the steps take: a request of any version (version 3's is the widest, threeds-requests-v3.ts). */
-export type AuthenticateRequest = v.InferOutput<typeof AUTHENTICATE_V3>;
 
 export const VERIFICATION = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,

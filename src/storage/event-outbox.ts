@@ -1,6 +1,4 @@
-import type { EventType, NewEvent } from '../events/event-types';
 import { describeError, logLine } from '../log';
-import { eventLog } from './object-client';
 import { objectStorage, RETRY_MAX_MS } from './object-storage';
 import { withDeadline } from './storage-error';
 import { backoffMs } from '../backoff';
@@ -17,14 +15,15 @@ import { backoffMs } from '../backoff';
  * card opened, masked), which a synchronous block cannot await.
  */
 
-/**
- * How the owners reach the merchants' event logs: a seam for the tests only (to fail the appends
- * an object makes itself), as `objectStorage` is for its KV writes. Nothing in the service changes it.
- */
-export const eventSink = {
-  append: (env: Env, username: string, events: NewEvent[]): Promise<unknown> =>
-    eventLog(env.EVENT_LOG, username, objectStorage.timeoutMs).append(username, events),
-};
+/** An event as it leaves for the log: what was staged, its data rendered. */
+export interface OutgoingEvent<T extends string = string> {
+  eventId: string;
+  eventType: T;
+  subject: string;
+  createdAt: number;
+  entity: string;
+  data: Record<string, unknown>;
+}
 
 interface StagedRow extends Record<string, SqlStorageValue> {
   seq: number;
@@ -38,35 +37,47 @@ interface StagedRow extends Record<string, SqlStorageValue> {
 }
 
 /** What an owner stages: the event without its data, and the facts its data is rendered from. */
-export interface StagedEvent {
+export interface StagedEvent<T extends string = string> {
   eventId: string;
-  eventType: EventType;
+  eventType: T;
   subject: string;
   createdAt: number;
   entity: string;
   facts: unknown;
 }
 
-export class EventOutbox {
+export class EventOutbox<T extends string = string> {
   private readonly sql: SqlStorage;
-  private attempts = 0;
-  private notBefore = 0;
   private sending = false;
 
   constructor(
     /** `reschedule` sets the owner's alarm to its next due time (after a failed append: the retry's). */
-    private readonly owner: { ctx: DurableObjectState; env: Env; reschedule(): Promise<void> },
-    private readonly render: (event: StagedEvent) => Promise<Record<string, unknown>>,
+    private readonly owner: { ctx: DurableObjectState; reschedule(): Promise<void> },
+    private readonly render: (event: StagedEvent<T>) => Promise<Record<string, unknown>>,
+    /** Appends to `username`'s event log (the owner's client of it, with its deadline). */
+    private readonly append: (username: string, events: OutgoingEvent<T>[]) => Promise<unknown>,
   ) {
     this.sql = owner.ctx.storage.sql;
+    // The backoff is kept in storage, not memory: an object reset by a deployment keeps waiting
+    // its turn instead of appending at once, over and over.
     this.sql
       .exec(`CREATE TABLE IF NOT EXISTS events_out (seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
       username TEXT NOT NULL, event_type TEXT NOT NULL, subject TEXT NOT NULL, created_at INTEGER NOT NULL,
-      entity TEXT NOT NULL, facts TEXT NOT NULL)`);
+      entity TEXT NOT NULL, facts TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS events_out_backoff (id INTEGER PRIMARY KEY CHECK (id = 1), attempts INTEGER NOT NULL,
+      not_before INTEGER NOT NULL)`);
+  }
+
+  /** Failed appends in a row, and when the next may start. */
+  private backoff(): { attempts: number; notBefore: number } {
+    const row = this.sql
+      .exec<{ attempts: number; not_before: number }>('SELECT attempts, not_before FROM events_out_backoff')
+      .toArray()[0];
+    return { attempts: row?.attempts ?? 0, notBefore: row?.not_before ?? 0 };
   }
 
   /** Stages an event of `username`'s; call it in the same synchronous block as the change. */
-  stage(username: string, event: StagedEvent): void {
+  stage(username: string, event: StagedEvent<T>): void {
     this.sql.exec(
       `INSERT OR IGNORE INTO events_out (event_id, username, event_type, subject, created_at, entity, facts)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -82,7 +93,7 @@ export class EventOutbox {
   nextDue(): number | undefined {
     if (this.sql.exec('SELECT 1 FROM events_out LIMIT 1').toArray().length === 0) return undefined;
     const now = Date.now();
-    return Math.max(now, this.notBefore, this.sending ? now + objectStorage.timeoutMs : 0);
+    return Math.max(now, this.backoff().notBefore, this.sending ? now + objectStorage.timeoutMs : 0);
   }
 
   /**
@@ -90,18 +101,18 @@ export class EventOutbox {
    * logged and tried again when {@link nextDue} says.
    */
   async flush(): Promise<void> {
-    if (this.sending || Date.now() < this.notBefore) return;
+    if (this.sending || Date.now() < this.backoff().notBefore) return;
     const rows = this.sql.exec<StagedRow>('SELECT * FROM events_out ORDER BY seq').toArray();
     if (rows.length === 0) return;
     this.sending = true;
     try {
       for (const username of new Set(rows.map((r) => r.username))) {
         const mine = rows.filter((r) => r.username === username);
-        const events: NewEvent[] = [];
+        const events: OutgoingEvent<T>[] = [];
         for (const row of mine) {
-          const staged: StagedEvent = {
+          const staged: StagedEvent<T> = {
             eventId: row.event_id,
-            eventType: row.event_type as EventType,
+            eventType: row.event_type as T,
             subject: row.subject,
             createdAt: row.created_at,
             entity: row.entity,
@@ -111,19 +122,19 @@ export class EventOutbox {
           events.push({ ...event, data: await this.render(staged) });
         }
         // The log's client has its deadline too: this one holds whatever the seam does.
-        await withDeadline(
-          eventSink.append(this.owner.env, username, events),
-          objectStorage.timeoutMs,
-          'EventLog.append',
-        );
+        await withDeadline(this.append(username, events), objectStorage.timeoutMs, 'EventLog.append');
         this.sql.exec('DELETE FROM events_out WHERE username = ? AND seq <= ?', username, mine[mine.length - 1]!.seq);
       }
-      this.attempts = 0;
-      this.notBefore = 0;
+      this.sql.exec('DELETE FROM events_out_backoff');
     } catch (e) {
-      this.attempts += 1;
-      this.notBefore = Date.now() + backoffMs(this.attempts, objectStorage.retryBaseMs, RETRY_MAX_MS);
-      logLine({ level: 'warn', event: 'events.retry', attempts: this.attempts, cause: describeError(e) });
+      const attempts = this.backoff().attempts + 1;
+      const notBefore = Date.now() + backoffMs(attempts, objectStorage.retryBaseMs, RETRY_MAX_MS);
+      this.sql.exec(
+        'INSERT OR REPLACE INTO events_out_backoff (id, attempts, not_before) VALUES (1, ?, ?)',
+        attempts,
+        notBefore,
+      );
+      logLine({ level: 'warn', event: 'events.retry', attempts, cause: describeError(e) });
     } finally {
       this.sending = false;
     }

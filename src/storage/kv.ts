@@ -1,8 +1,8 @@
 import { withDeadline, StorageError } from './storage-error';
 
 /**
- * Workers KV's records: their keys, TTLs and reads. The Durable Objects in `guards/` are the only
- * writers of KV (their projections, `guards/outbox.ts`) and the only code that touches their own
+ * Workers KV's records: their keys, TTLs and reads. The Durable Objects (each in its domain's folder) are the only
+ * writers of KV (their projections, `projection-outbox.ts`) and the only code that touches their own
  * storage; the Worker only reads KV where a stale answer is acceptable. Every record carries a logical `expiresAt` (ms since the epoch)
  * checked on every read, because KV's own expiry is approximate and cannot be shorter than 60
  * seconds; the KV TTL is set to at least that (KV rejects less, locally as well).

@@ -10,6 +10,14 @@ export class StorageError extends FailureError {
     super({ kind: 'storageUnavailable' }, message, options);
     this.name = 'StorageError';
   }
+
+  /**
+   * The object said it is overloaded: Cloudflare's guidance is not to retry such an error (a
+   * retry adds to the load), so callers that retry stop here.
+   */
+  get overloaded(): boolean {
+    return (this.cause as { overloaded?: unknown } | undefined)?.overloaded === true;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
- * The rules of a challenge that its guard object enforces (docs/threeds.md "Challenge"): how many
+ * The rules of a challenge that its owner object enforces (docs/threeds.md "Challenge"): how many
  * wrong codes end it, what one post of the form leads to, and the one result it ends with. They
- * live with the guard because the guard applies them; the 3DS steps above only judge a posted
+ * live with the owner because the owner applies them; the 3DS steps above only judge a posted
  * code against the expected one and read the result.
  */
 

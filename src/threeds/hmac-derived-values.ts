@@ -5,7 +5,7 @@ import { toBase64, toHex, utf8 } from '../bytes';
  * that must repeat without being stored: `unavailable` to a conflicting body (seeded with that
  * body's keyed hash), verification (seeded with the challenge reference, itself random per
  * session), the DDC page's SessionId (seeded with the DDC JWT's id). The seed always names its
- * purpose, so values of different fields never coincide. Answers the guard objects keep are
+ * purpose, so values of different fields never coincide. Answers the owner objects keep are
  * drawn at random instead, so they never repeat across sessions.
  */
 

@@ -6,7 +6,7 @@ import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
  * The answers of authenticate and verification in Worldpay's shape (docs/threeds.md "Outcomes"; Worldpay's
  * published 3DS document): `acsTransactionId`, `status` and `enrolled` at the top level, and an
  * `authentication` object of `version`, `eci`, `authenticationValue` and `transactionId` only.
- * Ids and the CAVV are fresh for an answer the transaction's guard keeps, derived (see
+ * Ids and the CAVV are fresh for an answer the transaction's owner keeps, derived (see
  * hmac-derived-values.ts) for one that must repeat without being stored.
  */
 
@@ -57,7 +57,7 @@ export interface AnswerIds {
   authenticationValue: string;
 }
 
-/** Fresh ids and a fresh CAVV (base64 of 20 random bytes), for an answer the guard will keep. */
+/** Fresh ids and a fresh CAVV (base64 of 20 random bytes), for an answer the owner will keep. */
 export function randomAnswerIds(): AnswerIds {
   return {
     transactionId: crypto.randomUUID(),

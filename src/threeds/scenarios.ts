@@ -93,7 +93,7 @@ export const SCENARIOS: readonly Scenario[] = TABLE.map(([, s]) => s);
 /** The default for a test card with any other cardholder name. */
 export const DEFAULT_SCENARIO: Scenario = BY_NAME.get('3ds2-challenge-identified')!;
 
-/** The scenario of a name (as the guard stored it with the first body); undefined for the risk rules' decisions. */
+/** The scenario of a name (as the owner stored it with the first body); undefined for the risk rules' decisions. */
 export function scenarioNamed(name: string): Scenario | undefined {
   return BY_NAME.get(name.toLowerCase());
 }

@@ -1,6 +1,6 @@
 import type { Brand } from '../bin/model';
 import type { ApiVersion } from '../media-types';
-import type { TransactionFacts } from './transaction/transaction-object';
+import type { TransactionFacts } from './transaction-api';
 import { THREEDS_PATH } from './api-paths';
 import { outageAnswer, verificationKind } from './api-versions';
 import { rendered } from './live/live-authenticate';
@@ -11,7 +11,7 @@ import { scenarioNamed } from './scenarios';
  * What a 3DS transaction is now, from its object's facts: its state, and once it is `completed`
  * its final outcome as the merchant sees it. One derivation for GET of the transaction
  * (steps/retrieve-transaction.ts) and for the `threeDS.authentication.completed` event the object
- * sends (threeds-guard.ts), so the two never disagree.
+ * sends (threeds-owner.ts), so the two never disagree.
  *
  * - `initialized`: deviceDataInitialize ran, authenticate has not;
  * - `challenged`: authenticate asked for a challenge that has no result yet;

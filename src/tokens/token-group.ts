@@ -20,6 +20,15 @@ import {
 import { tokenKey, type SealedValue, type TokenRecord } from './token-record';
 import { FailureError } from '../failures';
 import { failedCall } from '../storage/object-client';
+import { eventSink } from '../events/event-log-api';
+import {
+  MAX_NAMESPACE_CARDS,
+  type ChangeOutcome,
+  type CreateOutcome,
+  type OwnedToken,
+  type TokenGroupMethods,
+  type TokenTemplate,
+} from './token-group-api';
 import { EventOutbox, type StagedEvent } from '../storage/event-outbox';
 import { Outbox } from '../storage/projection-outbox';
 import { newTokenId, tokenReference } from './token-ids';
@@ -41,55 +50,6 @@ import { updateAllowed, UPDATE_WINDOW_MS } from './update-limit';
  * one write a second per key, the newest state, retried from the alarm until it lands.
  */
 
-/** Worldpay's limit: at most 16 cards in a namespace. */
-export const MAX_NAMESPACE_CARDS = 16;
-
-/** What the Worker knows of a new token: everything the request and the BIN index say. */
-export interface TokenTemplate {
-  maskedCardNumber: string;
-  cardExpiryDate: { month: number; year: number };
-  bin?: string;
-  brands: TokenRecord['brands'];
-  fundingType?: TokenRecord['fundingType'];
-  countryCode?: string;
-  description?: string;
-  schemeTransactionReference?: string;
-  /** A chosen expiry (ms, already checked); else the environment's default lifetime. */
-  requestedExpiry?: number;
-  /** The entity that asks, and the base of the token's href: what its events say. */
-  entity: string;
-  hrefBase: string;
-}
-
-/** A token as the Worker answers it: the record without the sealed card, the card opened, its reference. */
-export interface OwnedToken {
-  token: TokenView;
-  card: CardDetails;
-  /** The last segment of its href (token-ids.ts). */
-  reference: string;
-}
-
-export type CreateOutcome =
-  /** This request made the token (201). */
-  | ({ kind: 'created' } & OwnedToken)
-  /** The card's token already, with the details this request sent (200). */
-  | ({ kind: 'existing' } & OwnedToken)
-  /** The card's token already, with other details: kept as a conflict to accept (409). */
-  | ({
-      kind: 'conflict';
-      conflicts: Record<string, unknown>;
-      conflict: { id: string; expiresAt: number };
-    } & OwnedToken)
-  /** A namespace that holds 16 other cards (403). */
-  | { kind: 'full' };
-
-export type ChangeOutcome =
-  | { kind: 'changed' }
-  /** Not the merchant's live token, or the conflict is unknown or over (404). */
-  | { kind: 'gone' }
-  /** 50 updates in the last 30 days: the next is possible in `retryAfterSeconds` (429). */
-  | { kind: 'limited'; retryAfterSeconds: number };
-
 interface TokenRow extends Record<string, SqlStorageValue> {
   token_id: string;
   fingerprint: string;
@@ -106,11 +66,11 @@ interface ConflictRow extends Record<string, SqlStorageValue> {
   used: number;
 }
 
-export class TokenGroup extends DurableObject<Env> {
+export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods {
   private readonly sql: SqlStorage;
   private readonly outbox: Outbox;
   /** Its events, on their way to the merchant's event log (docs/events.md). */
-  private readonly events: EventOutbox;
+  private readonly events: EventOutbox<EventType>;
   /** The calls in the order they arrived: each runs once the one before has ended. */
   private queue: Promise<unknown> = Promise.resolve();
   /** The running call staged a projection: it is tried when the call ends. */
@@ -128,8 +88,10 @@ export class TokenGroup extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS conflicts (id TEXT PRIMARY KEY, token_id TEXT NOT NULL, values_hash TEXT NOT NULL,
         sealed TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
-    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) =>
-      this.eventData(event),
+    this.events = new EventOutbox<EventType>(
+      { ctx, reschedule: () => this.scheduleAlarm() },
+      (event) => this.eventData(event),
+      (username, events) => eventSink.append(env, username, events),
     );
   }
 
@@ -426,7 +388,7 @@ export class TokenGroup extends DurableObject<Env> {
   }
 
   /** An event's data: the token as GET shows it (the card opened, its number masked). */
-  private async eventData(event: StagedEvent): Promise<Record<string, unknown>> {
+  private async eventData(event: StagedEvent<EventType>): Promise<Record<string, unknown>> {
     const record = event.facts as TokenRecord;
     const { sealed: _sealed, ...token } = record;
     // A card sealed under a key no longer configured: the event goes without the name and address

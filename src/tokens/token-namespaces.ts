@@ -1,5 +1,5 @@
 import { failed, ok, type Result } from '../failures';
-import type { OwnedToken } from './token-group';
+import type { OwnedToken } from './token-group-api';
 import type { TokenDeps } from './token-steps';
 
 /**

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fromBase64, toBase64, toBase64Url, toHex } from '../../src/bytes';
 import { maskPan, visibleLeadingDigits } from '../../src/mask';
-import { threeDsTransactionName, tokenGroupName } from '../../src/storage/object-client';
+import { threeDsTransactionName } from '../../src/threeds/transaction-api';
+import { tokenGroupName } from '../../src/tokens/token-group-api';
 import { sessionKey } from '../../src/threeds/session-record';
 import { newTokenId, parseReference, tokenReference } from '../../src/tokens/token-ids';
 import { tokenKey } from '../../src/tokens/token-record';

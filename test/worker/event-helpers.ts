@@ -3,7 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import type { DeliveryView, EventType, NewEvent } from '../../src/events/event-types';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EventEndpoint } from '../../src/merchants/event-endpoints';
-import type { EventLogApi } from '../../src/storage/object-client';
+import type { EventLogApi } from '../../src/events/event-log-api';
 import type { EventLog } from '../../src/events/event-log';
 import type { SubscribableEventType } from '../../src/events/event-types';
 

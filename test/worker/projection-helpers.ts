@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm } from 'cloudflare:test';
-import { threeDsTransactionName } from '../../src/storage/object-client';
+import { threeDsTransactionName } from '../../src/threeds/transaction-api';
 import type { ThreeDsTransaction } from '../../src/threeds/transaction/transaction-object';
 import { sessionKey, type SessionScope } from '../../src/threeds/session-record';
 
@@ -37,7 +37,9 @@ export const sessionKeyOf = (transactionReference: string): string => sessionKey
 
 /** The transaction's object. */
 export function threeDsObject(transactionReference: string): DurableObjectStub<ThreeDsTransaction> {
-  return env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromName(threeDsTransactionName(scopeOf(transactionReference))));
+  return env.THREEDS_TRANSACTION.get(
+    env.THREEDS_TRANSACTION.idFromName(threeDsTransactionName(scopeOf(transactionReference))),
+  );
 }
 
 /** Runs the transaction object's alarm now, if one is set (its projections that are due). */

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_CODE_ATTEMPTS } from '../../src/threeds/challenge-rules';
-import { threeDsTransactionName } from '../../src/storage/object-client';
+import { threeDsTransactionName } from '../../src/threeds/transaction-api';
 import { restoreObjects, StorageHarness } from './faulty-env';
 import { projected, sessionKeyOf } from './projection-helpers';
 import { burst } from './helpers';

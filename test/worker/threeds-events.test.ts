@@ -8,7 +8,7 @@ import {
   RESULT_POLL_RETRY_MS as RESULT_RETRY,
 } from '../../src/threeds/live/challenge-watch';
 import { threeDsServerOf } from '../../src/threeds/live/three-ds-server';
-import { eventSink } from '../../src/storage/event-outbox';
+import { eventSink } from '../../src/events/event-log-api';
 import { objectStorage } from '../../src/storage/object-storage';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { callDeadlineMs } from '../../src/storage/object-client';
-import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS } from '../../src/threeds/transaction/live-transaction';
+import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS } from '../../src/threeds/live/live-state';
 import type { Fault } from './faulty-env';
 import {
   card,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventSink } from '../../src/storage/event-outbox';
+import { eventSink } from '../../src/events/event-log-api';
 import { objectStorage } from '../../src/storage/object-storage';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { restoreObjects } from './faulty-env';

@@ -3,7 +3,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { expect } from 'vitest';
 import type { TokenGroup } from '../../src/tokens/token-group';
 import { parseReference } from '../../src/tokens/token-ids';
-import { tokenGroupName } from '../../src/storage/object-client';
+import { tokenGroupName } from '../../src/tokens/token-group-api';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import type { StorageHarness } from './faulty-env';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';

@@ -2,7 +2,7 @@ import type { Brand } from '../../bin/model';
 import type { BillingAddress } from '../../cards/token-card';
 import type { FieldError } from '../../failures';
 import type { RequestorBlock } from '../../merchants/requestor';
-import type { AuthenticateRequest } from '../../schemas/threeds-requests';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import { countryNumeric, currencyNumeric } from '../../reference-data/iso-codes';
 import type { AuthenticationRequest, EmvVersion } from './emv-messages';
 

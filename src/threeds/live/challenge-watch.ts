@@ -1,5 +1,5 @@
 import { settingsOf } from '../../config/settings';
-import type { LiveChallenge } from '../transaction/live-transaction';
+import type { LiveChallenge } from './live-state';
 import { notCompletedAnswer, rreqAnswer } from './live-challenge-result';
 import { threeDsServerOf, type ThreeDsServer } from './three-ds-server';
 import { RESULT_RETENTION_MS, resultFetchableUntil } from './timing';

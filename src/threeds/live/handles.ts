@@ -4,7 +4,7 @@ import { hmacSha256 } from '../hmac-derived-values';
 /**
  * A transaction's handle (docs/threeds.md "Live": "Notification URLs"): what the URLs an ACS
  * posts to carry in their path (the 3DS Method notification, the challenge notification) and
- * what the challenge relay sends as `threeDSSessionData`. It names the transaction's guard object
+ * what the challenge relay sends as `threeDSSessionData`. It names the transaction's owner object
  * and proves that this service issued it: `<object id><HMAC>`, the object id's 64 hex digits
  * followed by 22 base64url characters, 86 characters in all. Every character is base64url, as
  * EMV and the provider require of `threeDSSessionData` (at most 1024 base64url characters), so
@@ -23,31 +23,31 @@ const MAC_BYTES = 16;
 /** A handle: the object id, an optional `.` (the older form), the MAC. */
 const HANDLE = /^([0-9a-f]{64})\.?([A-Za-z0-9_-]{22})$/;
 
-async function macOf(key: Uint8Array<ArrayBuffer>, guardId: string): Promise<string> {
-  return toBase64Url((await hmacSha256(key, `3ds-handle:${guardId}`)).slice(0, MAC_BYTES));
+async function macOf(key: Uint8Array<ArrayBuffer>, objectId: string): Promise<string> {
+  return toBase64Url((await hmacSha256(key, `3ds-handle:${objectId}`)).slice(0, MAC_BYTES));
 }
 
-/** The handle of the transaction whose guard object has this id (64 hex digits). */
-export async function transactionHandle(key: Uint8Array<ArrayBuffer>, guardId: string): Promise<string> {
-  return `${guardId}${await macOf(key, guardId)}`;
+/** The handle of the transaction whose owner object has this id (64 hex digits). */
+export async function transactionHandle(key: Uint8Array<ArrayBuffer>, objectId: string): Promise<string> {
+  return `${objectId}${await macOf(key, objectId)}`;
 }
 
 /**
- * The guard object id a handle names, or undefined when this service did not issue it.
+ * The owner object id a handle names, or undefined when this service did not issue it.
  *
  * @example
  * ```ts
- * await guardIdOfHandle(key, await transactionHandle(key, id)); // id
- * await guardIdOfHandle(key, `${id}${'A'.repeat(22)}`); // undefined
+ * await objectIdOfHandle(key, await transactionHandle(key, id)); // id
+ * await objectIdOfHandle(key, `${id}${'A'.repeat(22)}`); // undefined
  * ```
  */
-export async function guardIdOfHandle(key: Uint8Array<ArrayBuffer>, handle: string): Promise<string | undefined> {
+export async function objectIdOfHandle(key: Uint8Array<ArrayBuffer>, handle: string): Promise<string | undefined> {
   const parts = HANDLE.exec(handle);
   if (!parts) return undefined;
-  const [, guardId = '', mac = ''] = parts;
-  const expected = utf8(await macOf(key, guardId));
+  const [, objectId = '', mac = ''] = parts;
+  const expected = utf8(await macOf(key, objectId));
   const given = utf8(mac);
   return expected.byteLength === given.byteLength && crypto.subtle.timingSafeEqual(expected, given)
-    ? guardId
+    ? objectId
     : undefined;
 }

@@ -2,17 +2,16 @@ import { toBase64Url, utf8 } from '../../bytes';
 import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
-import type { AuthenticateRequest } from '../../schemas/threeds-requests';
-import { settleLease, type ThreeDsTransactionApi } from '../../storage/object-client';
-import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../transaction/live-transaction';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
+import type { ThreeDsTransactionApi } from '../transaction-api';
+import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from './live-state';
 import { StorageError } from '../../storage/storage-error';
 import { SESSION_TTL_MS } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
-import type { Authenticated } from '../steps/authenticate';
 import { challengedAnswer } from '../steps/challenged-answer';
-import { eventScope, type Caller, type ThreeDsDeps } from '../steps/step-deps';
+import { eventScope, type Authenticated, type Caller, type ThreeDsDeps } from '../steps/step-deps';
 import { buildAReq, type AReqCard } from './areq-builder';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from './emv-outcomes';
 import type { AuthenticationResponse, EmvVersion, ErrorMessage } from './emv-messages';
@@ -24,7 +23,7 @@ import { CHALLENGE_START_WINDOW_MS, methodIndicator, needsPreparing } from './ti
 /**
  * authenticate in `live` (docs/threeds.md "Live": "authenticate"): one AReq per transaction, ever.
  *
- * The transaction's guard object is the single flight: the first request takes its lease and
+ * The transaction's owner object is the single flight: the first request takes its lease and
  * makes the provider calls (prepare the card again if needed, wait out the 3DS Method, send the
  * AReq); every identical request waits in the object for that answer; a different body is a
  * conflict. Before the AReq goes out the lease holder marks it sending: from then on, whatever
@@ -44,7 +43,7 @@ export async function liveAuthenticate(
   version: ApiVersion = 1,
 ): Promise<Result<Authenticated>> {
   const { provider, requestor } = liveParts(deps, caller.entity);
-  const { guard, id } = deps.transactionFor(caller.scope);
+  const { owner, id } = deps.transactionFor(caller.scope);
   const context: AnswerContext = {
     transactionReference: request.transactionReference,
     brands: card.brands,
@@ -55,11 +54,11 @@ export async function liveAuthenticate(
     ok({ answer: rendered(answer, version), card: card.masked, scenario, conflict });
 
   const leaseId = crypto.randomUUID();
-  const begun = await guard
+  const begun = await owner
     .liveBegin(hash, leaseId, deps.now, deps.now + SESSION_TTL_MS, eventScope(deps, caller.scope, version))
     .catch(async (e: unknown) => {
       // The lease may have been taken though its answer was lost: free it for the retry.
-      await settleLease(() => guard.liveAbandon(leaseId));
+      await settleLease(() => owner.liveAbandon(leaseId));
       throw e;
     });
   switch (begun.kind) {
@@ -79,13 +78,13 @@ export async function liveAuthenticate(
   let sent = false;
   try {
     const cardHash = await cardHashOf(deps.key, card.cardNumber);
-    const { prepared, method } = await preparedFor(deps, guard, provider, card.cardNumber, cardHash, begun);
+    const { prepared, method } = await preparedFor(deps, owner, provider, card.cardNumber, cardHash, begun);
     if (prepared.kind !== 'prepared') {
       const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
       const why = prepared.kind === 'unsupported' ? prepared.why : 'not enrolled';
-      return answered(await completed(guard, context, leaseId, answer), `live: ${why}`);
+      return answered(await completed(owner, context, leaseId, answer), `live: ${why}`);
     }
-    const threeDSCompInd = await methodOutcome(guard, method);
+    const threeDSCompInd = await methodOutcome(owner, method);
     const handle = await transactionHandle(deps.key, id);
     const built = buildAReq({
       version: prepared.version as EmvVersion,
@@ -99,11 +98,11 @@ export async function liveAuthenticate(
       requestor,
     });
     if (!built.ok) {
-      await settleLease(() => guard.liveAbandon(leaseId));
+      await settleLease(() => owner.liveAbandon(leaseId));
       return failed({ kind: 'bodyDoesNotMatchSchema', errors: built.errors });
     }
     // From here the AReq may reach the DS: it is never sent again.
-    if (!(await guard.liveSending(leaseId, Date.now()))) {
+    if (!(await owner.liveSending(leaseId, Date.now()))) {
       throw new StorageError('the authentication lease ran out before the AReq was sent');
     }
     sent = true;
@@ -114,7 +113,7 @@ export async function liveAuthenticate(
       // The provider failed before any DS saw the AReq: nothing happened, the next request sends it.
       if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
       if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
-      await settleLease(() => guard.liveLose(leaseId, Date.now()));
+      await settleLease(() => owner.liveLose(leaseId, Date.now()));
       return answered({ ...unavailableAnswer(context) }, 'live: AReq sent, its answer unknown');
     }
     if (outcome.kind === 'erro') {
@@ -122,7 +121,7 @@ export async function liveAuthenticate(
       const unavailable = { ...unavailableAnswer(context) };
       const outage = dsUnreachable(outcome.erro);
       const answer = await completed(
-        guard,
+        owner,
         context,
         leaseId,
         outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
@@ -132,13 +131,13 @@ export async function liveAuthenticate(
     const ares = outcome.ares;
     if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
       const { answer, challenge } = await challengeOf(deps, caller, request, card, id, ares);
-      return answered(await completed(guard, context, leaseId, answer, challenge), 'live: C');
+      return answered(await completed(owner, context, leaseId, answer, challenge), 'live: C');
     }
     const answer = answerForEmvResult(ares, context);
-    return answered(await completed(guard, context, leaseId, answer), `live: ${ares.transStatus ?? 'no transStatus'}`);
+    return answered(await completed(owner, context, leaseId, answer), `live: ${ares.transStatus ?? 'no transStatus'}`);
   } catch (e) {
     // Before the AReq was sent: leave nothing behind. After: it was sent and is never sent again.
-    await settleLease(() => (sent ? guard.liveLose(leaseId, Date.now()) : guard.liveAbandon(leaseId)));
+    await settleLease(() => (sent ? owner.liveLose(leaseId, Date.now()) : owner.liveAbandon(leaseId)));
     throw e;
   }
 }
@@ -188,7 +187,7 @@ function areqCard(card: ResolvedCard): AReqCard {
  */
 async function preparedFor(
   deps: ThreeDsDeps,
-  guard: ThreeDsTransactionApi,
+  owner: ThreeDsTransactionApi,
   provider: Parameters<typeof prepareCard>[1],
   cardNumber: string,
   cardHash: string,
@@ -198,7 +197,7 @@ async function preparedFor(
   if (known && known.cardHash === cardHash && !needsPreparing(known.preparedAt, Date.now())) {
     return { prepared: known, method: begun.method };
   }
-  const prepared = await guard.livePrepared(
+  const prepared = await owner.livePrepared(
     await prepareCard(deps.key, provider, cardNumber, deps.baseUrl),
     true,
     Date.now(),
@@ -207,10 +206,10 @@ async function preparedFor(
 }
 
 /** threeDSCompInd, once a 3DS Method still running has had the rest of its 10 s. */
-async function methodOutcome(guard: ThreeDsTransactionApi, method: MethodRecord): Promise<'Y' | 'N' | 'U'> {
+async function methodOutcome(owner: ThreeDsTransactionApi, method: MethodRecord): Promise<'Y' | 'N' | 'U'> {
   let indicator = methodIndicator(method, Date.now());
   if (indicator.kind === 'wait') {
-    const awaited = await guard.liveAwaitMethod(Date.now() + indicator.ms);
+    const awaited = await owner.liveAwaitMethod(Date.now() + indicator.ms);
     indicator = methodIndicator(awaited, Date.now());
   }
   // A wait that ended a hair early (clocks of two machines) is a method that did not complete in time.
@@ -223,7 +222,7 @@ async function methodOutcome(guard: ThreeDsTransactionApi, method: MethodRecord)
  * marked lost, for good, and this request answers 503; its retries answer `unavailable`.
  */
 async function completed(
-  guard: ThreeDsTransactionApi,
+  owner: ThreeDsTransactionApi,
   context: AnswerContext,
   leaseId: string,
   answer: object,
@@ -234,17 +233,19 @@ async function completed(
     try {
       // Nothing recorded: the authentication was lost meanwhile, and is `unavailable` to all.
       return (
-        (await guard.liveComplete(leaseId, { ...answer }, Date.now(), challenge)) ?? { ...unavailableAnswer(context) }
+        (await owner.liveComplete(leaseId, { ...answer }, Date.now(), challenge)) ?? { ...unavailableAnswer(context) }
       );
     } catch (e) {
       last = e;
+      // An overloaded object is not asked again (a retry would add to its load).
+      if (e instanceof StorageError && e.overloaded) break;
     }
   }
   throw last instanceof Error ? last : new StorageError('the authentication answer could not be recorded');
 }
 
 /**
- * The `challenged` answer and the challenge the guard keeps: the challenge page relays the CReq
+ * The `challenged` answer and the challenge the owner keeps: the challenge page relays the CReq
  * (base64url, no padding) to the ACS; the JWT expires 30 s after the ARes, as the ACS refuses a
  * later CReq.
  */
@@ -253,7 +254,7 @@ async function challengeOf(
   caller: Caller,
   request: AuthenticateRequest,
   card: ResolvedCard,
-  guardId: string,
+  objectId: string,
   ares: AuthenticationResponse,
 ): Promise<{ answer: Record<string, unknown>; challenge: LiveChallenge }> {
   const aresAt = Date.now();
@@ -278,7 +279,7 @@ async function challengeOf(
       payload: creq,
       reference,
       version: ares.messageVersion,
-      guardId,
+      objectId,
       ttlMs: CHALLENGE_START_WINDOW_MS,
       issuedAt: aresAt,
     }),
@@ -306,5 +307,22 @@ function isWebUrl(value: string | undefined): value is string {
     return url.protocol === 'https:' || url.protocol === 'http:';
   } catch {
     return false;
+  }
+}
+
+/**
+ * Tells a transaction's object how a live authentication's lease ended (`liveLose`,
+ * `liveAbandon`). Tried twice, since a transient fault is the likely reason for a failure; if
+ * both fail, the lease simply runs out (src/threeds/transaction/live-transaction.ts). Never throws: the caller's answer
+ * (or its original error) stands either way.
+ */
+async function settleLease(settle: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await settle();
+      return;
+    } catch {
+      // tried again, then left to the lease's expiry
+    }
   }
 }

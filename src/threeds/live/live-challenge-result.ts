@@ -1,5 +1,5 @@
-import type { ThreeDsTransactionApi } from '../../storage/object-client';
-import type { LiveChallenge, LiveResult } from '../transaction/live-transaction';
+import type { ThreeDsTransactionApi } from '../transaction-api';
+import type { LiveChallenge, LiveResult } from './live-state';
 import { THREEDS_PATH } from '../api-paths';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import type { ResultsRequest } from './emv-messages';
@@ -10,7 +10,7 @@ import { resultFetchableUntil } from './timing';
 /**
  * A live challenge's one result (docs/threeds.md "Live": "The result of a challenge"): the RReq
  * the ACS sent through the Directory Server to the 3DS Server provider, fetched from the provider
- * server-side and recorded once in the transaction's guard. The browser's `cres` only says that
+ * server-side and recorded once in the transaction's owner. The browser's `cres` only says that
  * the challenge ended; what it says of the outcome is never trusted.
  */
 
@@ -37,7 +37,7 @@ function contextOf(deps: Pick<ThreeDsDeps, 'baseUrl'>, challenge: LiveChallenge)
  */
 export async function fetchResult(
   deps: ThreeDsDeps,
-  guard: ThreeDsTransactionApi,
+  owner: ThreeDsTransactionApi,
   provider: ThreeDsServer,
   challenge: LiveChallenge,
 ): Promise<FetchedResult> {
@@ -45,7 +45,7 @@ export async function fetchResult(
     const outcome = await provider.result(challenge.threeDSServerTransID);
     if (outcome.kind === 'rreq') {
       const answer = rreqAnswer(deps, challenge, outcome.rreq);
-      const result = await guard.liveDecide(challenge.reference, { ...answer }, Date.now());
+      const result = await owner.liveDecide(challenge.reference, { ...answer }, Date.now());
       // Undefined only when the session ended in between: the challenge is gone with it.
       return result ? { kind: 'decided', result } : { kind: 'undecided', why: 'gone' };
     }
@@ -95,17 +95,17 @@ export function notCompletedAnswer(
  */
 export async function verificationResult(
   deps: ThreeDsDeps,
-  guard: ThreeDsTransactionApi,
+  owner: ThreeDsTransactionApi,
   provider: ThreeDsServer,
   known: { challenge: LiveChallenge; result?: LiveResult },
 ): Promise<LiveResult> {
   if (known.result) return known.result;
   const { challenge } = known;
   if (deps.now < resultFetchableUntil(challenge.aresAt)) {
-    const fetched = await fetchResult(deps, guard, provider, challenge);
+    const fetched = await fetchResult(deps, owner, provider, challenge);
     if (fetched.kind === 'decided') return fetched.result;
   }
   const answer = notCompletedAnswer(deps, challenge);
-  const result = await guard.liveDecide(challenge.reference, answer, Date.now());
+  const result = await owner.liveDecide(challenge.reference, answer, Date.now());
   return result ?? { answer, decidedAt: Date.now() };
 }

@@ -1,13 +1,13 @@
 import { fromBase64Url, toBase64Url, utf8 } from '../../bytes';
 import { FailureError } from '../../failures';
-import type { ThreeDsTransactionApi } from '../../storage/object-client';
-import type { LiveChallenge } from '../transaction/live-transaction';
+import type { ThreeDsTransactionApi } from '../transaction-api';
+import type { LiveChallenge } from './live-state';
 import { PAGES } from '../api-paths';
 import { DDC_REFUSED, ddcOf } from '../steps/device-data-collection';
 import { pageError as error, type PageAnswer } from '../steps/page-answer';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import type { BrowserFacts } from './areq-builder';
-import { guardIdOfHandle, transactionHandle } from './handles';
+import { objectIdOfHandle, transactionHandle } from './handles';
 import { normaliseLanguageTag } from './language-tags';
 import { fetchResult } from './live-challenge-result';
 import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
@@ -16,12 +16,12 @@ import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
  * The steps behind the live browser pages (docs/threeds.md "Live": "Pages"): the DDC page that
  * runs the issuer's 3DS Method and records the browser's facts, the method's notification, the
  * challenge relay to the issuer's ACS and the challenge's end. Like the test pages they hold no
- * state: a signed JWT or a transaction handle names the guard object, which decides.
+ * state: a signed JWT or a transaction handle names the owner object, which decides.
  */
 
-/** The guard a handle names, or undefined when this service did not issue the handle. */
+/** The owner a handle names, or undefined when this service did not issue the handle. */
 async function transactionOfHandle(deps: ThreeDsDeps, handle: string): Promise<ThreeDsTransactionApi | undefined> {
-  const id = await guardIdOfHandle(deps.key, handle);
+  const id = await objectIdOfHandle(deps.key, handle);
   return id === undefined ? undefined : deps.transactionById(id);
 }
 
@@ -78,9 +78,9 @@ export function scriptFacts(posted: unknown): BrowserFacts {
 export async function collectDeviceDataLive(deps: ThreeDsDeps, jwt: string, headers: Headers): Promise<PageAnswer> {
   const ddc = await ddcOf(deps, jwt);
   if (!ddc) return DDC_REFUSED;
-  const collected = await ddc.guard.liveCollect(ddc.jti, ddc.sessionId, deps.now, { ...headerFacts(headers) });
+  const collected = await ddc.owner.liveCollect(ddc.jti, ddc.sessionId, deps.now, { ...headerFacts(headers) });
   if (collected.kind === 'unknown') return DDC_REFUSED;
-  const handle = await transactionHandle(deps.key, ddc.guardId);
+  const handle = await transactionHandle(deps.key, ddc.objectId);
   const { prepared, method } = collected;
   // The method runs (its iframe is shown) while authenticate would still wait for it.
   const running =
@@ -112,9 +112,9 @@ export async function collectDeviceDataLive(deps: ThreeDsDeps, jwt: string, head
 
 /** `POST /3ds/ddc/facts/<handle>`: the DDC page's script's facts. False for a handle not ours. */
 export async function recordBrowserFacts(deps: ThreeDsDeps, handle: string, posted: unknown): Promise<boolean> {
-  const guard = await transactionOfHandle(deps, handle);
-  if (!guard) return false;
-  await guard.liveAddFacts({ ...scriptFacts(posted) }, deps.now);
+  const owner = await transactionOfHandle(deps, handle);
+  if (!owner) return false;
+  await owner.liveAddFacts({ ...scriptFacts(posted) }, deps.now);
   return true;
 }
 
@@ -123,33 +123,33 @@ export async function recordBrowserFacts(deps: ThreeDsDeps, handle: string, post
  * (`threeDSMethodData`) is not trusted and not needed: the handle names the transaction.
  */
 export async function methodCompleted(deps: ThreeDsDeps, handle: string): Promise<PageAnswer> {
-  const guard = await transactionOfHandle(deps, handle);
-  if (!guard) return error(404, '3-D Secure', 'This page is not known.');
-  await guard.liveMethodCompleted(deps.now);
+  const owner = await transactionOfHandle(deps, handle);
+  if (!owner) return error(404, '3-D Secure', 'This page is not known.');
+  await owner.liveMethodCompleted(deps.now);
   return { kind: 'methodNotified' };
 }
 
 /**
- * `POST /3ds/challenge` in `live`, once the challenge JWT is verified: the guard marks it shown
+ * `POST /3ds/challenge` in `live`, once the challenge JWT is verified: the owner marks it shown
  * (with the merchant's MD), and the page posts the CReq to the issuer's ACS with the
  * transaction's handle as `threeDSSessionData`.
  */
 export async function relayChallenge(
   deps: ThreeDsDeps,
-  guard: ThreeDsTransactionApi,
-  guardId: string,
+  owner: ThreeDsTransactionApi,
+  objectId: string,
   reference: string,
   jti: string,
   md: string,
 ): Promise<PageAnswer> {
-  const shown = await guard.liveShow(reference, jti, md, deps.now);
+  const shown = await owner.liveShow(reference, jti, md, deps.now);
   switch (shown.kind) {
     case 'shown':
       return {
         kind: 'relay',
         acsUrl: shown.challenge.acsURL,
         creq: shown.challenge.creq,
-        sessionData: await transactionHandle(deps.key, guardId),
+        sessionData: await transactionHandle(deps.key, objectId),
       };
     case 'used':
       return error(409, 'This challenge was already used', 'Go back to the shop and try the payment again.');
@@ -167,9 +167,9 @@ export async function relayChallenge(
  * (or a provider that cannot be asked) still returns: verification will fetch it.
  */
 export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: string): Promise<PageAnswer> {
-  const guard = await transactionOfHandle(deps, handle);
-  if (!guard) return error(404, 'Cannot finish this challenge', 'This challenge is not known.');
-  const known = await guard.liveChallenge(deps.now);
+  const owner = await transactionOfHandle(deps, handle);
+  if (!owner) return error(404, 'Cannot finish this challenge', 'This challenge is not known.');
+  const known = await owner.liveChallenge(deps.now);
   if (!known) return error(400, 'Cannot finish this challenge', 'This challenge no longer exists.');
   const { challenge } = known;
   let result = known.result;
@@ -177,7 +177,7 @@ export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: st
   if (!result) {
     if (!deps.provider) throw new FailureError({ kind: 'misconfigured', what: 'no 3DS Server provider' });
     try {
-      const fetched = await fetchResult(deps, guard, deps.provider, challenge);
+      const fetched = await fetchResult(deps, owner, deps.provider, challenge);
       if (fetched.kind === 'decided') result = fetched.result;
       else note = [note, `result ${fetched.why}`].filter(Boolean).join('; ');
     } catch (e) {

@@ -1,7 +1,7 @@
 import { FailureError } from '../../failures';
 import type { EntityConfig } from '../../merchants/merchant-config';
 import type { RequestorBlock } from '../../merchants/requestor';
-import type { PreparedCard } from '../transaction/live-transaction';
+import type { PreparedCard } from './live-state';
 import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsDeps } from '../steps/step-deps';
 import { chooseVersion } from './emv-versions';
@@ -38,7 +38,7 @@ export async function prepareCard(
   if (prepared.kind === 'notEnrolled') return { kind: 'notEnrolled', preparedAt, cardHash };
   if (prepared.kind === 'refused') {
     const { errorCode, errorComponent, errorDescription } = prepared.erro;
-    // The provider's free text is kept (in the guard, and in the log line) with card numbers masked.
+    // The provider's free text is kept (in the owner, and in the log line) with card numbers masked.
     const why = `preparation refused: Erro ${errorCode} from ${errorComponent} (${redactPans(errorDescription)})`;
     return { kind: 'unsupported', why, preparedAt, cardHash };
   }

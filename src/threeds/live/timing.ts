@@ -12,7 +12,7 @@
  * | result | 300 s | the 3DS Server provider | an RReq can be fetched for 300 s after it arrived |
  */
 
-import { METHOD_WINDOW_MS } from '../transaction/live-transaction';
+import { METHOD_WINDOW_MS } from './live-state';
 
 export { METHOD_WINDOW_MS };
 export const PREPARE_AGAIN_AFTER_MS = 70_000;

@@ -4,9 +4,9 @@ import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
 import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
-import type { AuthenticateRequest } from '../../schemas/threeds-requests';
-import type { ThreeDsTransactionApi } from '../../storage/object-client';
-import type { AuthClaim } from '../transaction/transaction-object';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
+import type { ThreeDsTransactionApi } from '../transaction-api';
+import type { AuthClaim } from '../transaction-api';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, sessionKey } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
@@ -16,21 +16,13 @@ import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from './challenged-answer';
-import { eventScope, requestHash, threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
-
-export interface Authenticated {
-  answer: Record<string, unknown>;
-  card: string;
-  scenario: string;
-  /** A different body met a transaction already authenticated: answered `unavailable` (version 1). */
-  conflict: boolean;
-}
+import { eventScope, requestHash, threeDsCaller, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
 
 /**
  * authenticate (docs/threeds.md "authenticate"); in `live` it hands over to the 3DS Server provider
  * (src/threeds/live/live-authenticate.ts). In `test`, the built-in issuer decides: the
- * transaction's guard decides which body came first, and that body's answer is what every
- * identical request gets, at once; the guard projects the session record to KV itself, after the
+ * transaction's owner decides which body came first, and that body's answer is what every
+ * identical request gets, at once; the owner projects the session record to KV itself, after the
  * answer (docs/storage.md "Projections"), so this step writes nothing. A different body
  * under the same reference gets `unavailable`, derived from its own hash, and changes nothing
  * (versions 2 and 3 of the API: the error transactionReferenceIsADuplicate). The answer is
@@ -60,9 +52,9 @@ export async function authenticate(
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
   if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version);
-  const { guard, id } = deps.transactionFor(caller.scope);
+  const { owner, id } = deps.transactionFor(caller.scope);
   const reference = request.deviceData.collectionReference ?? null;
-  // Assume a sent collectionReference was collected (the usual case): the guard answers `stale`
+  // Assume a sent collectionReference was collected (the usual case): the owner answers `stale`
   // with the truth when not, and the second pass carries the truth, so two passes at the most.
   let collected = reference !== null;
   let claim: Awaited<ReturnType<ThreeDsTransactionApi['authenticate']>> | undefined;
@@ -74,7 +66,7 @@ export async function authenticate(
     const assumption =
       scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
     // A claim whose answer was lost is found by the retry, which gets its answer: nothing to undo.
-    claim = await guard.authenticate(
+    claim = await owner.authenticate(
       hash,
       candidate,
       deps.now,
@@ -139,14 +131,14 @@ function riskScenario(
 
 /**
  * This request's candidate answer. Its values are fresh (CAVV, ids, challenge reference and JWT
- * id are random, so they never repeat across sessions); the guard keeps the first candidate, so
+ * id are random, so they never repeat across sessions); the owner keeps the first candidate, so
  * every identical request gets that one.
  */
 async function decide(
   deps: ThreeDsDeps,
   caller: Caller,
   request: AuthenticateRequest,
-  guardId: string,
+  objectId: string,
   brands: readonly Brand[],
   scenario: Scenario,
 ): Promise<AuthClaim> {
@@ -174,7 +166,7 @@ async function decide(
       payload,
       reference,
       version: scenario.version,
-      guardId,
+      objectId,
       ttlMs: CHALLENGE_TTL_MS,
       issuedAt: deps.now,
     }),

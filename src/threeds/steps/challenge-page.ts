@@ -9,7 +9,7 @@ import type { ThreeDsDeps } from './step-deps';
 /**
  * The steps behind the test ACS's challenge pages (docs/threeds.md "Challenge"), which a
  * cardholder's browser posts to from any Cloudflare location. They hold no state of their own:
- * each signed JWT names the transaction's guard object (`txn`), and the guard decides. They
+ * each signed JWT names the transaction's owner object (`txn`), and the owner decides. They
  * answer a page model; the route renders it (src/threeds/page-html.ts).
  */
 
@@ -32,7 +32,7 @@ const NOT_VALID = error(400, 'Cannot show this challenge', 'The challenge reques
 
 /**
  * `POST /3ds/challenge`: shows the challenge from its JWT while it is open (again, when the
- * browser posts the same JWT again after a lost answer: the guard counts the codes, so a second
+ * browser posts the same JWT again after a lost answer: the owner counts the codes, so a second
  * showing gives no extra attempt). In `live` it relays the challenge to the issuer's ACS instead.
  */
 export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string): Promise<PageAnswer> {
@@ -47,11 +47,11 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
       : NOT_VALID;
   }
   const { jti, exp, ReturnUrl: returnUrl, Payload: payload, txn } = verified.claims;
-  const guard = typeof txn === 'string' ? deps.transactionById(txn) : undefined;
-  if (!guard || typeof payload?.TransactionId !== 'string' || typeof returnUrl !== 'string') return NOT_VALID;
+  const owner = typeof txn === 'string' ? deps.transactionById(txn) : undefined;
+  if (!owner || typeof payload?.TransactionId !== 'string' || typeof returnUrl !== 'string') return NOT_VALID;
   // Live: the issuer's ACS shows the challenge; this page relays the CReq to it.
-  if (deps.environment === 'live') return relayChallenge(deps, guard, txn, payload.TransactionId, jti!, md);
-  const shown = await guard.showChallenge(payload.TransactionId, jti!, deps.now);
+  if (deps.environment === 'live') return relayChallenge(deps, owner, txn, payload.TransactionId, jti!, md);
+  const shown = await owner.showChallenge(payload.TransactionId, jti!, deps.now);
   switch (shown.kind) {
     case 'unknown':
       return NOT_VALID;
@@ -76,7 +76,7 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
 }
 
 /**
- * `POST /3ds/challenge/submit`: one post of the form. The guard counts the codes and ends the
+ * `POST /3ds/challenge/submit`: one post of the form. The owner counts the codes and ends the
  * challenge once; every post after the end shows that one result.
  */
 export async function submitChallenge(
@@ -89,14 +89,14 @@ export async function submitChallenge(
   if (deps.environment === 'live')
     return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const verified = await verifyJwt<ChallengeState>(deps.key, 'challenge-state', stateJwt, deps.now);
-  // An expired form is still ours: the guard ends the challenge as expired, whatever the code.
+  // An expired form is still ours: the owner ends the challenge as expired, whatever the code.
   if (!verified.ok && verified.reason === 'invalid')
     return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const state = verified.claims;
-  const guard = typeof state.txn === 'string' ? deps.transactionById(state.txn) : undefined;
-  if (!guard) return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
+  const owner = typeof state.txn === 'string' ? deps.transactionById(state.txn) : undefined;
+  if (!owner) return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const attempt = judgeCode(action, code, await challengeCode(deps.environment, deps.key, state.ref));
-  const submitted = await guard.submitChallenge(state.ref, attempt, deps.now);
+  const submitted = await owner.submitChallenge(state.ref, attempt, deps.now);
   switch (submitted.kind) {
     case 'unknown':
       return error(400, 'Cannot complete this challenge', 'This challenge no longer exists.');

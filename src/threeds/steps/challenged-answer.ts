@@ -19,7 +19,7 @@ export async function challengedAnswer(
     payload: string;
     reference: string;
     version: string;
-    guardId: string;
+    objectId: string;
     /** How long the JWT may start the challenge, from `issuedAt`. */
     ttlMs: number;
     issuedAt: number;
@@ -33,7 +33,7 @@ export async function challengedAnswer(
       ReturnUrl: o.returnUrl,
       Payload: { ACSUrl: o.acsUrl, Payload: o.payload, TransactionId: o.reference },
       ObjectifyPayload: true,
-      txn: o.guardId,
+      txn: o.objectId,
     },
     o.ttlMs / 1000,
     o.issuedAt,

@@ -2,7 +2,7 @@ import { failed, ok, type Result } from '../../failures';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { CompleteChallengeRequest } from '../../schemas/threeds-requests';
 import type { ChallengeResult } from '../challenge-rules';
-import type { SandboxResult } from '../transaction/transaction-object';
+import type { SandboxResult } from '../transaction-api';
 import { THREEDS_PATH } from '../api-paths';
 import { threeDsCaller, type ThreeDsDeps } from './step-deps';
 
@@ -23,7 +23,7 @@ export function sandboxResultOf(result: ChallengeResult): SandboxResult | 'notCo
 
 /**
  * The sandbox control that completes a pending challenge without a browser (`test` only): the
- * challenge authenticate opened ends as the caller says, in the transaction's guard, exactly as
+ * challenge authenticate opened ends as the caller says, in the transaction's owner, exactly as
  * the cardholder's form would end it, so that verification then answers as it would after the
  * page. The first ending wins: a later call, whatever it asks, is told the challenge's one result.
  */
@@ -37,7 +37,7 @@ export async function completeChallenge(
   const caller = called.value;
   if (deps.environment !== 'test') return failed({ kind: 'sandboxNotEnabled' });
   const reference = request.challenge.reference;
-  const ended = await deps.transactionFor(caller.scope).guard.completeChallenge(reference, request.result, deps.now);
+  const ended = await deps.transactionFor(caller.scope).owner.completeChallenge(reference, request.result, deps.now);
   if (ended.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   return ok({
     outcome: 'challengeCompleted',

@@ -2,13 +2,13 @@ import { visibleLeadingDigits } from '../../mask';
 import { resolveCard } from '../../cards/resolve-card';
 import { ok, type Result } from '../../failures';
 import type { MerchantConfig } from '../../merchants/merchant-config';
-import type { DeviceDataInitializeRequest } from '../../schemas/threeds-requests';
+import type { DeviceDataInitializeRequest } from '../../schemas/threeds-requests-v3';
 import { SESSION_TTL_MS } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { signJwt } from '../jwt';
 import { liveParts, prepareCard } from '../live/live-prepare';
 import type { ThreeDsServer } from '../live/three-ds-server';
-import type { ThreeDsTransactionApi } from '../../storage/object-client';
+import type { ThreeDsTransactionApi } from '../transaction-api';
 import { orgUnitId, requestHash, threeDsCaller, type ThreeDsDeps } from './step-deps';
 
 /** A DDC JWT is good for 10 minutes (docs/threeds.md "deviceDataInitialize": exp = iat + 600). */
@@ -25,7 +25,7 @@ export interface DeviceDataInitialized {
 }
 
 /**
- * deviceDataInitialize (docs/threeds.md). The transaction's guard keeps the first body's answer:
+ * deviceDataInitialize (docs/threeds.md). The transaction's owner keeps the first body's answer:
  * a retry gets it back byte for byte, and so does a changed body (a collection the browser
  * already made stays tied to this transaction; a different card wants a new reference).
  */
@@ -56,7 +56,7 @@ export async function deviceDataInitialize(
     if (visibleLeadingDigits(card.value.cardNumber.length) === 6) bin = card.value.bin;
   }
   const hash = await requestHash(deps.key, request);
-  const { guard, id } = deps.transactionFor(caller.scope);
+  const { owner, id } = deps.transactionFor(caller.scope);
   const ddc = await signJwt(
     deps.key,
     'ddc',
@@ -73,12 +73,12 @@ export async function deviceDataInitialize(
     deviceDataCollection: { jwt: ddc.jwt, url: `${deps.baseUrl}${PAGES.ddc}`, ...(bin ? { bin } : {}) },
     _links: { '3ds:authenticate': { href: `${deps.baseUrl}${THREEDS_PATH}/authenticate` } },
   };
-  const claim = await guard.initialize(hash, { answer, ddcJti: ddc.jti }, deps.now, deps.now + SESSION_TTL_MS);
+  const claim = await owner.initialize(hash, { answer, ddcJti: ddc.jti }, deps.now, deps.now + SESSION_TTL_MS);
   // Live: the request whose answer was kept prepares its card, before answering, so that the DDC
   // page finds the 3DS Method to run.
   const prepared =
     live && cardNumber !== undefined && claim.answer.ddcJti === ddc.jti
-      ? await prepareAhead(deps, guard, live.provider, cardNumber)
+      ? await prepareAhead(deps, owner, live.provider, cardNumber)
       : undefined;
   return ok({
     answer: claim.answer.answer,
@@ -95,12 +95,12 @@ export async function deviceDataInitialize(
  */
 async function prepareAhead(
   deps: ThreeDsDeps,
-  guard: ThreeDsTransactionApi,
+  owner: ThreeDsTransactionApi,
   provider: ThreeDsServer,
   cardNumber: string,
 ): Promise<string> {
   try {
-    const prepared = await guard.livePrepared(
+    const prepared = await owner.livePrepared(
       await prepareCard(deps.key, provider, cardNumber, deps.baseUrl),
       false,
       Date.now(),

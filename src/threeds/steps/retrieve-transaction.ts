@@ -26,7 +26,7 @@ export async function retrieveTransaction(
 ): Promise<Result<RetrievedTransaction>> {
   const called = threeDsCaller(merchant, query.entity, query.transactionReference);
   if (!called.ok) return called;
-  const facts = await deps.transactionFor(called.value.scope).guard.transaction(deps.now);
+  const facts = await deps.transactionFor(called.value.scope).owner.transaction(deps.now);
   // Another merchant's, another entity's and an unknown reference all look the same.
   if (!facts) return failed({ kind: 'resourceNotFound' });
   const { state, result } = await transactionOutcome(deps, facts, query.transactionReference, version);

@@ -4,14 +4,14 @@ import { ok, type Result } from '../../failures';
 import { threeDsEntityRule } from '../../merchants/entity-rules';
 import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
 import type { ApiVersion } from '../../media-types';
-import type { ThreeDsTransactionApi } from '../../storage/object-client';
-import type { EventScope } from '../transaction/transaction-object';
+import type { ThreeDsTransactionApi } from '../transaction-api';
+import type { EventScope } from '../transaction-api';
 import type { SessionScope } from '../session-record';
 import { hmacHex } from '../hmac-derived-values';
 import type { ThreeDsServer } from '../live/three-ds-server';
 
 /**
- * What the 3DS steps are handed: typed stores and guards, the clock and the settings they use.
+ * What the 3DS steps are handed: typed stores and owners, the clock and the settings they use.
  * Routes build it from the request (`src/routes/deps-from-request.ts`); tests may build it around
  * stores that fail on command.
  */
@@ -22,9 +22,9 @@ export interface ThreeDsDeps {
   /** Base of the page URLs and links in answers. */
   baseUrl: string;
   now: number;
-  /** The transaction's guard object and its id (which the page JWTs carry). */
-  transactionFor(scope: SessionScope): { guard: ThreeDsTransactionApi; id: string };
-  /** The guard named in one of our signed JWTs; undefined for an id that is not one. */
+  /** The transaction's owner object and its id (which the page JWTs carry). */
+  transactionFor(scope: SessionScope): { owner: ThreeDsTransactionApi; id: string };
+  /** The owner named in one of our signed JWTs; undefined for an id that is not one. */
   transactionById(id: string): ThreeDsTransactionApi | undefined;
   /** Card resolution's dependencies. */
   cards: CardDeps;
@@ -70,4 +70,13 @@ export async function orgUnitId(key: Uint8Array<ArrayBuffer>, scope: SessionScop
 /** What the transaction's object keeps for its event: whose it is, and how its answers render. */
 export function eventScope(deps: ThreeDsDeps, scope: SessionScope, apiVersion: ApiVersion): EventScope {
   return { ...scope, baseUrl: deps.baseUrl, apiVersion };
+}
+
+/** authenticate's answer, test or live (steps/authenticate.ts, live/live-authenticate.ts). */
+export interface Authenticated {
+  answer: Record<string, unknown>;
+  card: string;
+  scenario: string;
+  /** A different body met a transaction already authenticated: answered `unavailable` (version 1). */
+  conflict: boolean;
 }

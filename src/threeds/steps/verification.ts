@@ -17,7 +17,7 @@ export interface Verified {
 
 /**
  * verification (docs/threeds.md "verification"); in `live`, see {@link liveVerification}. The
- * transaction's guard knows which challenge authenticate opened and gives its one result, ending
+ * transaction's owner knows which challenge authenticate opened and gives its one result, ending
  * a challenge that is still open as not completed, so that the answer never changes afterwards
  * and the cardholder's page can no longer contradict it. One call, to the object that decided:
  * no KV read, so no location can miss the session. The answer is derived from that frozen result
@@ -35,7 +35,7 @@ export async function verification(
   const caller = called.value;
   if (deps.environment === 'live') return liveVerification(deps, caller, request);
   const reference = request.challenge.reference;
-  const concluded = await deps.transactionFor(caller.scope).guard.concludeChallenge(reference, deps.now);
+  const concluded = await deps.transactionFor(caller.scope).owner.concludeChallenge(reference, deps.now);
   // Another merchant's, another transaction's or an unknown reference all look the same.
   if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   const { session } = concluded;
@@ -65,9 +65,9 @@ async function liveVerification(
   request: VerificationRequest,
 ): Promise<Result<Verified>> {
   const { provider } = liveParts(deps, caller.entity);
-  const { guard } = deps.transactionFor(caller.scope);
-  const known = await guard.liveChallenge(deps.now);
+  const { owner } = deps.transactionFor(caller.scope);
+  const known = await owner.liveChallenge(deps.now);
   if (!known || known.challenge.reference !== request.challenge.reference) return failed({ kind: 'challengeNotFound' });
-  const result = await verificationResult(deps, guard, provider, known);
+  const result = await verificationResult(deps, owner, provider, known);
   return ok({ answer: result.answer, outcome: String(result.answer.outcome) });
 }

@@ -1,34 +1,43 @@
 import { DurableObject } from 'cloudflare:workers';
-import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from '../challenge-rules';
+import type { ChallengeResult, CodeAttempt } from '../challenge-rules';
 import type { SessionRecord } from '../session-record';
 import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
-import {
-  LiveTransaction,
-  type LiveBegin,
-  type LiveChallenge,
-  type LiveResult,
-  type LiveShow,
-  type MethodRecord,
-  type PreparedCard,
-} from './live-transaction';
 import { Outbox } from '../../storage/projection-outbox';
-import { EventOutbox, type StagedEvent } from '../../storage/event-outbox';
-import type { ApiVersion } from '../../media-types';
-import { settingsOf } from '../../config/settings';
-import { transactionOutcome, transactionState, withoutAuthenticationValue } from '../transaction-outcome';
-import { endedUnwatched, look, nextLookAt, objectProvider } from '../live/challenge-watch';
-import { describeError, logLine } from '../../log';
+import { EventOutbox } from '../../storage/event-outbox';
+import { eventSink } from '../../events/event-log-api';
+import type { EventType } from '../../events/event-types';
+import type { LiveBegin, LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from '../live/live-state';
+import type {
+  AuthClaim,
+  CollectOutcome,
+  ConcludeOutcome,
+  EventScope,
+  InitClaim,
+  SandboxResult,
+  ShowOutcome,
+  SubmitOutcome,
+  ThreeDsTransactionMethods,
+  TransactionFacts,
+} from '../transaction-api';
+import { LiveTransaction } from './live-transaction';
+import { LiveWatch } from './live-watch';
+import { Session } from './session';
+import { TestChallenge } from './test-challenge';
+import { TransactionEvents } from './transaction-events';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
  * where every decision about the transaction that must be strongly consistent is made once,
  * whichever Cloudflare location the merchant's server or the cardholder's browser reaches.
+ * It implements the transaction's RPC interface (src/threeds/transaction-api.ts), which the 3DS
+ * steps call, and is split by what it decides:
  *
+ * - the session and its device data collection (session.ts);
  * - the first body of deviceDataInitialize and of authenticate (claims, with their answers);
- * - the device data collection, at most one per DDC JWT;
- * - the challenge: shown only from its own JWT (again, while it is open: a page whose answer was
- *   lost can be posted again, with no extra attempt), at most {@link MAX_CODE_ATTEMPTS} codes
- *   evaluated in all, and exactly one result, which the page and verification both report.
+ * - the test issuer's challenge (test-challenge.ts);
+ * - live: the provider's preparation, the browser, the one authentication and the challenge's one
+ *   result (live-transaction.ts), and the watch of an open challenge (live-watch.ts);
+ * - its event (transaction-events.ts), and the session's end (here: the alarm and the wipe).
  *
  * This object is the truth for all of it, and every step asks it, never KV. Its session record
  * (what authenticate decided, and the challenge's result once there is one) is projected to KV
@@ -41,83 +50,11 @@ import { describeError, logLine } from '../../log';
  * When the transaction's final outcome is recorded (authenticate's frictionless answer, the
  * challenge's one result, however it ended, or live's answer, result or lost AReq), this object
  * stages its `threeDS.authentication.completed` event in the same synchronous block, and sends it
- * to the merchant's event log through its event outbox (event-outbox.ts), from the same alarm; a
- * challenge left open ends as expired from the alarm at its deadline, so the event comes even when
- * nobody calls again. Staged events outlive the wipe: the alarm goes on until the log has them.
+ * to the merchant's event log through its event outbox (src/storage/event-outbox.ts), from the
+ * same alarm; a challenge left open ends as expired from the alarm at its deadline, so the event
+ * comes even when nobody calls again. Staged events outlive the wipe: the alarm goes on until the
+ * log has them.
  */
-
-/**
- * What the transaction's event needs and the steps know only when they call: whose it is, and how
- * the merchant's answers are rendered (the API version and base URL of its authenticate).
- */
-export interface EventScope {
-  username: string;
-  entity: string;
-  transactionReference: string;
-  baseUrl: string;
-  apiVersion: ApiVersion;
-}
-
-/** The facts a transaction's event is rendered from, when it leaves. */
-interface CompletedFacts {
-  scope: EventScope;
-  facts: TransactionFacts;
-}
-
-/** A stored step answer plus what the object needs to know about it. */
-export interface InitClaim {
-  answer: Record<string, unknown>;
-  ddcJti: string;
-}
-
-export interface AuthClaim {
-  answer: Record<string, unknown>;
-  version: string;
-  brands: string[];
-  scenario: string;
-  /** Present when authenticate answered `challenged`: the challenge this object will decide. */
-  challenge?: { reference: string; expiresAt: number; onSuccess: string };
-}
-
-export type CollectOutcome =
-  /** The collection's SessionId: this post's, or the first post's of the same JWT. */
-  | { kind: 'collected'; sessionId: string }
-  /** No deviceDataInitialize issued this JWT for the transaction (or the session ended). */
-  | { kind: 'unknown' };
-
-/**
- * `shown`: the challenge is open (first showing, or the same JWT again); `used`: another JWT
- * already showed it; `ended`: it has its one result; `unknown`: no such challenge.
- */
-export type ShowOutcome = { kind: 'shown'; attemptsLeft: number } | { kind: 'used' | 'ended' | 'unknown' };
-
-export type SubmitOutcome =
-  { kind: 'retry'; attemptsLeft: number } | { kind: 'ended'; result: ChallengeResult } | { kind: 'unknown' };
-
-/** What authenticate decided that verification needs, with the challenge's one result. */
-export type ConcludeOutcome =
-  | { kind: 'ended'; result: ChallengeResult; session: { brands: string[]; version: string; onSuccess: string } }
-  | { kind: 'unknown' };
-
-/** What GET of a transaction is built from ({@link ThreeDsTransaction.transaction}). */
-export interface TransactionFacts {
-  createdAt: number;
-  updatedAt: number;
-  /** Test: what authenticate decided. */
-  auth?: AuthClaim;
-  /** Test: the challenge's one result, once it ended. */
-  challengeResult?: ChallengeResult;
-  /** Live: the authentication's answer (or `lost`), and its challenge with its result, if any. */
-  live?: {
-    answer?: Record<string, unknown>;
-    lost: boolean;
-    decidedAt: number;
-    challenge?: { challenge: LiveChallenge; md: string; result?: LiveResult };
-  };
-}
-
-/** How the sandbox control ends a challenge (docs/threeds.md "Sandbox controls"). */
-export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
 
 const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
   passed: ['passed', 'code'],
@@ -129,29 +66,19 @@ const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], Challe
 /** How long after its end the object's state is wiped (KV records live as long). */
 const WIPE_DELAY_MS = 60_000;
 
-interface ChallengeRow extends Record<string, SqlStorageValue> {
-  reference: string;
-  expires_at: number;
-  shown_jti: string | null;
-  /** Wrong codes so far. */
-  attempts: number;
-  /** Codes judged so far, right or wrong (never more than MAX_CODE_ATTEMPTS). */
-  evaluated: number;
-  outcome: ChallengeResult['outcome'] | null;
-  reason: ChallengeResult['reason'] | null;
-  completed_at: number | null;
-}
-
 /** Claims of this object end with the session, which the wipe ends. */
 const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
 
-export class ThreeDsTransaction extends DurableObject<Env> {
-  private readonly sql: SqlStorage;
+export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTransactionMethods {
+  private readonly session: Session;
   private readonly claims: ClaimTable;
+  private readonly challenges: TestChallenge;
   private readonly live: LiveTransaction;
+  private readonly watch: LiveWatch;
   private readonly outbox: Outbox;
+  private readonly completion: TransactionEvents;
   /** Its event, on its way to the merchant's event log (docs/events.md). */
-  private readonly events: EventOutbox;
+  private readonly events: EventOutbox<EventType>;
   /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
   private staged = false;
   /** This call moved a time the alarm must keep (a challenge's watch, an AReq's lease): set it again. */
@@ -159,21 +86,18 @@ export class ThreeDsTransaction extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql
-      .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
-      CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
-      CREATE TABLE IF NOT EXISTS event_scope (id INTEGER PRIMARY KEY CHECK (id = 1), since INTEGER NOT NULL,
-        scope TEXT NOT NULL, staged INTEGER NOT NULL DEFAULT 0);
-      CREATE TABLE IF NOT EXISTS live_watch (id INTEGER PRIMARY KEY CHECK (id = 1), asked_at INTEGER NOT NULL,
-        failed INTEGER NOT NULL)`);
-    this.claims = new ClaimTable(this.sql);
-    this.live = new LiveTransaction(this.sql, () => this.noticeOutcome());
+    const sql = ctx.storage.sql;
+    this.session = new Session(sql);
+    this.claims = new ClaimTable(sql);
+    this.challenges = new TestChallenge(sql, (reference, result) => this.challengeEnded(reference, result));
+    this.live = new LiveTransaction(sql, () => this.noticeOutcome());
+    this.watch = new LiveWatch(sql, env, this.live);
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
-    this.events = new EventOutbox({ ctx, env, reschedule: () => this.scheduleAlarm() }, (event) =>
-      this.eventData(event),
+    this.completion = new TransactionEvents(sql, env, ctx.id.toString(), () => this.events);
+    this.events = new EventOutbox<EventType>(
+      { ctx, reschedule: () => this.scheduleAlarm() },
+      (event) => this.completion.render(event),
+      (username, events) => eventSink.append(env, username, events),
     );
   }
 
@@ -187,8 +111,8 @@ export class ThreeDsTransaction extends DurableObject<Env> {
     this.expire(now);
     let first = false;
     const outcome = this.claims.claim('init', requestHash, candidate, now, UNTIL_WIPED, () => {
-      first = this.startSession(sessionEnd);
-      this.sql.exec('UPDATE session SET ddc_jti = ? WHERE id = 1', candidate.ddcJti);
+      first = this.session.start(sessionEnd);
+      this.session.issueDdc(candidate.ddcJti);
     });
     if (first) await this.scheduleAlarm();
     return outcome;
@@ -197,23 +121,16 @@ export class ThreeDsTransaction extends DurableObject<Env> {
   /** The DDC page: records the collection for this transaction's DDC JWT, once. */
   collect(ddcJti: string, sessionId: string, now: number): CollectOutcome {
     this.expire(now);
-    const session = this.sql.exec<{ ddc_jti: string | null }>('SELECT ddc_jti FROM session').toArray()[0];
-    if (session?.ddc_jti !== ddcJti) return { kind: 'unknown' };
-    const existing = this.sql
-      .exec<{ session_id: string }>('SELECT session_id FROM collections WHERE ddc_jti = ?', ddcJti)
-      .toArray()[0];
-    if (existing) return { kind: 'collected', sessionId: existing.session_id };
-    this.sql.exec('INSERT INTO collections (ddc_jti, session_id) VALUES (?, ?)', ddcJti, sessionId);
-    return { kind: 'collected', sessionId };
+    return this.session.collect(ddcJti, sessionId);
   }
 
   /**
    * authenticate: the first body's answer; opens its challenge, extends the session to an hour
    * from now and stages the session record's projection to KV (under `projectionKey`) in the same
-   * atomic step, so every identical request gets the answer at once and nobody waits for KV. When the candidate's risk decision depends on the
-   * device data collection, `collection` says what the caller assumed (collected when it has a
-   * collectionReference): a wrong assumption claims nothing and answers `stale` with the truth,
-   * so the usual case costs one call, not two.
+   * atomic step, so every identical request gets the answer at once and nobody waits for KV. When
+   * the candidate's risk decision depends on the device data collection, `collection` says what
+   * the caller assumed (collected when it has a collectionReference): a wrong assumption claims
+   * nothing and answers `stale` with the truth, so the usual case costs one call, not two.
    */
   async authenticate(
     requestHash: string,
@@ -227,15 +144,12 @@ export class ThreeDsTransaction extends DurableObject<Env> {
     return this.changing((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
       this.expire(now);
       if (collection && this.claims.answerOf('auth', now) === undefined) {
-        const collected = collection.reference !== null && collection.reference === this.collection();
+        const collected = collection.reference !== null && collection.reference === this.session.collection();
         if (collected !== collection.assumed) return { kind: 'stale', collected };
       }
       return this.claims.claim('auth', requestHash, candidate, now, UNTIL_WIPED, () => {
-        if (!this.startSession(sessionEnd)) this.extendSession(sessionEnd);
-        if (candidate.challenge) {
-          const { reference, expiresAt } = candidate.challenge;
-          this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
-        }
+        this.session.startOrExtend(sessionEnd);
+        if (candidate.challenge) this.challenges.open(candidate.challenge.reference, candidate.challenge.expiresAt);
         // The projection also carries the session's (possibly moved) end: the alarm's wipe follows it.
         this.project(projectionKey, {
           decidedAt: now,
@@ -244,30 +158,20 @@ export class ThreeDsTransaction extends DurableObject<Env> {
           scenario: candidate.scenario,
           answer: candidate.answer,
           ...(candidate.challenge ? { challenge: candidate.challenge } : {}),
-          expiresAt: this.sessionEnd()!,
+          expiresAt: this.session.end()!,
         });
-        this.keepScope(scope, now);
+        this.completion.keepScope(scope, now);
         this.noticeOutcome();
       });
     });
   }
 
-  /**
-   * The challenge page: shows the challenge from its JWT while it is open. The same JWT may show
-   * it again (the cardholder's browser posts again when an answer was lost): the attempts are
-   * counted here, not per showing, so a second showing gives no extra attempt. Once the
-   * challenge has its result, its JWT is used up.
-   */
+  /** The challenge page: shows the challenge from its JWT while it is open (test-challenge.ts). */
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
-    // A challenge past its 10 minutes ends here (`challenge`), and its result is projected.
+    // A challenge past its 10 minutes ends here, and its result is projected.
     return this.changing((): ShowOutcome => {
       this.expire(now);
-      const row = this.challenge(reference, now);
-      if (!row) return { kind: 'unknown' };
-      if (row.outcome !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
-      if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
-      this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
-      return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
+      return this.challenges.show(reference, jti, now);
     });
   }
 
@@ -275,20 +179,7 @@ export class ThreeDsTransaction extends DurableObject<Env> {
   submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome> {
     return this.changing((): SubmitOutcome => {
       this.expire(now);
-      const row = this.challenge(reference, now);
-      if (!row) return { kind: 'unknown' };
-      if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
-      const step = challengeStep(attempt, row.attempts);
-      const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
-      this.sql.exec(
-        'UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?',
-        ...[attempts, attempt === 'cancel' ? 0 : 1, reference],
-      );
-      if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
-      return {
-        kind: 'ended',
-        result: this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now),
-      };
+      return this.challenges.submit(reference, attempt, now);
     });
   }
 
@@ -320,33 +211,6 @@ export class ThreeDsTransaction extends DurableObject<Env> {
       this.expire(now);
       return this.facts(now);
     });
-  }
-
-  /** What the transaction is now (see {@link transaction}); undefined when there is no session. */
-  private facts(now: number): TransactionFacts | undefined {
-    const init = this.claims.entry<InitClaim>('init', now);
-    const auth = this.claims.entry<AuthClaim>('auth', now);
-    const liveAuth = this.live.authentication();
-    const liveChallenge = this.live.challenge();
-    const row = auth?.answer.challenge ? this.challenge(auth.answer.challenge.reference, now) : undefined;
-    // The first authenticate's start (live: while its AReq is in flight, the transaction exists).
-    const since = this.sql.exec<{ since: number }>('SELECT since FROM event_scope').toArray()[0]?.since;
-    const times = [
-      init?.decidedAt,
-      since,
-      auth?.decidedAt,
-      row?.completed_at,
-      liveAuth?.decidedAt,
-      liveChallenge?.result?.decidedAt,
-    ].filter((t): t is number => typeof t === 'number');
-    if (times.length === 0) return undefined;
-    return {
-      createdAt: Math.min(...times),
-      updatedAt: Math.max(...times),
-      ...(auth ? { auth: auth.answer } : {}),
-      ...(row && row.outcome !== null ? { challengeResult: resultOf(row) } : {}),
-      ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
-    };
   }
 
   // --- live (docs/threeds.md "Live"): the state of a real authentication (live-transaction.ts) ---
@@ -401,8 +265,8 @@ export class ThreeDsTransaction extends DurableObject<Env> {
       this.expire(now);
       const begun = await this.live.begin(requestHash, leaseId, now);
       if (begun.kind === 'run') {
-        this.keepScope(scope, now);
-        if (this.startSession(sessionEnd) || this.extendSession(sessionEnd)) await this.scheduleAlarm();
+        this.completion.keepScope(scope, now);
+        if (this.session.startOrExtend(sessionEnd)) await this.scheduleAlarm();
       }
       return begun;
     });
@@ -460,25 +324,50 @@ export class ThreeDsTransaction extends DurableObject<Env> {
 
   /**
    * The alarm: ends a challenge left open past its deadline (its result, projection and event
-   * staged as at any call), writes the projections that are due (outbox.ts), sends the staged
-   * events (event-outbox.ts), and wipes the session a minute after its end (staged events stay).
-   * It re-arms itself while anything is pending, so a write or an append that failed, hung or
-   * timed out is tried again until it lands.
+   * staged as at any call), writes the projections that are due (projection-outbox.ts), sends the
+   * staged events (event-outbox.ts), and wipes the session a minute after its end (staged events
+   * stay). It re-arms itself while anything is pending, so a write or an append that failed, hung
+   * or timed out is tried again until it lands.
    */
   override async alarm(): Promise<void> {
     const now = Date.now();
-    const end = this.sessionEnd();
+    const end = this.session.end();
     this.live.loseIfAbandoned(now);
     if (end !== undefined && end + WIPE_DELAY_MS <= now) this.closeAndWipe(now);
     else {
-      this.endOverdueChallenge(now);
-      await this.watchLiveChallenge(now);
+      this.challenges.endOverdue(now);
+      await this.watch.watch(now, this.completion.scope()?.baseUrl ?? '');
     }
     this.staged = false;
     this.rearm = false;
     await this.outbox.flush();
     await this.events.flush();
     await this.scheduleAlarm();
+  }
+
+  /** What the transaction is now (see {@link transaction}); undefined when there is no session. */
+  private facts(now: number): TransactionFacts | undefined {
+    const init = this.claims.entry<InitClaim>('init', now);
+    const auth = this.claims.entry<AuthClaim>('auth', now);
+    const liveAuth = this.live.authentication();
+    const liveChallenge = this.live.challenge();
+    const challenge = auth?.answer.challenge ? this.challenges.state(auth.answer.challenge.reference, now) : undefined;
+    const times = [
+      init?.decidedAt,
+      this.completion.since(),
+      auth?.decidedAt,
+      challenge?.result?.completedAt,
+      liveAuth?.decidedAt,
+      liveChallenge?.result?.decidedAt,
+    ].filter((t): t is number => typeof t === 'number');
+    if (times.length === 0) return undefined;
+    return {
+      createdAt: Math.min(...times),
+      updatedAt: Math.max(...times),
+      ...(auth ? { auth: auth.answer } : {}),
+      ...(challenge?.result ? { challengeResult: challenge.result } : {}),
+      ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
+    };
   }
 
   /** The transaction's answer of verification and of the sandbox: see {@link concludeChallenge}. */
@@ -490,12 +379,11 @@ export class ThreeDsTransaction extends DurableObject<Env> {
     return this.changing((): ConcludeOutcome => {
       this.expire(now);
       const auth = this.claims.answerOf<AuthClaim>('auth', now);
-      const row = auth?.challenge?.reference === reference ? this.challenge(reference, now) : undefined;
-      if (!auth?.challenge || !row) return { kind: 'unknown' };
+      if (auth?.challenge?.reference !== reference) return { kind: 'unknown' };
+      const result = this.challenges.conclude(reference, now, ending);
+      if (!result) return { kind: 'unknown' };
       const session = { brands: auth.brands, version: auth.version, onSuccess: auth.challenge.onSuccess };
-      if (row.outcome !== null) return { kind: 'ended', result: resultOf(row), session };
-      const [outcome, reason] = ending();
-      return { kind: 'ended', result: this.end(reference, outcome, reason, now), session };
+      return { kind: 'ended', result, session };
     });
   }
 
@@ -517,71 +405,22 @@ export class ThreeDsTransaction extends DurableObject<Env> {
     return out;
   }
 
-  /** Keeps who the transaction's event goes to, from its (first) authenticate. */
-  private keepScope(scope: EventScope, now: number): void {
-    this.sql.exec('INSERT OR IGNORE INTO event_scope (id, since, scope) VALUES (1, ?, ?)', now, JSON.stringify(scope));
+  /** A test challenge ended: its result is projected with the session record, and the outcome noticed. */
+  private challengeEnded(reference: string, result: ChallengeResult): void {
+    // The session record is this object's one projection: amend its newest value.
+    const projected = this.outbox.latest<SessionRecord>();
+    if (projected?.value?.challenge?.reference === reference)
+      this.project(projected.key, { ...projected.value, result });
+    this.noticeOutcome();
   }
 
   /**
    * Stages the transaction's event once its final outcome is recorded: called in the same
    * synchronous block as every write that may record it, so the outcome and its event commit
-   * together; once per session (the state cannot leave `completed`).
+   * together; once per session.
    */
   private noticeOutcome(): void {
-    const row = this.sql
-      .exec<{ since: number; scope: string; staged: number }>('SELECT since, scope, staged FROM event_scope')
-      .toArray()[0];
-    if (!row || row.staged === 1) return;
-    const facts = this.facts(Number.NEGATIVE_INFINITY);
-    if (!facts || transactionState(facts) !== 'completed') return;
-    const scope = JSON.parse(row.scope) as EventScope;
-    this.sql.exec('UPDATE event_scope SET staged = 1');
-    const objectId = this.ctx.id.toString();
-    const completed: CompletedFacts = { scope, facts };
-    this.events.stage(scope.username, {
-      eventId: `3ds_${objectId}_${row.since}`,
-      eventType: 'threeDS.authentication.completed',
-      subject: `3ds:${objectId}`,
-      createdAt: facts.updatedAt,
-      entity: scope.entity,
-      facts: completed,
-    });
-    this.staged = true;
-  }
-
-  /** The event's data: the outcome as `verification` shows it, without `authenticationValue`. */
-  private async eventData(event: StagedEvent): Promise<Record<string, unknown>> {
-    const { scope, facts } = event.facts as CompletedFacts;
-    const context = { key: settingsOf(this.env).jwtKey, baseUrl: scope.baseUrl };
-    const { result } = await transactionOutcome(context, facts, scope.transactionReference, scope.apiVersion);
-    return withoutAuthenticationValue(result ?? {}) as Record<string, unknown>;
-  }
-
-  /**
-   * An open live challenge: asks the provider for its RReq when a look is due, and records what it
-   * says (challenge-watch.ts); the first result recorded stays, whoever recorded it.
-   */
-  private async watchLiveChallenge(now: number): Promise<void> {
-    const open = this.live.challenge();
-    if (!open || open.result || now < this.nextLook()!) return;
-    const { challenge } = open;
-    const scope = this.scope();
-    try {
-      const answer = await look(objectProvider.of(this.env), challenge, scope?.baseUrl ?? '', now);
-      // The session may have ended (and been wiped) while the provider answered: then nothing stays.
-      if (!this.stillOpen(challenge.reference)) return;
-      this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 0)', now);
-      if (answer) this.live.decide(challenge.reference, answer, Date.now());
-    } catch (e) {
-      if (this.stillOpen(challenge.reference))
-        this.sql.exec('INSERT OR REPLACE INTO live_watch (id, asked_at, failed) VALUES (1, ?, 1)', now);
-      logLine({ level: 'warn', event: 'challenge.watch', cause: describeError(e) });
-    }
-  }
-
-  private stillOpen(reference: string): boolean {
-    const open = this.live.challenge();
-    return open !== undefined && !open.result && open.challenge.reference === reference;
+    if (this.completion.notice(() => this.facts(Number.NEGATIVE_INFINITY))) this.staged = true;
   }
 
   /**
@@ -590,34 +429,9 @@ export class ThreeDsTransaction extends DurableObject<Env> {
    * state goes; staged events outlive the wipe, and the alarm is kept for them.
    */
   private closeAndWipe(now: number): void {
-    this.endOverdueChallenge(now);
-    const open = this.live.challenge();
-    if (open && !open.result) {
-      const ended = endedUnwatched(open.challenge, this.scope()?.baseUrl ?? '', now);
-      if (ended) this.live.decide(open.challenge.reference, ended, now);
-    }
+    this.challenges.endOverdue(now);
+    this.watch.closeIfUnwatched(now, this.completion.scope()?.baseUrl ?? '');
     this.wipe();
-  }
-
-  /** When the live challenge's watch looks next; undefined without an open live challenge. */
-  private nextLook(): number | undefined {
-    const open = this.live.challenge();
-    if (!open || open.result) return undefined;
-    const row = this.sql.exec<{ asked_at: number; failed: number }>('SELECT * FROM live_watch').toArray()[0];
-    return nextLookAt(open.challenge, row ? { at: row.asked_at, failed: row.failed === 1 } : undefined);
-  }
-
-  private scope(): EventScope | undefined {
-    const row = this.sql.exec<{ scope: string }>('SELECT scope FROM event_scope').toArray()[0];
-    return row ? (JSON.parse(row.scope) as EventScope) : undefined;
-  }
-
-  /** A test challenge still open past its deadline ends as expired (as the next call would end it). */
-  private endOverdueChallenge(now: number): void {
-    const open = this.sql
-      .exec<{ reference: string }>('SELECT reference FROM challenge WHERE outcome IS NULL AND expires_at <= ?', now)
-      .toArray();
-    for (const { reference } of open) this.challenge(reference, now);
   }
 
   /** Stages the session record as the next projection of its key. */
@@ -626,78 +440,17 @@ export class ThreeDsTransaction extends DurableObject<Env> {
     this.staged = true;
   }
 
-  /** The collection (its SessionId) made with the DDC JWT that deviceDataInitialize issued, if any. */
-  private collection(): string | null {
-    const row = this.sql
-      .exec<{ session_id: string }>('SELECT c.session_id FROM collections c JOIN session s ON s.ddc_jti = c.ddc_jti')
-      .toArray()[0];
-    return row?.session_id ?? null;
-  }
-
-  /** The challenge row, ended as expired when its 10 minutes have passed without a result. */
-  private challenge(reference: string, now: number): ChallengeRow | undefined {
-    const row = this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).toArray()[0];
-    if (row && row.outcome === null && now >= row.expires_at) {
-      this.end(reference, 'failed', 'expired', row.expires_at);
-      return this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).one();
-    }
-    return row;
-  }
-
-  /** Ends the challenge with its one result, and projects the result with the session record. */
-  private end(
-    reference: string,
-    outcome: ChallengeResult['outcome'],
-    reason: ChallengeResult['reason'],
-    at: number,
-  ): ChallengeResult {
-    this.sql.exec(
-      'UPDATE challenge SET outcome = ?, reason = ?, completed_at = ? WHERE reference = ?',
-      outcome,
-      reason,
-      at,
-      reference,
-    );
-    const result = { outcome, reason, completedAt: at };
-    // The session record is this object's one projection: amend its newest value.
-    const projected = this.outbox.latest<SessionRecord>();
-    if (projected?.value?.challenge?.reference === reference)
-      this.project(projected.key, { ...projected.value, result });
-    this.noticeOutcome();
-    return result;
-  }
-
-  /** Starts the session if there is none; true when it did. */
-  private startSession(end: number): boolean {
-    if (this.sql.exec('SELECT 1 FROM session').toArray().length > 0) return false;
-    this.sql.exec('INSERT INTO session (id, expires_at) VALUES (1, ?)', end);
-    return true;
-  }
-
-  /** Moves the session's end later (never earlier); true when it moved. */
-  private extendSession(end: number): boolean {
-    return this.sql.exec('UPDATE session SET expires_at = ? WHERE id = 1 AND expires_at < ?', end, end).rowsWritten > 0;
-  }
-
-  /** The session's end, if there is a session. */
-  private sessionEnd(): number | undefined {
-    return this.sql.exec<{ expires_at: number }>('SELECT expires_at FROM session').toArray()[0]?.expires_at;
-  }
-
   /**
-   * The alarm: at the next projection or event due, an open challenge's deadline, else a minute
-   * after the session's end (the wipe).
+   * The alarm: at the next projection or event due, an open challenge's deadline, the live
+   * watch's next look, an AReq lease's end, else a minute after the session's end (the wipe).
    */
   private async scheduleAlarm(): Promise<void> {
-    const end = this.sessionEnd();
-    const deadline = this.sql
-      .exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM challenge WHERE outcome IS NULL')
-      .one().at;
+    const end = this.session.end();
     const times = [
       this.outbox.nextDue(),
       this.events.nextDue(),
-      deadline ?? undefined,
-      this.nextLook(),
+      this.challenges.nextDeadline(),
+      this.watch.nextLook(),
       this.live.sendingLeaseEnd(),
       end === undefined ? undefined : end + WIPE_DELAY_MS,
     ].filter((t): t is number => t !== undefined);
@@ -706,7 +459,7 @@ export class ThreeDsTransaction extends DurableObject<Env> {
 
   /** A session past its end is gone: the reference may start a new one. */
   private expire(now: number): void {
-    const end = this.sessionEnd();
+    const end = this.session.end();
     if (end === undefined || end > now) return;
     this.closeAndWipe(now);
     // An event it staged leaves from the alarm; this call may not be one that sets it (the storage
@@ -716,15 +469,12 @@ export class ThreeDsTransaction extends DurableObject<Env> {
 
   private wipe(): void {
     // Staged events stay (events_out): the alarm sends them after the session is gone.
-    this.sql.exec(
-      'DELETE FROM collections; DELETE FROM challenge; DELETE FROM session; DELETE FROM event_scope; DELETE FROM live_watch',
-    );
+    this.session.wipe();
+    this.challenges.wipe();
+    this.completion.wipe();
+    this.watch.wipe();
     this.claims.wipe();
     this.live.wipe();
     this.outbox.wipe();
   }
-}
-
-function resultOf(row: ChallengeRow): ChallengeResult {
-  return { outcome: row.outcome!, reason: row.reason!, completedAt: row.completed_at! };
 }

@@ -1,0 +1,114 @@
+/**
+ * The direction of imports in src/ (docs/README.md "The layers"), checked by dependency-cruiser in
+ * `npm test` (pretest) and `npm run lint`: a request runs routes → a domain's steps (Worker side)
+ * → its object (through the RPC interface in the domain's `*-api.ts`) → the domain's rules → the
+ * shared mechanisms (src/storage/) → the base (src/*.ts, config, credentials, reference data).
+ * Type-only imports count (`tsPreCompilationDeps`): a type import is what makes a step depend on
+ * an object's class, and a cycle of types is a cycle.
+ */
+
+/** The base: imports only itself. */
+const BASE =
+  '^src/(failures|bytes|backoff|log|mask|media-types|env\\.d)\\.ts$|^src/(config|credentials|reference-data)/';
+
+/** The Durable Objects' own files: reached only by the entries (which export the classes). */
+const OBJECTS = '^src/threeds/transaction/|^src/tokens/token-group\\.ts$|^src/events/event-log\\.ts$';
+
+/** The Worker-side steps of each domain: what the routes call. */
+const STEPS =
+  '^src/threeds/steps/|^src/threeds/live/live-(authenticate|pages|challenge-result)\\.ts$|^src/tokens/token-(steps|namespaces)\\.ts$';
+
+/** Each object's RPC interface: below both its object and the steps that call it. */
+const OBJECT_APIS =
+  '^src/threeds/transaction-api\\.ts$|^src/tokens/token-group-api\\.ts$|^src/events/event-log-api\\.ts$';
+
+/** The entries and the HTTP layers above the domains. */
+const ABOVE_DOMAINS = '^src/(index|live)\\.ts$|^src/(app|routes|demo|http)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import cycle anywhere in src/, type-only imports included.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'base-imports-only-base',
+      comment: 'The base (src/*.ts, config, credentials, reference data) knows nothing above it.',
+      severity: 'error',
+      from: { path: BASE },
+      to: { path: '^src/', pathNot: BASE },
+    },
+    {
+      name: 'storage-imports-no-domain',
+      comment: 'src/storage/ holds mechanisms every owner uses: it imports only itself and the base.',
+      severity: 'error',
+      from: { path: '^src/storage/' },
+      to: { path: '^src/', pathNot: `^src/storage/|${BASE}` },
+    },
+    {
+      name: 'objects-reached-only-by-entries',
+      comment:
+        "An object's class is imported only by the entries that export it (src/index.ts, src/live.ts) and its own " +
+        "files: callers use its RPC interface (*-api.ts), so no step depends on an object's code.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/(index|live)\\.ts$|^src/threeds/transaction/` },
+      to: { path: OBJECTS },
+    },
+    {
+      name: 'objects-call-no-step',
+      comment: 'An object decides with its rules and the shared mechanisms: never a step, a route or the HTTP layer.',
+      severity: 'error',
+      from: { path: OBJECTS },
+      to: { path: `${STEPS}|${ABOVE_DOMAINS}` },
+    },
+    {
+      name: 'object-apis-below-objects-and-steps',
+      comment: "An object's RPC interface imports neither its object nor a step.",
+      severity: 'error',
+      from: { path: OBJECT_APIS },
+      to: { path: `${OBJECTS}|${STEPS}|${ABOVE_DOMAINS}` },
+    },
+    {
+      name: 'domains-below-http',
+      comment:
+        'The domains (their steps, objects and rules) never import a route, the app, the demo or the HTTP layer.',
+      severity: 'error',
+      from: { path: '^src/(threeds|tokens|events|cards|bin|merchants|schemas|emv|storage)/' },
+      to: { path: ABOVE_DOMAINS },
+    },
+    {
+      name: 'http-below-routes',
+      comment: 'The request pipeline (src/http/) runs every route; it imports none.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/(index|live)\\.ts$|^src/(app|routes|demo)/' },
+    },
+    {
+      name: 'fake-provider-apart',
+      comment:
+        'The fake 3DS Server provider is a Worker of its own: the service never imports it (the demo only its ' +
+        'test cards), and it imports only the EMV rules and the Luhn check of the service.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/fake-3ds-server/|^src/demo/' },
+      to: { path: '^src/fake-3ds-server/' },
+    },
+    {
+      name: 'fake-provider-imports-emv-only',
+      severity: 'error',
+      from: { path: '^src/fake-3ds-server/' },
+      to: { path: '^src/', pathNot: '^src/fake-3ds-server/|^src/emv/|^src/bin/luhn\\.ts$' },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^worker-configuration\\.d\\.ts$' },
+    // cloudflare:workers is the runtime's module, not a file.
+    externalModuleResolutionStrategy: 'node_modules',
+  },
+};

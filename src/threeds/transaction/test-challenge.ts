@@ -1,0 +1,157 @@
+import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from '../challenge-rules';
+import type { ShowOutcome, SubmitOutcome } from '../transaction-api';
+
+/**
+ * The test issuer's challenge inside its transaction's object (docs/threeds.md "Challenge"): shown
+ * only from its own JWT (again, while it is open: a page whose answer was lost can be posted again,
+ * with no extra attempt), at most {@link MAX_CODE_ATTEMPTS} codes evaluated in all, and exactly one
+ * result, which the page and verification both report. A challenge past its deadline ends as
+ * expired at the first call that looks at it, or from the object's alarm.
+ *
+ * The object runs one event at a time and SQL calls are synchronous, so each method, with no
+ * `await`, is one atomic step.
+ */
+
+interface ChallengeRow extends Record<string, SqlStorageValue> {
+  reference: string;
+  expires_at: number;
+  shown_jti: string | null;
+  /** Wrong codes so far. */
+  attempts: number;
+  /** Codes judged so far, right or wrong (never more than MAX_CODE_ATTEMPTS). */
+  evaluated: number;
+  outcome: ChallengeResult['outcome'] | null;
+  reason: ChallengeResult['reason'] | null;
+  completed_at: number | null;
+}
+
+/** A challenge as the object's other parts see it. */
+export interface ChallengeState {
+  reference: string;
+  shownJti: string | null;
+  /** Its one result, once it ended. */
+  result?: ChallengeResult;
+}
+
+export class TestChallenge {
+  /** `onEnded` runs in the same synchronous block as the write that ends a challenge. */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly onEnded: (reference: string, result: ChallengeResult) => void,
+  ) {
+    sql.exec(`CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
+  }
+
+  /** Opens the challenge authenticate decided. */
+  open(reference: string, expiresAt: number): void {
+    this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
+  }
+
+  /**
+   * Shows the challenge from its JWT while it is open. The same JWT may show it again (the
+   * cardholder's browser posts again when an answer was lost): the attempts are counted here, not
+   * per showing, so a second showing gives no extra attempt. Once the challenge has its result,
+   * its JWT is used up.
+   */
+  show(reference: string, jti: string, now: number): ShowOutcome {
+    const row = this.row(reference, now);
+    if (!row) return { kind: 'unknown' };
+    if (row.outcome !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
+    if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
+    this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
+    return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
+  }
+
+  /** One form post: evaluated only while the challenge is open, so never more than the limit. */
+  submit(reference: string, attempt: CodeAttempt, now: number): SubmitOutcome {
+    const row = this.row(reference, now);
+    if (!row) return { kind: 'unknown' };
+    if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
+    const step = challengeStep(attempt, row.attempts);
+    const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
+    this.sql.exec(
+      'UPDATE challenge SET attempts = ?, evaluated = evaluated + ? WHERE reference = ?',
+      ...[attempts, attempt === 'cancel' ? 0 : 1, reference],
+    );
+    if (step.kind === 'retry') return { kind: 'retry', attemptsLeft: MAX_CODE_ATTEMPTS - step.attempts };
+    return {
+      kind: 'ended',
+      result: this.end(reference, step.kind, step.kind === 'passed' ? 'code' : step.reason, now),
+    };
+  }
+
+  /** The challenge's one result; one still open ends here as `ending` says. */
+  conclude(
+    reference: string,
+    now: number,
+    ending: () => [ChallengeResult['outcome'], ChallengeResult['reason']],
+  ): ChallengeResult | undefined {
+    const row = this.row(reference, now);
+    if (!row) return undefined;
+    if (row.outcome !== null) return resultOf(row);
+    const [outcome, reason] = ending();
+    return this.end(reference, outcome, reason, now);
+  }
+
+  /** The challenge as it is now (one past its deadline ends as expired first); undefined if unknown. */
+  state(reference: string, now: number): ChallengeState | undefined {
+    const row = this.row(reference, now);
+    if (!row) return undefined;
+    return {
+      reference: row.reference,
+      shownJti: row.shown_jti,
+      ...(row.outcome !== null ? { result: resultOf(row) } : {}),
+    };
+  }
+
+  /** A challenge still open past its deadline ends as expired (as the next call would end it). */
+  endOverdue(now: number): void {
+    const open = this.sql
+      .exec<{ reference: string }>('SELECT reference FROM challenge WHERE outcome IS NULL AND expires_at <= ?', now)
+      .toArray();
+    for (const { reference } of open) this.row(reference, now);
+  }
+
+  /** The earliest deadline of an open challenge: an alarm time. */
+  nextDeadline(): number | undefined {
+    const at = this.sql
+      .exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM challenge WHERE outcome IS NULL')
+      .one().at;
+    return at ?? undefined;
+  }
+
+  wipe(): void {
+    this.sql.exec('DELETE FROM challenge');
+  }
+
+  /** The challenge row, ended as expired when its 10 minutes have passed without a result. */
+  private row(reference: string, now: number): ChallengeRow | undefined {
+    const row = this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).toArray()[0];
+    if (row && row.outcome === null && now >= row.expires_at) {
+      this.end(reference, 'failed', 'expired', row.expires_at);
+      return this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).one();
+    }
+    return row;
+  }
+
+  /** Ends the challenge with its one result. */
+  private end(
+    reference: string,
+    outcome: ChallengeResult['outcome'],
+    reason: ChallengeResult['reason'],
+    at: number,
+  ): ChallengeResult {
+    this.sql.exec(
+      'UPDATE challenge SET outcome = ?, reason = ?, completed_at = ? WHERE reference = ?',
+      ...[outcome, reason, at, reference],
+    );
+    const result = { outcome, reason, completedAt: at };
+    this.onEnded(reference, result);
+    return result;
+  }
+}
+
+function resultOf(row: ChallengeRow): ChallengeResult {
+  return { outcome: row.outcome!, reason: row.reason!, completedAt: row.completed_at! };
+}
