@@ -1,0 +1,461 @@
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
+import { treeWithMerchants, withEndpoint } from '../../scripts/tree-copy';
+import {
+  defaultUniqueKey,
+  hasCommit,
+  serveTree,
+  storedClasses,
+  treeAtCommit,
+  type ServedTree,
+  type Tree,
+} from './renamed-classes-helpers';
+
+/**
+ * The `v5` migration (wrangler.toml: `renamed_classes`, ThreeDsGuard → ThreeDsTransaction and
+ * TokenGuard → TokenGroup) as a deployment meets it: state written by the code before the rename
+ * (the tree at OLD, bundled as deployed and served by Miniflare, its state persisted in a
+ * folder) is read, completed and delivered by this tree's code, served on the same folder under
+ * the new class names. Nothing is lost, nothing reset:
+ *
+ * 1. a token made before (one outside any namespace, one in a namespace) is read by its href and
+ *    looked up under the new `TokenGroup` (the same token for the same card, not a new one);
+ * 2. a 3DS challenge opened before (`authenticate` answered `challenged`) is shown from its old
+ *    JWT (which names the object by id), completed with the right code, and has its one result;
+ * 3. events whose delivery failed before (the endpoint down) are delivered after, each once, in
+ *    order per subject with the events the new code adds.
+ *
+ * Miniflare does not apply `renamed_classes`. It keys a class's Durable Object storage (its folder
+ * under the persist directory) and derives its object ids from the uniqueKey
+ * `<worker name>-<class name>` (node_modules/miniflare/dist/src/index.js, the `uniqueKey:
+ * unsafeUniqueKey ?? \`${options.name ?? ""}-${className}\`` of the Durable Object namespaces);
+ * wrangler reads `renamed_classes` only to carry a class's SQLite flag over to its new name
+ * (getDurableObjectClassNameToUseSQLiteMap, node_modules/wrangler/wrangler-dist/cli.js). So a
+ * renamed class starts empty locally, with other ids: a `wrangler dev` state from before the
+ * rename is not carried over. Cloudflare keeps a renamed class's objects, ids and storage: the
+ * test emulates that by giving the new classes the old classes' uniqueKey (`unsafeUniqueKey`).
+ * The last check shows that without it the new code sees none of the old state, so that the
+ * emulation is what carries it, and would be noticed the day Miniflare applies renames itself.
+ */
+
+/** The last commit with the old class names (the rename is the commit after it). */
+const OLD = 'b9d926c';
+const RENAMED = { THREEDS_TRANSACTION: 'ThreeDsGuard', TOKEN_GROUP: 'TokenGuard' } as const;
+
+const SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
+const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;
+const THREEDS = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
+const TOKENS = 'application/vnd.worldpay.tokens-v3.hal+json';
+/** Danske Bank visa/dankort cards of the embedded data (Luhn-valid). */
+const CARD = '4571368400000008';
+const NAMESPACED_CARD = '4571368400000016';
+
+const root = process.cwd();
+const available = hasCommit(root, OLD);
+if (!available)
+  console.warn(
+    `[skip] renamed-classes: commit ${OLD} (the code before the v5 rename) is not in this clone's history ` +
+      '(a shallow clone?): fetch it (git fetch --unshallow) to run the check.',
+  );
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  event: { eventId: string; eventType: string; data: Record<string, any> };
+}
+
+interface Delivery {
+  state: string;
+  attempts: number;
+  lastError?: string;
+  lastStatus?: number;
+}
+interface ListedEvent {
+  eventId: string;
+  eventType: string;
+  deliveries: Delivery[];
+}
+
+interface Token {
+  tokenId: string;
+  description: string;
+  namespace?: string;
+  tokenPaymentInstrument: { href: string };
+  paymentInstrument: Record<string, unknown>;
+}
+
+/** What the old code left: read back and completed by the new. */
+interface Before {
+  token: Token;
+  namespaced: Token;
+  namespace: string;
+  /** The token's event (its cardHolderName update) and the ping, both pending (endpoint down). */
+  tokenEventId: string;
+  pingEventId: string;
+  reference: string;
+  challenge: { reference: string; url: string; jwt: string };
+  attemptsWhileDown: number;
+}
+
+let receiver: Server;
+/** Down: the receiver drops every connection (an unreachable endpoint); up: 204. */
+let receiverUp = false;
+let attemptsWhileDown = 0;
+const received: Received[] = [];
+let state: string;
+/** A copy of the state as the old code left it, for the check without the emulation. */
+let stateCopy: string;
+let oldTree: Tree | undefined;
+let newTree: Tree | undefined;
+let served: ServedTree | undefined;
+const output: string[] = [];
+let before: Before;
+
+async function api(base: URL, method: string, path: string, media: string | null, body?: unknown): Promise<Response> {
+  return fetch(new URL(path, base), {
+    method,
+    headers: {
+      Authorization: AUTH,
+      ...(media ? { Accept: media } : {}),
+      ...(body !== undefined && media ? { 'Content-Type': media } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+async function json<T>(response: Response, status: number): Promise<T> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  return JSON.parse(text) as T;
+}
+
+async function listEvents(base: URL): Promise<ListedEvent[]> {
+  return (await json<{ events: ListedEvent[] }>(await api(base, 'GET', '/events', 'application/json'), 200)).events;
+}
+
+async function until<T>(
+  what: string,
+  seconds: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
+  const giveUp = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > giveUp)
+      throw new Error(
+        `no ${what} after ${seconds} s; received: ${received.map((r) => `${r.event.eventType} ${r.event.eventId}`).join(', ')}` +
+          `\nworkerd output:\n${output.join('').slice(-4000)}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function tokenBody(cardNumber: string, namespace?: string): Record<string, unknown> {
+  return {
+    merchant: { entity: 'default' },
+    description: 'Made before the rename',
+    ...(namespace !== undefined ? { namespace } : {}),
+    paymentInstrument: {
+      type: 'card/front',
+      cardNumber,
+      cardExpiryDate: { month: 12, year: 2035 },
+      cardHolderName: 'Ada Lovelace',
+    },
+  };
+}
+
+/** The href's path: the origin is each served Worker's own port. */
+const pathOf = (href: string): string => new URL(href).pathname;
+
+/** Everything the old code wrote: tokens, an open challenge, two events whose delivery failed. */
+async function writeWithOldCode(old: ServedTree): Promise<Before> {
+  const base = old.url;
+  const token = await json<Token>(await api(base, 'POST', '/tokens', TOKENS, tokenBody(CARD)), 201);
+  const namespace = `renamed-${Math.random().toString(36).slice(2, 10)}`;
+  const namespaced = await json<Token>(
+    await api(base, 'POST', '/tokens', TOKENS, tokenBody(NAMESPACED_CARD, namespace)),
+    201,
+  );
+  const renamed = await api(
+    base,
+    'PUT',
+    `${pathOf(token.tokenPaymentInstrument.href)}/paymentInstrument/cardHolderName`,
+    TOKENS,
+    'Augusta Ada King',
+  );
+  expect(renamed.status, await renamed.text()).toBe(204);
+
+  const reference = `renamed-${Math.random().toString(36).slice(2, 10)}`;
+  const authenticated = await json<{ outcome: string; challenge: Before['challenge'] }>(
+    await api(base, 'POST', '/verifications/customers/3ds/authenticate', THREEDS, {
+      transactionReference: reference,
+      merchant: { entity: 'default' },
+      instruction: {
+        value: { amount: 1999, currency: 'GBP' },
+        paymentInstrument: {
+          type: 'card/front',
+          cardNumber: CARD,
+          cardExpiryDate: { month: 12, year: 2035 },
+          cardHolderName: '3ds2-challenge-identified',
+        },
+      },
+      deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0' },
+      challenge: { returnUrl: 'https://shop.example/3ds/return', windowSize: '390x400' },
+    }),
+    200,
+  );
+  expect(authenticated.outcome).toBe('challenged');
+
+  const ping = await json<{ eventId: string }>(await api(base, 'POST', '/events/ping', null), 202);
+  // Both events reach the log (the token's from its object's outbox) and fail their first attempt.
+  const tokenEventId = await until('failed attempts before the rename', 30, async () => {
+    const events = await listEvents(base);
+    const update = events.find((e) => e.eventType === 'tokens.token.updated' && e.eventId.includes(token.tokenId));
+    const pinged = events.find((e) => e.eventId === ping.eventId);
+    const failed = (e?: ListedEvent): boolean =>
+      e?.deliveries.length === 1 && e.deliveries[0]!.state === 'pending' && e.deliveries[0]!.attempts >= 1;
+    return failed(update) && failed(pinged) ? update!.eventId : undefined;
+  });
+  return {
+    token,
+    namespaced,
+    namespace,
+    tokenEventId,
+    pingEventId: ping.eventId,
+    reference,
+    challenge: authenticated.challenge,
+    attemptsWhileDown,
+  };
+}
+
+describe.skipIf(!available)(`renamed Durable Object classes (v5): state from ${OLD} under the new names`, () => {
+  beforeAll(async () => {
+    receiver = createServer((request, response) => {
+      if (!receiverUp) {
+        attemptsWhileDown++;
+        request.socket.destroy();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      request.on('data', (c: Buffer) => chunks.push(c));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        received.push({ headers: request.headers, body, event: JSON.parse(body) });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const endpoint = withEndpoint(
+      'test-merchant',
+      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+    );
+    state = mkdtempSync(join(tmpdir(), 'card-edge-renamed-state-'));
+    stateCopy = mkdtempSync(join(tmpdir(), 'card-edge-renamed-state-copy-'));
+    oldTree = treeAtCommit(root, OLD, endpoint);
+    newTree = treeWithMerchants(root, endpoint);
+
+    const old = await serveTree({ dir: oldTree.dir, state, output });
+    try {
+      expect(old.classes).toMatchObject({ THREEDS_GUARD: 'ThreeDsGuard', TOKEN_GUARD: 'TokenGuard' });
+      before = await writeWithOldCode(old);
+    } finally {
+      await old.stop();
+    }
+    expect(before.attemptsWhileDown).toBeGreaterThanOrEqual(2);
+    // The old code's objects are stored under the old classes' keys.
+    for (const className of Object.values(RENAMED))
+      expect(storedClasses(state)).toContain(defaultUniqueKey(old.workerName, className));
+    cpSync(state, stateCopy, { recursive: true });
+
+    receiverUp = true;
+    // Cloudflare's renamed_classes, emulated: the new classes keep the old classes' storage and ids.
+    served = await serveTree({
+      dir: newTree.dir,
+      state,
+      output,
+      uniqueKeys: Object.fromEntries(
+        Object.entries(RENAMED).map(([binding, from]) => [binding, defaultUniqueKey(old.workerName, from)]),
+      ),
+    });
+    expect(served.classes).toMatchObject({ THREEDS_TRANSACTION: 'ThreeDsTransaction', TOKEN_GROUP: 'TokenGroup' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await served?.stop();
+    oldTree?.remove();
+    newTree?.remove();
+    await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
+    for (const dir of [state, stateCopy]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads the tokens made before and looks them up: the same tokens, not new ones', async () => {
+    const base = served!.url;
+    const { token, namespaced, namespace } = before;
+    const read = await json<Token>(await api(base, 'GET', pathOf(token.tokenPaymentInstrument.href), TOKENS), 200);
+    expect(read.tokenId).toBe(token.tokenId);
+    expect(pathOf(read.tokenPaymentInstrument.href)).toBe(pathOf(token.tokenPaymentInstrument.href));
+    expect(read.description).toBe(token.description);
+    // The update the old code made is there.
+    expect(read.paymentInstrument).toEqual({ ...token.paymentInstrument, cardHolderName: 'Augusta Ada King' });
+
+    // The same card again: the token that stands for it (200), not a new one (201).
+    const again = await json<Token>(
+      await api(base, 'POST', '/tokens', TOKENS, {
+        ...tokenBody(CARD),
+        paymentInstrument: { ...(tokenBody(CARD).paymentInstrument as object), cardHolderName: 'Augusta Ada King' },
+      }),
+      200,
+    );
+    expect(again.tokenId).toBe(token.tokenId);
+    const byId = await json<{ _embedded: { tokens: Token[] } }>(
+      await api(base, 'GET', `/tokens?tokenId=${token.tokenId}`, TOKENS),
+      200,
+    );
+    expect(byId._embedded.tokens.map((t) => t.tokenId)).toEqual([token.tokenId]);
+
+    // The namespace's object: its token, listed, read, and found again for its card.
+    const listed = await json<{ _embedded: { tokens: Token[] } }>(
+      await api(base, 'GET', `/tokens?namespace=${namespace}`, TOKENS),
+      200,
+    );
+    expect(listed._embedded.tokens.map((t) => t.tokenId)).toEqual([namespaced.tokenId]);
+    const readNamespaced = await json<Token>(
+      await api(base, 'GET', pathOf(namespaced.tokenPaymentInstrument.href), TOKENS),
+      200,
+    );
+    expect(readNamespaced.tokenId).toBe(namespaced.tokenId);
+    const againNamespaced = await json<Token>(
+      await api(base, 'POST', '/tokens', TOKENS, tokenBody(NAMESPACED_CARD, namespace)),
+      200,
+    );
+    expect(againNamespaced.tokenId).toBe(namespaced.tokenId);
+  });
+
+  it('completes the challenge opened before, from its old JWT, with its one result', async () => {
+    const base = served!.url;
+    const { reference, challenge } = before;
+    const transactionPath = `/verifications/customers/3ds/authentications/${encodeURIComponent(reference)}?entity=default`;
+    const open = await json<{ state: string }>(await api(base, 'GET', transactionPath, THREEDS), 200);
+    expect(open.state).toBe('challenged');
+
+    // The cardholder's browser posts the old challenge JWT (it names the object by its id).
+    const page = await fetch(new URL(pathOf(challenge.url), base), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ JWT: challenge.jwt, MD: 'renamed' }),
+    });
+    const html = await page.text();
+    expect(page.status, html).toBe(200);
+    const formState = /name="state" value="([^"]+)"/.exec(html)?.[1];
+    expect(formState, html).toBeDefined();
+    const submitted = await fetch(new URL('/3ds/challenge/submit', base), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ state: formState!.replaceAll('&amp;', '&'), code: '1234', action: 'submit' }),
+    });
+    const done = await submitted.text();
+    expect(submitted.status, done).toBe(200);
+    expect(done).toContain('Payment verified');
+
+    const verification = (): Promise<Response> =>
+      api(base, 'POST', '/verifications/customers/3ds/verification', THREEDS, {
+        transactionReference: reference,
+        merchant: { entity: 'default' },
+        challenge: { reference: challenge.reference },
+      });
+    const first = await verification();
+    const firstText = await first.text();
+    expect(first.status, firstText).toBe(200);
+    expect(JSON.parse(firstText).outcome).toBe('authenticated');
+    // One result: the sandbox control cannot change it, verification repeats it byte for byte.
+    const late = await json<{ challenge: { result: string } }>(
+      await api(base, 'POST', '/verifications/customers/3ds/sandbox/completeChallenge', THREEDS, {
+        transactionReference: reference,
+        merchant: { entity: 'default' },
+        challenge: { reference: challenge.reference },
+        result: 'failed',
+      }),
+      200,
+    );
+    expect(late.challenge.result).toBe('passed');
+    expect(await (await verification()).text()).toBe(firstText);
+    const completed = await json<{ state: string; result: { outcome: string } }>(
+      await api(base, 'GET', transactionPath, THREEDS),
+      200,
+    );
+    expect(completed).toMatchObject({ state: 'completed', result: { outcome: 'authenticated' } });
+
+    // Its event, from the renamed object's outbox to the merchant's log and its endpoint.
+    const event = await until('3DS event', 30, () =>
+      received.find(
+        (r) =>
+          r.event.eventType === 'threeDS.authentication.completed' && r.event.data.transactionReference === reference,
+      ),
+    );
+    expect(event.event.data.outcome).toBe('authenticated');
+  });
+
+  it('delivers the events whose delivery failed before, each once, in order with the new ones', async () => {
+    const base = served!.url;
+    const { token, tokenEventId, pingEventId } = before;
+    // A change under the new code: its event waits behind the token's earlier one (same subject).
+    const described = await api(
+      base,
+      'PUT',
+      `${pathOf(token.tokenPaymentInstrument.href)}/description`,
+      TOKENS,
+      'After the rename',
+    );
+    expect(described.status, await described.text()).toBe(204);
+
+    const tokenEvents = (): Received[] => received.filter((r) => r.event.data.tokenId === token.tokenId);
+    // The log retries 30 s after the failed attempt (docs/events.md "Retries").
+    await until('the events that were pending', 60, () =>
+      received.some((r) => r.event.eventId === pingEventId) && tokenEvents().length >= 2 ? true : undefined,
+    );
+    expect(received.filter((r) => r.event.eventId === pingEventId)).toHaveLength(1);
+    expect(tokenEvents().map((r) => [r.event.eventType, r.event.eventId === tokenEventId])).toEqual([
+      ['tokens.token.updated', true],
+      ['tokens.token.updated', false],
+    ]);
+    expect(tokenEvents().map((r) => [r.event.data.paymentInstrument.cardHolderName, r.event.data.description])).toEqual(
+      [
+        ['Augusta Ada King', 'Made before the rename'],
+        ['Augusta Ada King', 'After the rename'],
+      ],
+    );
+    for (const r of received) {
+      const signature = r.headers['event-signature'];
+      expect(await verifyEventSignature(r.body, signature as string, [SECRET])).toBe(true);
+      expect(r.body).not.toContain(CARD);
+    }
+
+    // The log kept their history: the attempt made before, then the delivery.
+    const events = await until('the deliveries recorded', 20, async () => {
+      const listed = await listEvents(base);
+      const mine = listed.filter((e) => e.eventId === pingEventId || e.eventId === tokenEventId);
+      return mine.length === 2 && mine.every((e) => e.deliveries[0]?.state === 'delivered') ? mine : undefined;
+    });
+    for (const e of events) expect(e.deliveries[0]!.attempts).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+
+  it('sees none of it without the emulation: Miniflare does not apply renamed_classes', async () => {
+    const bare = await serveTree({ dir: newTree!.dir, state: stateCopy });
+    try {
+      const { token } = before;
+      expect((await api(bare.url, 'GET', pathOf(token.tokenPaymentInstrument.href), TOKENS)).status).toBe(404);
+      const fresh = await json<Token>(await api(bare.url, 'POST', '/tokens', TOKENS, tokenBody(CARD)), 201);
+      expect(fresh.tokenId).not.toBe(token.tokenId);
+      // The new class got a storage folder of its own, beside the old one it never reads.
+      expect(storedClasses(stateCopy)).toContain(defaultUniqueKey(bare.workerName, 'TokenGroup'));
+    } finally {
+      await bare.stop();
+    }
+  });
+});
