@@ -1,16 +1,13 @@
 import { tokenKeys } from '../cards/card-crypto';
 import type { CardDeps } from '../cards/resolve-card';
-import { openCard } from '../cards/token-card';
 import type { RequestContext } from '../http/endpoint';
 import { threeDsTransaction, threeDsTransactionById } from '../threeds/transaction-api';
-import { tokenGroup, tokenGroupName, tokenGroupOfReference } from '../tokens/token-group-api';
-import { parseReference } from '../tokens/token-ids';
+import { tokenGroup, tokenGroupOfReference } from '../tokens/token-group-api';
 import type { KvAccess } from '../storage/kv';
 import { TokenStore } from '../tokens/token-record';
 import { threeDsServerOf } from '../threeds/live/three-ds-server';
 import type { ThreeDsDeps } from '../threeds/steps/step-deps';
 import type { TokenDeps } from '../tokens/token-steps';
-import { extensionDue } from '../tokens/token-updates';
 
 /**
  * Builds the domain steps' dependencies from a request: the settings parsed once, the injected
@@ -36,49 +33,26 @@ function tokenOwner(rc: RequestContext, reference: string) {
 }
 
 /**
- * The token's record as KV's projection has it, when `reference` names the token's own object
- * (the one its record names: a reference made up of another object's id and this token's id
- * finds nothing, as its object would answer).
+ * What card resolution needs. A token is read from its object (docs/storage.md "Reads"), on every
+ * path: a deleted token is `tokenNotFound` at once and a new one is known at once, everywhere. The
+ * token's reference names its object, so the read costs one object call and no lookup.
  */
-async function projectedToken(rc: RequestContext, reference: string, now: number) {
-  const parsed = parseReference(reference);
-  const record = parsed && (await new TokenStore(kvAccess(rc)).get(parsed.tokenId, now));
-  if (!record) return undefined;
-  const { username, namespace, fingerprint } = record;
-  const name = tokenGroupName(username, namespace !== undefined ? { namespace } : { fingerprint });
-  return rc.env.TOKEN_GROUP.idFromName(name).toString() === parsed.ownerId ? record : undefined;
-}
-
-/**
- * What card resolution needs. `tokens`: how a token is read (docs/storage.md "Reads"): `exact`
- * asks the token's object (3DS, tokens); `projection` reads KV's copy, which may lag the object
- * by KV's propagation (panLookup: a token's BIN data never changes), and asks the object to
- * extend a token used past half its life after the answer.
- */
-export function cardDeps(rc: RequestContext, tokens: 'exact' | 'projection', now = Date.now()): CardDeps {
-  const settings = rc.settings;
-  const exact = async (username: string, reference: string) => {
-    const at = tokenOwner(rc, reference);
-    return at?.owner.read(username, at.tokenId);
-  };
-  const projected = async (username: string, reference: string) => {
-    const record = await projectedToken(rc, reference, now);
-    if (record?.username !== username) return undefined;
-    if (extensionDue(record, now)) rc.ctx.waitUntil(exact(username, reference).catch(() => undefined));
-    return { token: record, card: await openCard(await tokenKeys(settings), record) };
-  };
+export function cardDeps(rc: RequestContext, now = Date.now()): CardDeps {
   return {
     binIndex: rc.services.binIndex,
     baseUrl: publicBaseUrl(rc),
     now,
-    tokenCard: tokens === 'exact' ? exact : projected,
+    tokenCard: async (username: string, reference: string) => {
+      const at = tokenOwner(rc, reference);
+      return at?.owner.read(username, at.tokenId);
+    },
   };
 }
 
 export function tokenDeps(rc: RequestContext): TokenDeps {
   const timeoutMs = rc.settings.storageTimeoutMs;
   return {
-    ...cardDeps(rc, 'exact'),
+    ...cardDeps(rc),
     tokenKeys: () => tokenKeys(rc.settings),
     ownerFor: (username, of) => tokenGroup(rc.env.TOKEN_GROUP, username, of, timeoutMs),
     ownerOf: (reference) => tokenOwner(rc, reference),
@@ -96,7 +70,7 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     now,
     transactionFor: (scope) => threeDsTransaction(rc.env.THREEDS_TRANSACTION, scope, timeoutMs),
     transactionById: (id) => threeDsTransactionById(rc.env.THREEDS_TRANSACTION, id, timeoutMs),
-    cards: cardDeps(rc, 'exact', now),
+    cards: cardDeps(rc, now),
     ...(rc.settings.environment === 'live' && rc.settings.threeDsServer
       ? { provider: threeDsServerOf(rc.env, rc.settings.threeDsServer) }
       : {}),

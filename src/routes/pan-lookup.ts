@@ -36,7 +36,7 @@ export const panLookupEndpoint: Endpoint = {
   api: CARD_BIN_API,
   hasBody: true,
   async handle({ merchant, body, rc }) {
-    const deps = cardDeps(rc, 'projection');
+    const deps = cardDeps(rc);
     const request = validateBody(PAN_LOOKUP, body, (input) => [
       ...oneCardIdentifier(input),
       ...tokenIsOurs(input, deps.baseUrl),

@@ -142,9 +142,10 @@ async function listed(namespace: string): Promise<string[]> {
   return ((await response.json<Json>())._embedded.tokens as Json[]).map((t) => t.tokenId as string);
 }
 
-/** `POST /api/cardBin/panLookup` by token (it reads KV's projection). */
-function lookupByToken(href: string): Promise<Response> {
+/** `POST /api/cardBin/panLookup` by token (it asks the token's object). */
+function lookupByToken(href: string, v?: Fetch): Promise<Response> {
   return call('/api/cardBin/panLookup', {
+    via: v,
     body: { merchant: { entity: 'default' }, token: href },
     headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
   });
@@ -234,6 +235,29 @@ describe('GET /tokens/{id} when its one storage call fails', () => {
     expect(await retry.json<Json>()).toEqual(token);
     expect((await expectConsistent(token))?.version).toBe(1);
     expect(await countedUpdates(token)).toBe(0);
+  });
+});
+
+describe('POST /api/cardBin/panLookup by token when its one storage call fails', () => {
+  it("makes one call, do.read (the token's object: no KV read), when nothing fails", async () => {
+    const { href } = await newToken();
+    expect(await callsOf((v) => lookupByToken(href, v))).toEqual(['do.read']);
+  });
+
+  it.each(matrix(['do.read']))('%s: 503, the retry answers the BIN data', async (_title, name, nth, when) => {
+    quiet();
+    const { token, href, cardNumber } = await newToken();
+    const h = failing(nth, when);
+    await failedFirst(h, nth, name, await lookupByToken(href, via(h)));
+    const retry = await lookupByToken(href);
+    expect(retry.status, await retry.clone().text()).toBe(200);
+    // The answer by token is the answer by card number, byte for byte.
+    const byCard = await call('/api/cardBin/panLookup', {
+      body: { merchant: { entity: 'default' }, cardNumber },
+      headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
+    });
+    expect(await retry.text()).toBe(await byCard.text());
+    expect((await expectConsistent(token))?.version).toBe(1);
   });
 });
 
@@ -390,9 +414,10 @@ describe('DELETE /tokens/{id} when its one storage call fails', () => {
       await expectNotFound(await tokenCall('GET', link));
       await expectNotFound(await tokenCall('PUT', link));
       await expectNotFound(await authenticateWithToken(href), 'tokenNotFound');
-      // KV's projection is deleted once it settles: lookups and queries by id find nothing.
-      expect(await expectConsistent(token)).toBeNull();
+      // A lookup asks the object too: 404 at once, before KV's copy settles.
       await expectNotFound(await lookupByToken(href), 'tokenNotFound');
+      // KV's projection is deleted once it settles: a query by id finds nothing.
+      expect(await expectConsistent(token)).toBeNull();
       await expectNotFound(await queryTokens(`tokenId=${token.tokenId}`));
       // Deleting again while it would have lived: 204 (a retry's answer).
       expect((await tokenCall('DELETE', href)).status).toBe(204);

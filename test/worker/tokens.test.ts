@@ -12,6 +12,7 @@ import {
 } from './helpers';
 import {
   createToken,
+  freshCard,
   projectionSettled,
   tokenGroupOf,
   TOKENS_HEADERS as HEADERS,
@@ -83,11 +84,24 @@ describe('token life cycle', () => {
     expect((await tokenCall('GET', token.tokenPaymentInstrument.href)).status).toBe(404);
     // DELETE is idempotent: a retry (or a repeat) still ends in the token being gone, with 204.
     expect((await tokenCall('DELETE', token.tokenPaymentInstrument.href)).status).toBe(204);
-    // A lookup reads KV's copy, which the token's object deletes after the answer (docs/storage.md "Reads").
-    await projectionSettled(token);
+    // A lookup asks the token's object (docs/storage.md "Reads"): 404 at once, not once KV settles.
     const lookup = await panLookup({ merchant: { entity: 'default' }, token: token.tokenPaymentInstrument.href });
     expect(lookup.status).toBe(404);
     expect((await lookup.json<Json>()).errorName).toBe('tokenNotFound');
+  });
+
+  it('answers panLookup by a token made the request before, and 404 tokenNotFound on the request right after its deletion (20 of 20)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const made = await createToken(tokenBody({ cardNumber: freshCard() }));
+      expect(made.status).toBe(201);
+      const href = (await made.json<Json>()).tokenPaymentInstrument.href as string;
+      const found = await panLookup({ merchant: { entity: 'default' }, token: href });
+      expect(found.status, `try ${i}: ${await found.clone().text()}`).toBe(200);
+      expect((await tokenCall('DELETE', href)).status).toBe(204);
+      const gone = await panLookup({ merchant: { entity: 'default' }, token: href });
+      expect(gone.status, `try ${i}`).toBe(404);
+      expect((await gone.json<Json>()).errorName).toBe('tokenNotFound');
+    }
   });
 
   it('answers the same card again for the same merchant with 200 and the same token', async () => {
