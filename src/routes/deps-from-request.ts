@@ -1,7 +1,8 @@
 import { tokenKeys } from '../cards/card-crypto';
 import type { CardDeps } from '../cards/resolve-card';
 import type { RequestContext } from '../http/endpoint';
-import { threeDsTransaction, threeDsTransactionById } from '../threeds/transaction-api';
+import { MAX_AUTHENTICATE_TIMEOUT_MS } from '../config/settings';
+import { threeDsTransaction, threeDsTransactionById, transactionWaits } from '../threeds/transaction-api';
 import { tokenGroup, tokenGroupOfReference } from '../tokens/token-group-api';
 import type { KvAccess } from '../storage/kv';
 import { TokenStore } from '../tokens/token-record';
@@ -63,13 +64,15 @@ export function tokenDeps(rc: RequestContext): TokenDeps {
 export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
   const now = Date.now();
   const timeoutMs = rc.settings.storageTimeoutMs;
+  // A live authenticate's call waits for its run in the object (the provider's deadline and the method's window).
+  const waits = transactionWaits(rc.settings.threeDsServer?.authenticateTimeoutMs ?? MAX_AUTHENTICATE_TIMEOUT_MS);
   return {
     environment: rc.settings.environment,
     key: rc.settings.jwtKey,
     baseUrl: publicBaseUrl(rc),
     now,
-    transactionFor: (scope) => threeDsTransaction(rc.env.THREEDS_TRANSACTION, scope, timeoutMs),
-    transactionById: (id) => threeDsTransactionById(rc.env.THREEDS_TRANSACTION, id, timeoutMs),
+    transactionFor: (scope) => threeDsTransaction(rc.env.THREEDS_TRANSACTION, scope, timeoutMs, waits),
+    transactionById: (id) => threeDsTransactionById(rc.env.THREEDS_TRANSACTION, id, timeoutMs, waits),
     cards: cardDeps(rc, now),
     ...(rc.settings.environment === 'live' && rc.settings.threeDsServer
       ? { provider: threeDsServerOf(rc.env, rc.settings.threeDsServer) }

@@ -58,11 +58,7 @@ export function objectClient<T extends object>(
           Promise.resolve().then(() => {
             const stub = stubOf();
             // Reflect.apply, not method.apply: on an RPC stub, `.apply` would name a remote property.
-            return Reflect.apply(
-              Reflect.get(stub, property) as (...a: unknown[]) => unknown,
-              stub,
-              args,
-            );
+            return Reflect.apply(Reflect.get(stub, property) as (...a: unknown[]) => unknown, stub, args);
           }),
           deadline,
           `${what}.${property}`,

@@ -44,3 +44,11 @@ export async function derivedUuid(key: Uint8Array<ArrayBuffer>, seed: string): P
 export async function derivedAuthenticationValue(key: Uint8Array<ArrayBuffer>, seed: string): Promise<string> {
   return toBase64((await hmacSha256(key, seed)).slice(0, 20));
 }
+
+/** A stable, opaque organisation unit id per merchant entity, for the JWTs' OrgUnitId. */
+export async function orgUnitId(
+  key: Uint8Array<ArrayBuffer>,
+  scope: { username: string; entity: string },
+): Promise<string> {
+  return (await hmacHex(key, `org-unit:${scope.username}:${scope.entity}`)).slice(0, 24);
+}

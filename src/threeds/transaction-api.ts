@@ -2,8 +2,12 @@ import type { ChallengeResult, CodeAttempt } from './challenge-rules';
 import type { ClaimOutcome } from '../storage/claims';
 import { objectClient, type ObjectNamespace, type Remote } from '../storage/object-client';
 import type { ApiVersion } from '../media-types';
-import type { LiveBegin, LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
-import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS, METHOD_WINDOW_MS } from './live/live-state';
+import type { FieldError } from '../failures';
+import type { RequestorBlock } from '../merchants/requestor';
+import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
+import type { AReqCard } from './live/areq-builder';
+import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
+import { liveRunMs } from './live/live-state';
 import type { SessionScope } from './session-record';
 
 /**
@@ -80,7 +84,11 @@ export interface TransactionFacts {
 /** How the sandbox control ends a challenge (docs/threeds.md "Sandbox controls"). */
 export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
 
-/** The object's RPC methods as the object implements them (a method may answer synchronously). */
+/**
+ * The object's RPC methods as the object implements them (a method may answer synchronously). A
+ * domain failure the object meets (the provider unavailable) goes back as a value the client
+ * throws again (src/storage/object-client.ts `failedCall`).
+ */
 export interface ThreeDsTransactionMethods {
   initialize(
     requestHash: string,
@@ -112,23 +120,7 @@ export interface ThreeDsTransactionMethods {
   ): CollectOutcome & { prepared?: PreparedCard; method?: MethodRecord };
   liveAddFacts(facts: Record<string, unknown>, now: number): void;
   liveMethodCompleted(now: number): boolean;
-  liveAwaitMethod(until: number): Promise<MethodRecord>;
-  liveBegin(
-    requestHash: string,
-    leaseId: string,
-    now: number,
-    sessionEnd: number,
-    scope: EventScope,
-  ): Promise<LiveBegin>;
-  liveSending(leaseId: string, now: number): Promise<boolean>;
-  liveComplete(
-    leaseId: string,
-    answer: Record<string, unknown>,
-    now: number,
-    challenge?: LiveChallenge,
-  ): Promise<Record<string, unknown> | undefined>;
-  liveLose(leaseId: string, now: number): Promise<void>;
-  liveAbandon(leaseId: string): void;
+  liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated>;
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow;
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined;
   liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined>;
@@ -138,16 +130,39 @@ export interface ThreeDsTransactionMethods {
 export type ThreeDsTransactionApi = Remote<ThreeDsTransactionMethods>;
 
 /**
- * Calls that may wait inside the object: for a live authentication's single flight (its lease
- * before and after the AReq goes out), for the 3DS Method (METHOD_WINDOW_MS). Their deadline is
- * that wait plus the usual one; every other call gets the usual deadline.
+ * What authenticate in `live` hands the transaction's object (docs/threeds.md "Live"): the
+ * validated request and the card, in memory only (the object never stores the card number), and
+ * what the object's answer and event need.
  */
-export const TRANSACTION_WAITS: Readonly<Record<string, number>> = {
-  // The holder's lease before the AReq, then renewed for the AReq and its answer: a caller
-  // waiting for that answer must not give up just before it lands.
-  liveBegin: LIVE_AUTH_LEASE_MS + LIVE_SENDING_LEASE_MS,
-  liveAwaitMethod: METHOD_WINDOW_MS,
-};
+export interface LiveAuthenticateInput {
+  /** The keyed hash of the validated request: an identical retry gets the same answer. */
+  requestHash: string;
+  now: number;
+  /** The session lives until then (an hour from now). */
+  sessionEnd: number;
+  scope: EventScope;
+  baseUrl: string;
+  request: AuthenticateRequest;
+  card: AReqCard;
+  requestor: RequestorBlock;
+}
+
+export type LiveAuthenticated =
+  /** The answer every identical request gets (stored without a version: the Worker renders it). */
+  | { kind: 'answered'; answer: Record<string, unknown>; scenario: string }
+  /** Another body is authenticating (or authenticated) this transaction. */
+  | { kind: 'conflict' }
+  /** The request cannot make a valid AReq (nothing was sent): 400 with these errors. */
+  | { kind: 'invalid'; errors: FieldError[] };
+
+/**
+ * The waits a call may do inside the object, on top of the usual deadline: authenticate's run in
+ * `live` (preparing, the 3DS Method, the AReq: `authenticateTimeoutMs` is the provider's
+ * deadline).
+ */
+export function transactionWaits(authenticateTimeoutMs: number): Readonly<Record<string, number>> {
+  return { liveAuthenticate: liveRunMs(authenticateTimeoutMs) };
+}
 
 /** The name of a transaction's object: the session scope, which holds no card data. */
 export const threeDsTransactionName = (s: SessionScope): string =>
@@ -158,10 +173,11 @@ export function threeDsTransaction(
   ns: ObjectNamespace,
   scope: SessionScope,
   timeoutMs: number,
+  waits: Readonly<Record<string, number>> = {},
 ): { owner: ThreeDsTransactionApi; id: string } {
   const id = ns.idFromName(threeDsTransactionName(scope));
   return {
-    owner: objectClient<ThreeDsTransactionApi>(() => ns.get(id), 'ThreeDsTransaction', timeoutMs, TRANSACTION_WAITS),
+    owner: objectClient<ThreeDsTransactionApi>(() => ns.get(id), 'ThreeDsTransaction', timeoutMs, waits),
     id: id.toString(),
   };
 }
@@ -171,6 +187,7 @@ export function threeDsTransactionById(
   ns: ObjectNamespace,
   id: string,
   timeoutMs: number,
+  waits: Readonly<Record<string, number>> = {},
 ): ThreeDsTransactionApi | undefined {
   let objectId: DurableObjectId;
   try {
@@ -178,10 +195,5 @@ export function threeDsTransactionById(
   } catch {
     return undefined;
   }
-  return objectClient<ThreeDsTransactionApi>(
-    () => ns.get(objectId),
-    'ThreeDsTransaction',
-    timeoutMs,
-    TRANSACTION_WAITS,
-  );
+  return objectClient<ThreeDsTransactionApi>(() => ns.get(objectId), 'ThreeDsTransaction', timeoutMs, waits);
 }

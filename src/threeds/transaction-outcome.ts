@@ -3,7 +3,7 @@ import type { ApiVersion } from '../media-types';
 import type { TransactionFacts } from './transaction-api';
 import { THREEDS_PATH } from './api-paths';
 import { outageAnswer, verificationKind } from './api-versions';
-import { rendered } from './live/live-authenticate';
+import { rendered } from './live/stored-answer';
 import { answerFor, answerIds, unavailableFor, type ResultKind } from './outcomes';
 import { scenarioNamed } from './scenarios';
 

@@ -1,11 +1,16 @@
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import worker from '../../src/index';
+import { settingsOf } from '../../src/config/settings';
 import { objectStorage } from '../../src/storage/object-storage';
+import { objectProvider } from '../../src/threeds/live/challenge-watch';
+import { threeDsServerOf } from '../../src/threeds/live/three-ds-server';
 import { KvWriteLimit } from './kv-write-limit';
 
 /** The objects' storage as the service has it, to put back after a test. */
 const DEFAULT_OBJECT_STORAGE = { ...objectStorage };
+/** How the objects reach the 3DS Server provider, as the service has it. */
+const DEFAULT_OBJECT_PROVIDER = { ...objectProvider };
 
 /**
  * The Worker's environment with its storage wrapped: every KV call, every Durable Object call and
@@ -89,6 +94,20 @@ export class StorageHarness {
     objectStorage.kv = (objectEnv) => this.kv(this.writeLimit.wrap(objectEnv.SESSIONS), 'object');
     objectStorage.timeoutMs = timeoutMs;
     objectStorage.retryBaseMs = retryBaseMs;
+    return this;
+  }
+
+  /**
+   * Routes the transactions' objects' calls to the 3DS Server provider (live authenticate's run,
+   * the challenge watch) through this harness, with its vars (ENVIRONMENT=live, the provider's
+   * deadline): recorded as `provider` calls and failing on command like the Worker's. The objects
+   * run in the tests' isolate with ENVIRONMENT=test, so without this they have no provider.
+   */
+  providerThroughObjects(): this {
+    objectProvider.of = () => {
+      const config = settingsOf(this.env).threeDsServer;
+      return config ? threeDsServerOf(this.env, config) : undefined;
+    };
     return this;
   }
 
@@ -261,4 +280,5 @@ export class StorageHarness {
 /** Puts the objects' KV back as the service has it (after {@link StorageHarness.throughObjects}). */
 export function restoreObjects(): void {
   Object.assign(objectStorage, DEFAULT_OBJECT_STORAGE);
+  Object.assign(objectProvider, DEFAULT_OBJECT_PROVIDER);
 }

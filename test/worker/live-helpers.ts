@@ -35,8 +35,9 @@ export function deadlinesFor(when: string): Partial<Env> {
   return when === 'hang' || when === 'late' ? { THREEDS_SERVER_TIMEOUT_MS: '1000', STORAGE_TIMEOUT_MS: '1000' } : {};
 }
 
+/** The Worker with live vars, and the transactions' objects reaching the provider through the same harness. */
 export function liveHarness(vars: Partial<Env> = {}): StorageHarness {
-  return new StorageHarness({ ...LIVE_VARS, ...vars });
+  return new StorageHarness({ ...LIVE_VARS, ...vars }).providerThroughObjects();
 }
 
 /** The fake provider itself (its control routes), not through the wrapper: no call counted. */

@@ -3,7 +3,7 @@ import { FailureError } from '../../src/failures';
 import { acceptedVersion, checkHeaders, THREE_DS_API, TOKENS_API } from '../../src/http/api-headers';
 import { THREE_DS_MEDIA_TYPES, TOKENS_MEDIA_TYPES, type ApiVersion } from '../../src/media-types';
 import type { ErrorMessage } from '../../src/threeds/live/emv-messages';
-import { dsUnreachable } from '../../src/threeds/live/live-authenticate';
+import { dsUnreachable } from '../../src/threeds/transaction/live-authentication';
 import { basic, burst, call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 import { liveBody, liveHarness } from './live-helpers';
 import { authenticateBody, cardFront, newReference, THREEDS } from './threeds-helpers';

@@ -1,4 +1,5 @@
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { AREQ_ANSWER_WINDOW_MS } from '../../src/threeds/live/live-state';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { settingsOf } from '../../src/config/settings';
@@ -40,6 +41,7 @@ import {
   liveBody,
   liveHarness,
   liveJson,
+  liveStep,
   verifyBodyOf,
 } from './live-helpers';
 
@@ -332,38 +334,32 @@ describe('threeDS.authentication.completed, in live', () => {
     expect(r.event.data).toEqual(withoutValue(verified));
   });
 
-  it('is sent as unavailable from the alarm when the holder of an AReq sent went silent, with nobody retrying', async () => {
+  it('is sent as unavailable from the alarm when the object was reset after sending the AReq, with nobody retrying', async () => {
+    quiet();
     const receiver = receiving();
     const reference = `lost-${crypto.randomUUID().slice(0, 8)}`;
     const guard = guardOf(reference);
-    const scope = {
-      username: 'test-merchant',
-      entity: 'default',
-      transactionReference: reference,
-      baseUrl: 'https://edge.test',
-      apiVersion: 1,
-    } as const;
-    const stub = guard as unknown as {
-      liveBegin(...a: unknown[]): Promise<{ kind: string }>;
-      liveSending(...a: unknown[]): Promise<boolean>;
-    };
-    const now = Date.now();
-    expect((await stub.liveBegin('hash', 'holder', now, now + 3_600_000, scope)).kind).toBe('run');
-    expect(await stub.liveSending('holder', Date.now())).toBe(true);
-    // The alarm is set to the lease's end...
-    const { alarm, leaseUntil } = await runInDurableObject(guard, async (_g, state) => ({
-      alarm: await state.storage.getAlarm(),
-      leaseUntil: state.storage.sql.exec<{ lease_until: number }>('SELECT lease_until FROM live_auth').one()
-        .lease_until,
-    }));
-    expect(alarm).toBe(leaseUntil);
-    // ...which passes with the holder silent (it died after sending).
-    await runInDurableObject(guard, (_g, state) => {
-      state.storage.sql.exec('UPDATE live_auth SET lease_until = ?', Date.now() - 1);
+    const h = liveHarness();
+    // The provider never answers: the object's reset ends the run, with the AReq sent.
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'hang' });
+    const first = liveStep(h, 'authenticate', liveBody('2100', { browser: true, reference }));
+    await vi.waitFor(() => expect(h.count((c) => c.store === 'provider' && c.op === 'auth')).toBe(1), {
+      timeout: 30_000,
+      interval: 20,
     });
+    await abortAllDurableObjects();
+    expect([500, 503]).toContain((await first).status); // the test tool's abort reads as the object's exception
+    // The alarm is set to the end of the AReq's answer window...
+    const { alarm, sentAt } = await runInDurableObject(guard, async (_g, state) => ({
+      alarm: await state.storage.getAlarm(),
+      sentAt: state.storage.sql.exec<{ sending_at: number }>('SELECT sending_at FROM live_auth').one().sending_at,
+    }));
+    expect(alarm).toBe(sentAt + AREQ_ANSWER_WINDOW_MS);
+    // ...and when it fires, the run's instance is gone: lost, and its event leaves, with nobody calling.
     await runDurableObjectAlarm(guard);
     const r = await theEvent(receiver, reference);
     expect(r.event.data).toMatchObject({ outcome: 'unavailable', transactionReference: reference });
+    expect(h.count((c) => c.store === 'provider' && c.op === 'auth')).toBe(1);
   });
 
   it('is sent as unavailable for an AReq whose answer never came', async () => {
@@ -425,8 +421,9 @@ describe('threeDS.authentication.completed, in live', () => {
 
     it("is sent from the object's own look at the provider: the RReq of a cardholder who passed", async () => {
       const receiver = receiving();
-      const calls = objectsReachTheProvider();
       const { h, body, reference, answer, guard } = await abandoned('Y');
+      // After the harness (which routes the objects' provider calls): the watch's own seam.
+      const calls = objectsReachTheProvider();
       // Before its first look is due, the alarm asks nothing.
       await runDurableObjectAlarm(guard);
       expect(calls).toEqual([]);
@@ -445,8 +442,9 @@ describe('threeDS.authentication.completed, in live', () => {
     it('keeps looking while the provider has no RReq or cannot be reached, then records what comes', async () => {
       quiet();
       const receiver = receiving();
-      const calls = objectsReachTheProvider();
       const { reference, guard, answer } = await abandoned();
+      // After the harness (which routes the objects' provider calls): the watch's own seam.
+      const calls = objectsReachTheProvider();
       await later(guard, RESULT_POLL_MS + 1_000);
       await runDurableObjectAlarm(guard); // no RReq yet: nothing recorded
       expect(calls).toHaveLength(1);
@@ -485,8 +483,9 @@ describe('threeDS.authentication.completed, in live', () => {
 
     it('is sent, as not completed, for a challenge still open when the session ends', async () => {
       const receiver = receiving();
-      objectsReachTheProvider();
       const { reference, guard } = await abandoned();
+      // After the harness (which routes the objects' provider calls): the watch's own seam.
+      objectsReachTheProvider();
       await later(guard, 16 * 60_000);
       await runInDurableObject(guard, (_g, state) => {
         state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
@@ -498,8 +497,9 @@ describe('threeDS.authentication.completed, in live', () => {
 
     it('ends as not completed once no RReq can come, without asking', async () => {
       const receiver = receiving();
-      const calls = objectsReachTheProvider();
       const { h, body, reference, answer, guard } = await abandoned();
+      // After the harness (which routes the objects' provider calls): the watch's own seam.
+      const calls = objectsReachTheProvider();
       // The 10 minutes of the challenge and the provider's 300 s are over.
       await later(guard, 16 * 60_000);
       await runDurableObjectAlarm(guard);

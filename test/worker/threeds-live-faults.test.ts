@@ -1,9 +1,10 @@
 import { env } from 'cloudflare:workers';
-import { runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { restoreObjects } from './faulty-env';
 import { callDeadlineMs } from '../../src/storage/object-client';
-import { LIVE_AUTH_LEASE_MS, LIVE_SENDING_LEASE_MS } from '../../src/threeds/live/live-state';
-import type { Fault } from './faulty-env';
+import { transactionWaits } from '../../src/threeds/transaction-api';
+import { quiet } from './helpers';
 import {
   card,
   collectInBrowser,
@@ -30,6 +31,7 @@ import {
 
 afterEach(() => {
   vi.restoreAllMocks();
+  restoreObjects();
 });
 
 type Harness = ReturnType<typeof liveHarness>;
@@ -51,33 +53,28 @@ async function untilAnswered(h: Harness, body: Json, tries = 3): Promise<{ answe
   throw new Error(`no answer after ${tries} tries: ${statuses.join(', ')}`);
 }
 
-describe('authenticate, one guard call failing', () => {
-  const cases: [string, Fault['when']][] = [];
-  for (const op of ['liveBegin', 'livePrepared', 'liveSending', 'liveComplete']) {
-    for (const when of ['before', 'after'] as const) cases.push([op, when]);
-    if (op !== 'liveBegin') cases.push([op, 'hang']);
-  }
-
-  it.each(cases)('%s failing %s: a 503 or the answer, then the same answer, from one AReq', async (op, when) => {
-    const h = liveHarness(deadlinesFor(when));
-    const body = liveBody('2100', { browser: true });
-    h.failOn({ of: 'do', op, nth: 0, when });
-    const { answer } = await untilAnswered(h, body);
-    expect(answer.outcome).toBe('authenticated');
-    expect(await liveJson(h, 'authenticate', body)).toEqual(answer);
-    expect(authCalls(h)).toBe(1);
-  });
-
-  it('answers 503 when the answer cannot be recorded, and unavailable ever after: the AReq is never sent again', async () => {
+describe('authenticate, its one object call failing', () => {
+  it("makes one call, to the transaction's object, which reaches the provider itself", async () => {
     const h = liveHarness();
     const body = liveBody('2100', { browser: true });
-    h.failOn({ of: 'do', op: 'liveComplete', nth: 0, when: 'before', times: 3 });
-    expect((await liveStep(h, 'authenticate', body)).status).toBe(503);
-    const after = await liveJson(h, 'authenticate', body);
-    expect(after).toMatchObject({ outcome: 'unavailable', status: 'U', enrolled: 'U' });
-    expect(await liveJson(h, 'authenticate', body)).toEqual(after);
-    expect(authCalls(h)).toBe(1);
+    expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
+    expect(h.calls.filter((c) => c.store === 'do').map((c) => c.op)).toEqual(['liveAuthenticate']);
+    // The provider calls are the object's (through the harness's provider seam), not the Worker's.
+    expect(h.calls.filter((c) => c.store === 'provider').map((c) => c.op)).toEqual(['preauth', 'auth']);
   });
+
+  it.each(['before', 'after', 'hang'] as const)(
+    'liveAuthenticate failing %s: a 503 or the answer, then the same answer, from one AReq',
+    async (when) => {
+      const h = liveHarness(deadlinesFor(when));
+      const body = liveBody('2100', { browser: true });
+      h.failOn({ of: 'do', op: 'liveAuthenticate', nth: 0, when });
+      const { answer } = await untilAnswered(h, body);
+      expect(answer.outcome).toBe('authenticated');
+      expect(await liveJson(h, 'authenticate', body)).toEqual(answer);
+      expect(authCalls(h)).toBe(1);
+    },
+  );
 });
 
 describe('authenticate, the provider failing', () => {
@@ -180,7 +177,7 @@ describe('the challenge, one call failing', () => {
     return { body, answer };
   }
 
-  it('the relay page failing to reach the guard: a 503 page, and the same JWT works after', async () => {
+  it("the relay page failing to reach the transaction's object: a 503 page, and the same JWT works after", async () => {
     const h = liveHarness();
     const { answer } = await challenged(h);
     h.failOn({ of: 'do', op: 'liveShow', nth: 0, when: 'before' });
@@ -259,7 +256,7 @@ describe('card numbers and keys', () => {
     expect(logged).toContain(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
     expect(logged).not.toContain(pan);
     expect(logged).not.toContain(env.THREEDS_SERVER_API_KEY);
-    // ... and the guard object keeps no card number either (every row of every table, read
+    // ... and the transaction's object keeps no card number either (every row of every table, read
     // here), while the fake, which may keep it, has it: the number did go through.
     const claims = JSON.parse(atob(answer.challenge.jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as Json;
     const stub = env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromString(claims.txn as string));
@@ -279,70 +276,62 @@ describe('card numbers and keys', () => {
   });
 });
 
-describe('the authentication lease', () => {
-  const SCOPE = {
-    username: 'lease-test',
-    entity: 'default',
-    transactionReference: 'lease-test',
-    baseUrl: 'http://localhost',
-    apiVersion: 1,
-  } as const;
-  const guardNamed = (name: string) => env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromName(name));
-
-  it('lasts, once the AReq goes out, until its answer can be recorded', async () => {
-    const guard = guardNamed(`lease-${crypto.randomUUID()}`);
-    const now = Date.now();
-    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000, SCOPE)).kind).toBe('run');
-    expect(await guard.liveSending('holder', Date.now())).toBe(true);
-    await runInDurableObject(guard, (_g, state) => {
-      const row = state.storage.sql.exec<{ lease_until: number }>('SELECT lease_until FROM live_auth').one();
-      expect(row.lease_until).toBeGreaterThanOrEqual(now + LIVE_SENDING_LEASE_MS);
-    });
-  });
-
-  it('is not taken by a waiting caller that gave up: the next request takes it at once, not after 40 s', async () => {
-    const guard = guardNamed(`lease-${crypto.randomUUID()}`);
-    const now = Date.now();
-    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000, SCOPE)).kind).toBe('run');
-    // An identical request waits in the object for the holder's answer...
-    // (Whether it reaches the object before or after its abandon below, it takes nothing.)
-    const waiting = guard.liveBegin('hash', 'waiter', Date.now(), now + 3_600_000, SCOPE);
-    // ...and gives up (its deadline), telling the object so; then the holder gives up before sending.
-    await guard.liveAbandon('waiter');
-    expect((await waiting).kind).toBe('abandoned');
-    await guard.liveAbandon('holder');
-    // The lease is free: no one holds it for nobody (no row, so the next takes it without waiting)...
-    const rows = await runInDurableObject(
-      guard,
-      (_g, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM live_auth').one().n,
+describe("authenticate's run in the transaction's object", () => {
+  it('answers 20 identical requests with one AReq while the provider takes 5 s: 20 equal answers', async () => {
+    const h = liveHarness();
+    const body = liveBody('2100', { browser: true });
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'late', delayMs: 5_000 });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => liveStep(h, 'authenticate', body).then((r) => r.json<Json>())),
     );
-    expect(rows).toBe(0);
-    // ...and the next request takes it, as its own.
-    expect((await guard.liveBegin('hash', 'next', Date.now(), now + 3_600_000, SCOPE)).kind).toBe('run');
-    const holder = await runInDurableObject(
-      guard,
-      (_g, state) => state.storage.sql.exec<{ lease_id: string }>('SELECT lease_id FROM live_auth').one().lease_id,
-    );
-    expect(holder).toBe('next');
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(answers[0]!.outcome).toBe('authenticated');
+    expect(authCalls(h)).toBe(1);
+    // One call each, all to the object: none waited on a lease, each on the object's one run.
+    expect(h.count((c) => c.store === 'do' && c.op === 'liveAuthenticate')).toBe(20);
   });
 
-  it('lets a waiting caller wait as long as the holder may take to answer: its lease before the AReq, then the renewed one', () => {
-    // A holder may send the AReq just before its first lease ends, which then runs LIVE_SENDING_LEASE_MS more.
-    expect(callDeadlineMs('liveBegin', 5_000)).toBeGreaterThanOrEqual(LIVE_AUTH_LEASE_MS + LIVE_SENDING_LEASE_MS);
+  it('an object reset after the AReq went out: the next identical request answers unavailable at once (no wait), and no AReq goes out again', async () => {
+    quiet();
+    const h = liveHarness();
+    const body = liveBody('2100', { browser: true });
+    // The provider never answers this AReq: only the reset ends the run.
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'hang' });
+    const first = liveStep(h, 'authenticate', body);
+    await vi.waitFor(() => expect(authCalls(h)).toBe(1), { timeout: 30_000, interval: 20 });
+    await abortAllDurableObjects();
+    // The call in flight fails: 503 for a platform reset (not the object's own exception); the test
+    // tool's abort reaches the Worker as an exception of the object's, 500.
+    expect([500, 503]).toContain((await first).status);
+    // Were the next request to wait for anything of the lost run, it would hang with it.
+    const after = await liveJson(h, 'authenticate', body);
+    expect(after).toMatchObject({ outcome: 'unavailable', status: 'U', enrolled: 'U' });
+    expect(await liveJson(h, 'authenticate', body)).toEqual(after);
+    expect(authCalls(h)).toBe(1);
   });
 
-  it('gives the holder of a lease that ran out after sending the answer everyone gets: none recorded', async () => {
-    const guard = guardNamed(`lease-${crypto.randomUUID()}`);
-    const now = Date.now();
-    expect((await guard.liveBegin('hash', 'holder', now, now + 3_600_000, SCOPE)).kind).toBe('run');
-    expect(await guard.liveSending('holder', Date.now())).toBe(true);
-    await runInDurableObject(guard, (_g, state) => {
-      state.storage.sql.exec('UPDATE live_auth SET lease_until = 0');
+  it('an object reset before the AReq went out: the next identical request runs it again, one AReq', async () => {
+    quiet();
+    const h = liveHarness();
+    const body = liveBody('2100', { browser: true });
+    h.failOn({ of: 'provider', op: 'preauth', nth: 0, when: 'hang' });
+    const first = liveStep(h, 'authenticate', body);
+    await vi.waitFor(() => expect(h.count((c) => c.store === 'provider' && c.op === 'preauth')).toBe(1), {
+      timeout: 30_000,
+      interval: 20,
     });
-    // An identical request finds the lease run out with the AReq sent: lost, for good.
-    expect((await guard.liveBegin('hash', 'other', Date.now(), now + 3_600_000, SCOPE)).kind).toBe('lost');
-    // The ARes arrives late: it is not recorded, and the holder is told so.
-    expect(await guard.liveComplete('holder', { outcome: 'authenticated' }, Date.now())).toBeUndefined();
-    expect((await guard.liveBegin('hash', 'third', Date.now(), now + 3_600_000, SCOPE)).kind).toBe('lost');
+    await abortAllDurableObjects();
+    // The call in flight fails: 503 for a platform reset (not the object's own exception); the test
+    // tool's abort reaches the Worker as an exception of the object's, 500.
+    expect([500, 503]).toContain((await first).status);
+    expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
+    expect(authCalls(h)).toBe(1);
+  });
+
+  it("lets the Worker's call wait as long as the run may take: preparing, the method's 10 s, the provider's deadline", () => {
+    const waits = transactionWaits(30_000);
+    expect(callDeadlineMs('liveAuthenticate', 5_000, waits)).toBeGreaterThanOrEqual(5_000 + 10_000 + 30_000 + 5_000);
+    // Every other call gets the usual deadline.
+    expect(callDeadlineMs('liveShow', 5_000, waits)).toBe(5_000);
   });
 });

@@ -1,6 +1,5 @@
-import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StorageHarness } from './faulty-env';
+import { restoreObjects, StorageHarness } from './faulty-env';
 import { burst, call, OTHER_AUTH, TEST_AUTH, type Fetch } from './helpers';
 import {
   authenticateBody,
@@ -11,7 +10,7 @@ import {
   threeDs,
   verifyBody,
 } from './threeds-helpers';
-import { endChallenge, liveBody, liveHarness, liveJson, verifyBodyOf } from './live-helpers';
+import { endChallenge, liveBody, liveHarness, liveJson, liveStep, verifyBodyOf } from './live-helpers';
 
 /**
  * GET of a 3DS transaction (docs/threeds.md "Retrieve a transaction"): its state, and once there
@@ -23,6 +22,7 @@ import { endChallenge, liveBody, liveHarness, liveJson, verifyBodyOf } from './l
 type Json = Record<string, any>;
 
 afterEach(() => {
+  restoreObjects();
   vi.restoreAllMocks();
 });
 
@@ -212,25 +212,21 @@ describe('GET of a 3DS transaction, in live', () => {
   });
 
   it('answers initialized while the first authenticate (no deviceDataInitialize before it) has its AReq in flight', async () => {
+    const h = liveHarness();
     const reference = newReference();
-    const name = `test-merchant:default:${reference}`;
-    const guard = env.THREEDS_TRANSACTION.get(env.THREEDS_TRANSACTION.idFromName(name)) as unknown as {
-      liveBegin(...a: unknown[]): Promise<{ kind: string }>;
-      liveSending(...a: unknown[]): Promise<boolean>;
-    };
-    const scope = { username: 'test-merchant', entity: 'default', transactionReference: reference };
-    const now = Date.now();
-    const begun = await guard.liveBegin('hash', 'holder', now, now + 3_600_000, {
-      ...scope,
-      baseUrl: 'https://edge.test',
-      apiVersion: 1,
+    // The provider answers the AReq 3 s late: meanwhile the run is under way in the object.
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'late', delayMs: 3_000 });
+    const authenticating = liveStep(h, 'authenticate', liveBody('2000', { browser: true, reference }));
+    await vi.waitFor(() => expect(h.count((c) => c.store === 'provider' && c.op === 'auth')).toBe(1), {
+      timeout: 30_000,
+      interval: 20,
     });
-    expect(begun.kind).toBe('run');
-    expect(await guard.liveSending('holder', Date.now())).toBe(true);
     const reads = new StorageHarness({ ENVIRONMENT: 'live' });
     const found = await transaction(reference, { via: (r) => reads.fetch(r) });
     expect(found).toMatchObject({ state: 'initialized', transactionReference: reference });
     expect(found).not.toHaveProperty('result');
+    expect((await (await authenticating).json<Record<string, unknown>>()).outcome).toBe('authenticated');
+    expect((await transaction(reference, { via: (r) => reads.fetch(r) })).state).toBe('completed');
   });
 
   it('answers challenged until the result is recorded, then what verification answers', async () => {

@@ -1,20 +1,26 @@
-import { MAX_AUTHENTICATE_TIMEOUT_MS, MAX_STORAGE_TIMEOUT_MS } from '../../config/settings';
+import { MAX_AUTHENTICATE_TIMEOUT_MS } from '../../config/settings';
 
 /**
  * What a live 3-D Secure transaction's object keeps and answers (docs/threeds.md "Live"): the
  * types the object (src/threeds/transaction/live-transaction.ts) and the steps that call it share,
  * and the windows of its authentication. Imports no object and no step: both import this.
  */
-/** How long the holder of the authentication lease may take: prepare, the method's 10 s, the AReq. */
-export const LIVE_AUTH_LEASE_MS = 40_000;
 
 /**
- * The lease once the AReq goes out (`sending` renews it): the longest provider deadline, then
- * recording its answer (up to three tries, each within the longest storage deadline), and a margin.
- * Shorter, and an identical request could find the lease run out while the ARes is on its way,
- * and mark the authentication lost under an answer the holder then gives.
+ * After its AReq went out, how long a run may go on without an answer recorded: the longest
+ * provider deadline, and a margin. An AReq sent that long ago with no answer, or sent by an object
+ * instance that is gone, has an unknown outcome: the object's alarm marks it lost.
  */
-export const LIVE_SENDING_LEASE_MS = MAX_AUTHENTICATE_TIMEOUT_MS + 3 * MAX_STORAGE_TIMEOUT_MS + 5_000;
+export const AREQ_ANSWER_WINDOW_MS = MAX_AUTHENTICATE_TIMEOUT_MS + 5_000;
+
+/**
+ * The longest authenticate's run in the object may take with a provider deadline of
+ * `authenticateTimeoutMs`: preparing the card again (at most 5 s), the rest of the 3DS Method's
+ * 10 s, then the AReq. The Worker's call to the object waits that long on top of its usual deadline.
+ */
+export function liveRunMs(authenticateTimeoutMs: number): number {
+  return Math.min(5_000, authenticateTimeoutMs) + METHOD_WINDOW_MS + authenticateTimeoutMs;
+}
 
 /** EMV gives the 3DS Method 10 s from its start to complete (the wait authenticate may do here). */
 export const METHOD_WINDOW_MS = 10_000;
@@ -43,7 +49,7 @@ export interface MethodRecord {
   completedAt?: number;
 }
 
-/** What the lease holder needs to go on. */
+/** What a run needs to go on: what the card's preparation, the browser and its method left. */
 export interface LiveRun {
   kind: 'run';
   prepared?: PreparedCard;
@@ -51,7 +57,8 @@ export interface LiveRun {
   facts: Record<string, unknown>;
 }
 
-export type LiveBegin =
+/** How authenticate's run starts in the object (`LiveTransaction.start`). */
+export type LiveStart =
   | LiveRun
   /** This body's answer, decided before (byte for byte what the first request got). */
   | { kind: 'answered'; answer: Record<string, unknown>; decidedAt: number }
@@ -59,8 +66,8 @@ export type LiveBegin =
   | { kind: 'conflict' }
   /** An AReq of this body may have reached the DS but its answer is unknown: it is never sent again. */
   | { kind: 'lost'; decidedAt: number }
-  /** The caller gave up while it waited here (`abandon`): it takes nothing, and nobody hears this. */
-  | { kind: 'abandoned' };
+  /** This body's run is under way in this object instance: wait for it. */
+  | { kind: 'running' };
 
 /** A challenge the ARes asked for: what the relay, the notification and verification need. */
 export interface LiveChallenge {

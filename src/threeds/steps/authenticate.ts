@@ -15,7 +15,7 @@ import { liveAuthenticate } from '../live/live-authenticate';
 import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
-import { challengedAnswer } from './challenged-answer';
+import { challengedAnswer } from '../challenged-answer';
 import { eventScope, requestHash, threeDsCaller, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
 
 /**
@@ -158,7 +158,7 @@ async function decide(
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
   return {
     ...base,
-    answer: await challengedAnswer(deps, caller, {
+    answer: await challengedAnswer(deps, caller.scope, {
       transactionReference: request.transactionReference,
       returnUrl: request.challenge.returnUrl,
       // The service's own test ACS: the challenge page itself.

@@ -6,10 +6,12 @@ import type { DeviceDataInitializeRequest } from '../../schemas/threeds-requests
 import { SESSION_TTL_MS } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { signJwt } from '../jwt';
-import { liveParts, prepareCard } from '../live/live-prepare';
+import { prepareCard } from '../live/live-prepare';
+import { liveParts } from './live-parts';
 import type { ThreeDsServer } from '../live/three-ds-server';
 import type { ThreeDsTransactionApi } from '../transaction-api';
-import { orgUnitId, requestHash, threeDsCaller, type ThreeDsDeps } from './step-deps';
+import { requestHash, threeDsCaller, type ThreeDsDeps } from './step-deps';
+import { orgUnitId } from '../hmac-derived-values';
 
 /** A DDC JWT is good for 10 minutes (docs/threeds.md "deviceDataInitialize": exp = iat + 600). */
 export const DDC_JWT_LIFETIME_SECONDS = 600;

@@ -62,11 +62,6 @@ export function requestHash(key: Uint8Array<ArrayBuffer>, request: unknown): Pro
   return hmacHex(key, JSON.stringify(request));
 }
 
-/** A stable, opaque organisation unit id per merchant entity, for the JWTs' OrgUnitId. */
-export async function orgUnitId(key: Uint8Array<ArrayBuffer>, scope: SessionScope): Promise<string> {
-  return (await hmacHex(key, `org-unit:${scope.username}:${scope.entity}`)).slice(0, 24);
-}
-
 /** What the transaction's object keeps for its event: whose it is, and how its answers render. */
 export function eventScope(deps: ThreeDsDeps, scope: SessionScope, apiVersion: ApiVersion): EventScope {
   return { ...scope, baseUrl: deps.baseUrl, apiVersion };

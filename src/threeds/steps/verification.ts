@@ -6,7 +6,7 @@ import type { VerificationRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
 import { verificationKind } from '../api-versions';
 import { verificationResult } from '../live/live-challenge-result';
-import { liveParts } from '../live/live-prepare';
+import { liveParts } from './live-parts';
 import { answerFor, answerIds, type ResultKind } from '../outcomes';
 import { threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 

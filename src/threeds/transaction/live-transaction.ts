@@ -1,13 +1,12 @@
 import {
-  type LiveBegin,
   type LiveChallenge,
   type LiveResult,
   type LiveRun,
   type LiveShow,
+  type LiveStart,
   type MethodRecord,
   type PreparedCard,
-  LIVE_AUTH_LEASE_MS,
-  LIVE_SENDING_LEASE_MS,
+  AREQ_ANSWER_WINDOW_MS,
 } from '../live/live-state';
 /**
  * The state of a live 3-D Secure transaction inside its Durable Object (docs/threeds.md "Live",
@@ -21,9 +20,6 @@ import {
  * The object runs one event at a time and SQL calls are synchronous, so a read followed by a
  * write without an `await` between them cannot interleave with another request.
  */
-
-/** How many abandoned lease ids an object remembers (see `LiveTransaction.abandon`). */
-const MAX_ABANDONED = 64;
 
 interface AuthRow extends Record<string, SqlStorageValue> {
   request_hash: string;
@@ -46,12 +42,6 @@ interface ChallengeRow extends Record<string, SqlStorageValue> {
 
 export class LiveTransaction {
   private readonly waiters = new Set<() => void>();
-  /**
-   * Leases whose callers gave up (`abandon`): a caller still waiting in `begin` when its own
-   * deadline passed must not take the lease afterwards for nobody (the next request would wait
-   * the lease out). A waiting caller lives in this instance, so memory is enough.
-   */
-  private readonly abandoned = new Set<string>();
 
   /**
    * `onDecided` runs in the same synchronous block as each write that decides the transaction's
@@ -76,7 +66,6 @@ export class LiveTransaction {
     this.sql.exec(
       'DELETE FROM live_prepared; DELETE FROM live_method; DELETE FROM live_facts; DELETE FROM live_auth; DELETE FROM live_challenge',
     );
-    this.abandoned.clear();
     this.wake();
   }
 
@@ -161,78 +150,66 @@ export class LiveTransaction {
   // --- the one authentication ----------------------------------------------------------------
 
   /**
-   * authenticate's single flight. The first body takes the lease; an identical body gets its
-   * answer (waiting here while the lease holder works); another body is a conflict. A lease that
-   * ran out after its AReq went out is `lost` for good; one that ran out before is taken over.
+   * authenticate's one AReq (live-authentication.ts runs it, inside this object). The first body
+   * starts it, marked with `instance` (this object instance's id); an identical body finds it
+   * answered, lost, or running here (`running`: the caller waits on the run in memory); another
+   * body is a conflict. A start left by an instance that is gone (the object was reset) is taken
+   * over when its AReq was never sent, and is lost for good when it was: whether that AReq
+   * reached the Directory Server is unknown, and the provider never takes a second AReq for the
+   * transaction (docs/threeds.md "authenticate: one AReq per transaction, ever").
    */
-  async begin(requestHash: string, leaseId: string, now: number): Promise<LiveBegin> {
-    for (;;) {
-      if (this.abandoned.delete(leaseId)) return { kind: 'abandoned' };
-      const row = this.auth();
-      const wall = Date.now();
-      if (!row) {
-        this.sql.exec(
-          'INSERT INTO live_auth (id, request_hash, lease_id, lease_until) VALUES (1, ?, ?, ?)',
-          requestHash,
-          leaseId,
-          wall + LIVE_AUTH_LEASE_MS,
-        );
-        return this.run();
-      }
-      if (row.request_hash !== requestHash) return { kind: 'conflict' };
-      if (row.answer !== null) {
-        return {
-          kind: 'answered',
-          answer: JSON.parse(row.answer) as Record<string, unknown>,
-          decidedAt: row.decided_at!,
-        };
-      }
-      if (row.lost === 1) return { kind: 'lost', decidedAt: row.decided_at! };
-      if (row.lease_until <= wall) {
-        if (row.sending_at !== null) {
-          // The holder sent the AReq and went silent: what the DS answered is unknown.
-          this.sql.exec('UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1', now);
-          this.onDecided();
-          this.wake();
-          return { kind: 'lost', decidedAt: now };
-        }
-        this.sql.exec(
-          'UPDATE live_auth SET lease_id = ?, lease_until = ? WHERE id = 1',
-          leaseId,
-          wall + LIVE_AUTH_LEASE_MS,
-        );
-        return this.run();
-      }
-      await this.waitFor(row.lease_until - wall);
+  start(requestHash: string, instance: string, now: number): LiveStart {
+    const row = this.auth();
+    if (!row) {
+      this.sql.exec(
+        'INSERT INTO live_auth (id, request_hash, lease_id, lease_until) VALUES (1, ?, ?, 0)',
+        requestHash,
+        instance,
+      );
+      return this.run();
     }
+    if (row.request_hash !== requestHash) return { kind: 'conflict' };
+    if (row.answer !== null) {
+      return {
+        kind: 'answered',
+        answer: JSON.parse(row.answer) as Record<string, unknown>,
+        decidedAt: row.decided_at!,
+      };
+    }
+    if (row.lost === 1) return { kind: 'lost', decidedAt: row.decided_at! };
+    if (row.lease_id === instance) return { kind: 'running' };
+    if (row.sending_at !== null) {
+      this.markLost(now);
+      return { kind: 'lost', decidedAt: now };
+    }
+    this.sql.exec('UPDATE live_auth SET lease_id = ? WHERE id = 1', instance);
+    return this.run();
   }
 
   /**
-   * The AReq is about to go out: from now on it is never sent again, and the lease lasts until
-   * its answer can be recorded (LIVE_SENDING_LEASE_MS). False if the lease is not the caller's.
+   * The AReq is about to go out: from now on it is never sent again. Until its answer is recorded,
+   * `AREQ_ANSWER_WINDOW_MS` from now is an alarm time ({@link sendingLeaseEnd}), for an instance
+   * reset meanwhile.
    */
-  sending(leaseId: string, now: number): boolean {
-    return (
-      this.sql.exec(
-        'UPDATE live_auth SET sending_at = ?, lease_until = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0',
-        ...[now, Date.now() + LIVE_SENDING_LEASE_MS, leaseId],
-      ).rowsWritten > 0
+  sending(now: number): void {
+    this.sql.exec(
+      'UPDATE live_auth SET sending_at = ?, lease_until = ? WHERE id = 1 AND answer IS NULL AND lost = 0',
+      ...[now, now + AREQ_ANSWER_WINDOW_MS],
     );
   }
 
   /**
-   * The lease holder's answer, with the challenge it opened; the first answer stays, and is the
-   * one answered. Undefined when none is recorded: the authentication was marked lost meanwhile
-   * (the lease ran out), and the holder answers as every identical request then does.
+   * The answer, with the challenge it opened, recorded in one synchronous block with its event;
+   * the first answer stays, and is the one answered. Undefined when none can be recorded: the
+   * authentication was lost meanwhile, and is `unavailable` to all.
    */
   complete(
-    leaseId: string,
     answer: Record<string, unknown>,
     now: number,
     challenge?: LiveChallenge,
   ): Record<string, unknown> | undefined {
     const row = this.auth();
-    if (row && row.answer === null && row.lost === 0 && row.lease_id === leaseId) {
+    if (row && row.answer === null && row.lost === 0) {
       this.sql.exec('UPDATE live_auth SET answer = ?, decided_at = ? WHERE id = 1', JSON.stringify(answer), now);
       if (challenge) {
         this.sql.exec(
@@ -243,15 +220,14 @@ export class LiveTransaction {
       }
       this.onDecided();
     }
-    this.wake();
     const stored = this.auth();
     return stored?.answer ? (JSON.parse(stored.answer) as Record<string, unknown>) : undefined;
   }
 
   /**
-   * When the lease of an AReq that went out runs out, while no answer is recorded: the owner's
-   * alarm then marks it lost ({@link loseIfAbandoned}), so a holder that died after sending leaves
-   * an outcome (and its event) even when nobody retries. Undefined otherwise.
+   * When an AReq that went out has no answer recorded yet: the alarm then marks it lost if its
+   * instance is gone ({@link loseIfOrphaned}), so a reset after sending leaves an outcome (and its
+   * event) even when nobody calls again. Undefined otherwise.
    */
   sendingLeaseEnd(): number | undefined {
     return this.sql
@@ -261,46 +237,34 @@ export class LiveTransaction {
       .toArray()[0]?.lease_until;
   }
 
-  /** The alarm's side of {@link sendingLeaseEnd}: an AReq sent whose holder went silent is lost. */
-  loseIfAbandoned(wall: number): void {
-    const lost = this.sql.exec(
-      `UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1 AND sending_at IS NOT NULL AND answer IS NULL
-       AND lost = 0 AND lease_until <= ?`,
-      wall,
-      wall,
-    ).rowsWritten;
-    if (lost > 0) {
-      this.onDecided();
-      this.wake();
-    }
+  /**
+   * The alarm's side of {@link sendingLeaseEnd}: an AReq sent by an instance that is gone (or past
+   * the longest it could take) has an unknown answer, and is lost.
+   */
+  loseIfOrphaned(instance: string, wall: number): void {
+    const row = this.auth();
+    if (!row || row.sending_at === null || row.answer !== null || row.lost === 1) return;
+    if (row.lease_id !== instance || row.lease_until <= wall) this.markLost(wall);
   }
 
   /** The AReq went out and its answer is unknown: the authentication is lost, for good. */
-  lose(leaseId: string, now: number): void {
-    const lost = this.sql.exec(
-      'UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1 AND lease_id = ? AND answer IS NULL',
-      now,
-      leaseId,
-    ).rowsWritten;
-    if (lost > 0) this.onDecided();
-    this.wake();
+  lose(now: number): void {
+    const row = this.auth();
+    if (row && row.answer === null && row.lost === 0) this.markLost(now);
   }
 
   /**
-   * The lease holder gives up before any AReq reached the DS (the provider was unavailable, or
-   * the request cannot make a valid AReq): the next request starts afresh, with any body.
+   * The run ends with no AReq having reached a Directory Server (the provider was unavailable,
+   * even to the AReq, or the request cannot make a valid AReq): the next request starts afresh,
+   * with any body.
    */
-  abandon(leaseId: string): void {
-    const freed =
-      this.sql.exec('DELETE FROM live_auth WHERE id = 1 AND lease_id = ? AND answer IS NULL AND lost = 0', leaseId)
-        .rowsWritten > 0;
-    // Not the holder: its `begin` may still be waiting here, or yet to arrive, and must then take
-    // nothing. A few are kept (the oldest forgotten first): a caller gives up at most once.
-    if (!freed) {
-      this.abandoned.add(leaseId);
-      if (this.abandoned.size > MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
-    }
-    this.wake();
+  abandon(): void {
+    this.sql.exec('DELETE FROM live_auth WHERE id = 1 AND answer IS NULL AND lost = 0');
+  }
+
+  private markLost(now: number): void {
+    this.sql.exec('UPDATE live_auth SET lost = 1, decided_at = ? WHERE id = 1', now);
+    this.onDecided();
   }
 
   // --- the challenge ---------------------------------------------------------------------------

@@ -6,19 +6,28 @@ import { Outbox } from '../../storage/projection-outbox';
 import { EventOutbox } from '../../storage/event-outbox';
 import { eventSink } from '../../events/event-log-api';
 import type { EventType } from '../../events/event-types';
-import type { LiveBegin, LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from '../live/live-state';
+import { settingsOf } from '../../config/settings';
+import { FailureError } from '../../failures';
+import { failedCall } from '../../storage/object-client';
+import { THREEDS_PATH } from '../api-paths';
+import { objectProvider } from '../live/challenge-watch';
+import { unavailableAnswer } from '../live/emv-outcomes';
+import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from '../live/live-state';
 import type {
   AuthClaim,
   CollectOutcome,
   ConcludeOutcome,
   EventScope,
   InitClaim,
+  LiveAuthenticated,
+  LiveAuthenticateInput,
   SandboxResult,
   ShowOutcome,
   SubmitOutcome,
   ThreeDsTransactionMethods,
   TransactionFacts,
 } from '../transaction-api';
+import { runLiveAuthentication, type LiveHost } from './live-authentication';
 import { LiveTransaction } from './live-transaction';
 import { LiveWatch } from './live-watch';
 import { Session } from './session';
@@ -81,8 +90,15 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private readonly events: EventOutbox<EventType>;
   /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
   private staged = false;
-  /** This call moved a time the alarm must keep (a challenge's watch, an AReq's lease): set it again. */
+  /** This call moved a time the alarm must keep (a challenge's watch, an AReq's answer): set it again. */
   private rearm = false;
+  /**
+   * This instance's id: a live authentication started by another (one that is gone: the object was
+   * reset) is taken over or lost, never waited for (LiveTransaction.start).
+   */
+  private readonly instance = crypto.randomUUID();
+  /** Live authenticate's runs under way in this instance, by request hash (one at most). */
+  private readonly runs = new Map<string, Promise<LiveAuthenticated>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -248,58 +264,46 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     return this.live.methodCompleted(now);
   }
 
-  /** Waits for the 3DS Method to complete, until `until` at the latest. */
-  liveAwaitMethod(until: number): Promise<MethodRecord> {
-    return this.live.awaitMethod(until);
-  }
-
-  /** authenticate's single flight (see LiveTransaction.begin); the session lives an hour from now. */
-  liveBegin(
-    requestHash: string,
-    leaseId: string,
-    now: number,
-    sessionEnd: number,
-    scope: EventScope,
-  ): Promise<LiveBegin> {
-    return this.changing(async () => {
-      this.expire(now);
-      const begun = await this.live.begin(requestHash, leaseId, now);
-      if (begun.kind === 'run') {
-        this.completion.keepScope(scope, now);
-        if (this.session.startOrExtend(sessionEnd)) await this.scheduleAlarm();
+  /**
+   * authenticate in `live` (live-authentication.ts): the first body runs it here, in one run
+   * (prepare, the 3DS Method, the AReq, the answer); an identical body waits on that run; the
+   * session lives an hour from now. Nothing waits on a lease: a run lost with its instance is
+   * taken over (never sent) or lost (sent) by the next call.
+   */
+  liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated> {
+    const running = this.runs.get(input.requestHash);
+    if (running) return running;
+    return this.changing(async (): Promise<LiveAuthenticated> => {
+      this.expire(input.now);
+      const begun = this.live.start(input.requestHash, this.instance, input.now);
+      switch (begun.kind) {
+        case 'answered':
+          return { kind: 'answered', answer: begun.answer, scenario: 'live: answered before' };
+        case 'conflict':
+          return { kind: 'conflict' };
+        case 'lost':
+          return { kind: 'answered', answer: lostAnswer(input), scenario: 'live: AReq sent, its answer unknown' };
+        case 'running':
+          // Another body's run cannot be `running` (it is a conflict); this body's is in `runs`.
+          return this.runs.get(input.requestHash) ?? { kind: 'conflict' };
       }
-      return begun;
-    });
-  }
-
-  /** The AReq goes out: from now on its lease's end is an alarm time ({@link LiveTransaction.sendingLeaseEnd}). */
-  liveSending(leaseId: string, now: number): Promise<boolean> {
-    return this.changing(() => {
-      const sending = this.live.sending(leaseId, now);
-      this.rearm = sending;
-      return sending;
-    });
-  }
-
-  liveComplete(
-    leaseId: string,
-    answer: Record<string, unknown>,
-    now: number,
-    challenge?: LiveChallenge,
-  ): Promise<Record<string, unknown> | undefined> {
-    return this.changing(() => {
-      // The answer settles the AReq's lease; a challenge it opened is watched from the alarm.
+      this.completion.keepScope(input.scope, input.now);
+      if (this.session.startOrExtend(input.sessionEnd)) this.rearm = true;
+      const run = runLiveAuthentication(this.liveHost(), input, begun)
+        .catch((e: unknown) => {
+          // A domain failure goes back as a value (src/storage/object-client.ts), as the token object's.
+          if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
+          throw e;
+        })
+        .finally(() => {
+          this.runs.delete(input.requestHash);
+        });
+      this.runs.set(input.requestHash, run);
+      const done = await run;
+      // The AReq's answer settles it; a challenge it opened is watched from the alarm.
       this.rearm = true;
-      return this.live.complete(leaseId, answer, now, challenge);
+      return done;
     });
-  }
-
-  liveLose(leaseId: string, now: number): Promise<void> {
-    return this.changing(() => this.live.lose(leaseId, now));
-  }
-
-  liveAbandon(leaseId: string): void {
-    this.live.abandon(leaseId);
   }
 
   /** The challenge page's relay: the challenge to post to the ACS, once its JWT is checked. */
@@ -332,7 +336,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   override async alarm(): Promise<void> {
     const now = Date.now();
     const end = this.session.end();
-    this.live.loseIfAbandoned(now);
+    this.live.loseIfOrphaned(this.instance, now);
     if (end !== undefined && end + WIPE_DELAY_MS <= now) this.closeAndWipe(now);
     else {
       this.challenges.endOverdue(now);
@@ -343,6 +347,17 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     await this.outbox.flush();
     await this.events.flush();
     await this.scheduleAlarm();
+  }
+
+  /** What a live run reaches outside storage (live-authentication.ts). */
+  private liveHost(): LiveHost {
+    return {
+      live: this.live,
+      provider: () => objectProvider.of(this.env),
+      key: settingsOf(this.env).jwtKey,
+      objectId: this.ctx.id.toString(),
+      sent: () => this.scheduleAlarm(),
+    };
   }
 
   /** What the transaction is now (see {@link transaction}); undefined when there is no session. */
@@ -477,4 +492,16 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.live.wipe();
     this.outbox.wipe();
   }
+}
+
+/** The answer to a live authentication whose AReq went out with its answer unknown. */
+function lostAnswer(input: LiveAuthenticateInput): Record<string, unknown> {
+  return {
+    ...unavailableAnswer({
+      transactionReference: input.request.transactionReference,
+      brands: input.card.brands,
+      step: 'authenticate',
+      apiBase: `${input.baseUrl}${THREEDS_PATH}`,
+    }),
+  };
 }

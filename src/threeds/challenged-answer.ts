@@ -1,6 +1,7 @@
-import { PAGES, THREEDS_PATH } from '../api-paths';
-import { signJwt } from '../jwt';
-import { orgUnitId, type Caller, type ThreeDsDeps } from './step-deps';
+import { PAGES, THREEDS_PATH } from './api-paths';
+import { orgUnitId } from './hmac-derived-values';
+import { signJwt } from './jwt';
+import type { SessionScope } from './session-record';
 
 /**
  * authenticate's `challenged` answer, in `test` and in `live` alike (docs/threeds.md
@@ -9,8 +10,8 @@ import { orgUnitId, type Caller, type ThreeDsDeps } from './step-deps';
  * CReq and the challenge's reference.
  */
 export async function challengedAnswer(
-  deps: Pick<ThreeDsDeps, 'key' | 'baseUrl'>,
-  caller: Caller,
+  deps: { key: Uint8Array<ArrayBuffer>; baseUrl: string },
+  scope: SessionScope,
   o: {
     transactionReference: string;
     returnUrl: string;
@@ -29,7 +30,7 @@ export async function challengedAnswer(
     deps.key,
     'challenge',
     {
-      OrgUnitId: await orgUnitId(deps.key, caller.scope),
+      OrgUnitId: await orgUnitId(deps.key, scope),
       ReturnUrl: o.returnUrl,
       Payload: { ACSUrl: o.acsUrl, Payload: o.payload, TransactionId: o.reference },
       ObjectifyPayload: true,

@@ -1,0 +1,251 @@
+import { toBase64Url, utf8 } from '../../bytes';
+import { FailureError } from '../../failures';
+import { PAGES, THREEDS_PATH } from '../api-paths';
+import { newChallengeReference, WINDOW_CODES } from '../challenge';
+import { challengedAnswer } from '../challenged-answer';
+import { buildAReq } from '../live/areq-builder';
+import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
+import type { AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
+import { transactionHandle } from '../live/handles';
+import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../live/live-state';
+import { cardHashOf, prepareCard } from '../live/live-prepare';
+import {
+  AuthenticationOutcomeUnknown,
+  ProviderRefusedCredentials,
+  ProviderUnavailable,
+  type ThreeDsServer,
+} from '../live/three-ds-server';
+import { CHALLENGE_START_WINDOW_MS, methodIndicator, needsPreparing } from '../live/timing';
+import { DS_UNREACHABLE } from '../live/stored-answer';
+import type { LiveAuthenticateInput, LiveAuthenticated } from '../transaction-api';
+import type { LiveTransaction } from './live-transaction';
+
+/**
+ * authenticate in `live`, inside the transaction's object (docs/threeds.md "Live":
+ * "authenticate: one AReq per transaction, ever"). The Worker validates the request and passes it
+ * with the card (in memory: the card number is never stored); the object prepares the card again
+ * if needed, waits out the 3DS Method, sends the AReq and records the answer, in one run. An
+ * identical request arriving meanwhile waits on that run in memory (the object's, not a lease);
+ * another body is a conflict.
+ *
+ * Before the AReq goes out the run marks it sent, in storage: from then on, whatever fails, it is
+ * never sent again. A run that fails before that point leaves nothing behind (the caller answers
+ * 503; its retry runs again). An answer that cannot be had once the AReq went out (the provider's
+ * deadline passed) makes the transaction `unavailable` for good. An object reset in the middle
+ * loses the run in memory: the next identical request (or the object's alarm) finds the AReq
+ * marked sent by an instance that is gone, and answers `unavailable` at once; one reset before
+ * the mark runs again from the start.
+ */
+
+/** What a run reaches outside the object's storage. */
+export interface LiveHost {
+  live: LiveTransaction;
+  /** The 3DS Server provider, or undefined when this deployment has none (a misconfiguration). */
+  provider(): ThreeDsServer | undefined;
+  /** JWT_SIGNING_KEY: the challenge JWT, the transaction handle, the card's keyed hash. */
+  key: Uint8Array<ArrayBuffer>;
+  /** The object's id (the page JWTs and handles name it). */
+  objectId: string;
+  /**
+   * The AReq is marked sent: the object sets its alarm to the end of the answer window, so that a
+   * reset before the answer still ends the transaction (lost) with nobody calling.
+   */
+  sent(): Promise<void>;
+}
+
+/** One run of authenticate: the answer it recorded (or `lost`), or the AReq it could not build. */
+export async function runLiveAuthentication(
+  host: LiveHost,
+  input: LiveAuthenticateInput,
+  begun: LiveRun,
+): Promise<LiveAuthenticated> {
+  const { live, key } = host;
+  const provider = host.provider();
+  if (!provider) {
+    live.abandon();
+    const what = 'live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY';
+    throw new FailureError({ kind: 'misconfigured', what }, what);
+  }
+  const { request, card, baseUrl } = input;
+  const context: AnswerContext = {
+    transactionReference: request.transactionReference,
+    brands: card.brands,
+    step: 'authenticate',
+    apiBase: `${baseUrl}${THREEDS_PATH}`,
+  };
+  const answered = (answer: object, scenario: string, challenge?: LiveChallenge): LiveAuthenticated => {
+    const recorded = live.complete({ ...answer }, Date.now(), challenge);
+    return { kind: 'answered', answer: recorded ?? { ...unavailableAnswer(context) }, scenario };
+  };
+
+  let sent = false;
+  try {
+    const cardHash = await cardHashOf(key, card.cardNumber);
+    const { prepared, method } = await preparedFor(host, provider, input, cardHash, begun);
+    if (prepared.kind !== 'prepared') {
+      const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
+      return answered(answer, `live: ${prepared.kind === 'unsupported' ? prepared.why : 'not enrolled'}`);
+    }
+    const threeDSCompInd = await methodOutcome(live, method);
+    const handle = await transactionHandle(key, host.objectId);
+    const built = buildAReq({
+      version: prepared.version as EmvVersion,
+      threeDSServerTransID: prepared.threeDSServerTransID,
+      threeDSCompInd,
+      notificationURL: `${baseUrl}${PAGES.challengeNotification}/${handle}`,
+      now: Date.now(),
+      request,
+      card,
+      browser: begun.facts,
+      requestor: input.requestor,
+    });
+    if (!built.ok) {
+      live.abandon();
+      return { kind: 'invalid', errors: built.errors };
+    }
+    // From here the AReq may reach the DS: it is never sent again.
+    live.sending(Date.now());
+    sent = true;
+    await host.sent();
+    let outcome: Awaited<ReturnType<typeof provider.authenticate>>;
+    try {
+      outcome = await provider.authenticate(built.areq);
+    } catch (e) {
+      // The provider failed before any DS saw the AReq: nothing happened, the next request sends it.
+      if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
+      if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
+      live.lose(Date.now());
+      return {
+        kind: 'answered',
+        answer: { ...unavailableAnswer(context) },
+        scenario: 'live: AReq sent, its answer unknown',
+      };
+    }
+    if (outcome.kind === 'erro') {
+      const { errorCode, errorComponent } = outcome.erro;
+      const outage = dsUnreachable(outcome.erro);
+      const unavailable = { ...unavailableAnswer(context) };
+      return answered(
+        outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
+        `live: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`,
+      );
+    }
+    const ares = outcome.ares;
+    if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
+      const { answer, challenge } = await challengeOf(host, input, ares);
+      return answered(answer, 'live: C', challenge);
+    }
+    return answered(answerForEmvResult(ares, context), `live: ${ares.transStatus ?? 'no transStatus'}`);
+  } catch (e) {
+    // Before the AReq was sent: leave nothing behind. After: it was sent and is never sent again.
+    if (sent) live.lose(Date.now());
+    else live.abandon();
+    throw e;
+  }
+}
+
+/**
+ * Whether the provider's Erro to the AReq says the Directory Server could not be reached: EMV
+ * error 405 (system connection failure) from the DS, or from the 3DS Server naming the Directory
+ * Server ("Unable to contact Directory Server"). The only Erro after which the service can say
+ * that the card schemes' 3-D Secure is down: any other Erro is about this transaction.
+ */
+export function dsUnreachable(erro: ErrorMessage): boolean {
+  if (erro.errorCode !== '405') return false;
+  return erro.errorComponent === 'D' || /directory server/i.test(`${erro.errorDescription} ${erro.errorDetail}`);
+}
+
+/**
+ * The card's preparation: deviceDataInitialize's when it is for this card and under 70 s old,
+ * else a new one (whose 3DS Method then never ran: the browser ran the old one's, if any).
+ */
+async function preparedFor(
+  host: LiveHost,
+  provider: ThreeDsServer,
+  input: LiveAuthenticateInput,
+  cardHash: string,
+  begun: LiveRun,
+): Promise<{ prepared: PreparedCard; method: MethodRecord }> {
+  const known = begun.prepared;
+  if (known && known.cardHash === cardHash && !needsPreparing(known.preparedAt, Date.now())) {
+    return { prepared: known, method: begun.method };
+  }
+  const fresh = await prepareCard(host.key, provider, input.card.cardNumber, input.baseUrl);
+  const prepared = host.live.storePrepared(fresh, true);
+  return { prepared, method: prepared.kind === 'prepared' && prepared.methodUrl ? { url: prepared.methodUrl } : {} };
+}
+
+/** threeDSCompInd, once a 3DS Method still running has had the rest of its 10 s. */
+async function methodOutcome(live: LiveTransaction, method: MethodRecord): Promise<'Y' | 'N' | 'U'> {
+  let indicator = methodIndicator(method, Date.now());
+  if (indicator.kind === 'wait') {
+    const awaited = await live.awaitMethod(Date.now() + indicator.ms);
+    indicator = methodIndicator(awaited, Date.now());
+  }
+  // A wait that ended a hair early (clocks) is a method that did not complete in time.
+  return indicator.kind === 'indicator' ? indicator.value : 'N';
+}
+
+/**
+ * The `challenged` answer and the challenge the object keeps: the challenge page relays the CReq
+ * (base64url, no padding) to the ACS; the JWT expires 30 s after the ARes, as the ACS refuses a
+ * later CReq.
+ */
+async function challengeOf(
+  host: LiveHost,
+  input: LiveAuthenticateInput,
+  ares: AuthenticationResponse,
+): Promise<{ answer: Record<string, unknown>; challenge: LiveChallenge }> {
+  const { request, card } = input;
+  const aresAt = Date.now();
+  const reference = newChallengeReference();
+  const creq = toBase64Url(
+    utf8(
+      JSON.stringify({
+        threeDSServerTransID: ares.threeDSServerTransID,
+        acsTransID: ares.acsTransID,
+        messageVersion: ares.messageVersion,
+        messageType: 'CReq',
+        challengeWindowSize: WINDOW_CODES[request.challenge.windowSize] ?? '02',
+      }),
+    ),
+  );
+  const acsURL = ares.acsURL!;
+  return {
+    answer: await challengedAnswer({ key: host.key, baseUrl: input.baseUrl }, input.scope, {
+      transactionReference: request.transactionReference,
+      returnUrl: request.challenge.returnUrl,
+      acsUrl: acsURL,
+      payload: creq,
+      reference,
+      version: ares.messageVersion,
+      objectId: host.objectId,
+      ttlMs: CHALLENGE_START_WINDOW_MS,
+      issuedAt: aresAt,
+    }),
+    challenge: {
+      reference,
+      transactionReference: request.transactionReference,
+      acsURL,
+      acsTransID: ares.acsTransID,
+      dsTransID: ares.dsTransID,
+      threeDSServerTransID: ares.threeDSServerTransID,
+      messageVersion: ares.messageVersion,
+      creq,
+      aresAt,
+      returnUrl: request.challenge.returnUrl,
+      brands: [...card.brands],
+    },
+  };
+}
+
+/** An ACS URL the browser can be sent to: absolute http(s). */
+function isWebUrl(value: string | undefined): value is string {
+  if (value === undefined) return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
