@@ -1,5 +1,6 @@
 import { startScriptWorker, type LocalWorker } from '../local-worker';
 import { isolateStepsTable } from './isolate-steps';
+import { withLuhnCheckDigit } from './pans';
 import { load, type LoadRequest, type LoadResult } from './load';
 import { profileTable, profileWorker } from './path-profile';
 import { startVersions, type Versions, type WorkerVersion } from './worker-versions';
@@ -12,7 +13,7 @@ import { startVersions, type Versions, type WorkerVersion } from './worker-versi
  *    right login and a warm one; and a legitimate client's p50 while others flood wrong passwords.
  * 2. The path around the lookup: panLookup (warm login) against the bare worker, requests per
  *    second and workerd CPU per request, at 10 and 50 connections; connections the server reset
- *    or closed.
+ *    or closed. Then panLookup by token beside panLookup by card number, on the same Worker.
  *
  * CPU is the workerd process's user + system time over the run (/proc), divided by requests.
  */
@@ -152,6 +153,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<string> {
     const path = async (): Promise<string> =>
       [
         await pathTable(o, [plain.baseline, plain.current], bare, floor),
+        await tokenTable(o, plain.current),
         await steps(),
         await profile(o, versions),
       ].join('\n\n');
@@ -386,6 +388,98 @@ async function pathTable(
       next: () => lookup({ 'CF-Connecting-IP': '10.6.0.1' }),
     });
     lines.push(`| ${v.label} | ${r.resets} | ${r.reconnects} |`);
+  }
+  return lines.join('\n');
+}
+
+const TOKENS = 'application/vnd.worldpay.tokens-v1.hal+json';
+/** Tokens the by-token lookups rotate over: one TokenGroup object each (one per merchant card). */
+const TOKEN_COUNT = 8;
+
+/**
+ * panLookup by token beside panLookup by card number, on this tree's bare bundle (the path table's
+ * Worker), the same merchant, entity and headers: `TOKEN_COUNT` tokens of cards of the same BIN
+ * range are created first, and the by-token requests rotate over them. Whatever a lookup by token
+ * reads (KV's copy of the token, or the token's Durable Object), it is measured as the tree does it.
+ */
+async function tokenTable(o: HttpBenchOptions, current: WorkerVersion): Promise<string> {
+  const base = current.worker.url;
+  const hrefs: string[] = [];
+  const stamp = String(Date.now() % 1e5).padStart(5, '0');
+  for (let i = 0; i < TOKEN_COUNT; i++) {
+    const created = await fetch(new URL('/tokens', base), {
+      method: 'POST',
+      headers: { Authorization: AUTH, Accept: TOKENS, 'Content-Type': TOKENS },
+      body: JSON.stringify({
+        paymentInstrument: {
+          type: 'card/front',
+          cardNumber: withLuhnCheckDigit(`45713684${stamp}${String(i).padStart(2, '0')}`),
+          cardExpiryDate: { month: 12, year: 2035 },
+        },
+        merchant: { entity: 'default' },
+      }),
+    });
+    const body = await created.text();
+    if (created.status !== 201) throw new Error(`POST /tokens answered ${created.status}: ${body}`);
+    hrefs.push((JSON.parse(body) as { tokenPaymentInstrument: { href: string } }).tokenPaymentInstrument.href);
+  }
+  const headers = { Authorization: AUTH, 'CF-Connecting-IP': '10.5.0.1' };
+  const byToken = (i: number): LoadRequest => ({
+    ...lookup(headers),
+    body: JSON.stringify({ merchant: { entity: 'default' }, token: hrefs[i % hrefs.length] }),
+  });
+  const first = await fetch(new URL(LOOKUP, base), {
+    method: 'POST',
+    headers: { ...BIN, ...headers },
+    body: byToken(0).body!,
+  });
+  if (first.status !== 200) throw new Error(`panLookup by token answered ${first.status}: ${await first.text()}`);
+  await first.arrayBuffer();
+  const targets = [
+    { label: 'by card number', next: () => lookup(headers) },
+    { label: `by token (${TOKEN_COUNT} tokens in turn)`, next: byToken },
+  ];
+  const lines = [
+    `panLookup by token beside panLookup by card number: this tree's bare bundle (as in the table above), warm login, the same merchant and entity, cards of the same BIN range; ` +
+      `min / **median** / max of ${o.runs} runs, 3,000 requests each, the two alternating which goes first. ÷ by card number: each run's requests/s over the by-card run of the same round.`,
+    '',
+    '| connections | panLookup | requests/s | workerd CPU ms/request | p50 ms | p99 ms | req/s ÷ by card number | answers |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const connections of [10, 50]) {
+    const results = new Map<string, LoadResult[]>();
+    for (const t of targets) await load(base, { connections, requests: 500, next: t.next });
+    for (let run = 0; run < o.runs; run++) {
+      for (const t of run % 2 === 0 ? targets : [...targets].reverse()) {
+        o.log(`panLookup ${t.label}, ${connections} connections, run ${run + 1}/${o.runs}`);
+        const r = await load(base, { connections, requests: 3000, next: t.next, serverPid: current.worker.pid });
+        results.set(t.label, [...(results.get(t.label) ?? []), r]);
+      }
+    }
+    const byCard = results.get(targets[0]!.label) ?? [];
+    for (const t of targets) {
+      const rs = results.get(t.label) ?? [];
+      const statuses: Record<number, number> = {};
+      for (const r of rs)
+        for (const [status, n] of Object.entries(r.statuses))
+          statuses[Number(status)] = (statuses[Number(status)] ?? 0) + n;
+      const resets = rs.reduce((n, r) => n + r.resets, 0);
+      const answers =
+        Object.entries(statuses)
+          .map(([status, n]) => `${n}× ${status}`)
+          .join(', ') + (resets > 0 ? `, ${resets} resets` : '');
+      const ratio =
+        t === targets[0] ? '1.00' : spread(rs.map((r, i) => r.requestsPerSecond / byCard[i]!.requestsPerSecond));
+      lines.push(
+        `| ${connections} | ${t.label} | ${spread(
+          rs.map((r) => r.requestsPerSecond),
+          0,
+        )} | ${spread(
+          rs.map((r) => r.cpuMsPerRequest),
+          3,
+        )} | ${spread(rs.map((r) => r.p50))} | ${spread(rs.map((r) => r.p99))} | ${ratio} | ${answers} |`,
+      );
+    }
   }
   return lines.join('\n');
 }
