@@ -27,7 +27,14 @@ interface ClaimRow extends Record<string, SqlStorageValue> {
 }
 
 export class ClaimTable {
-  constructor(private readonly sql: SqlStorage) {
+  /**
+   * `atomically` runs a claim's writes (its row and `onFirst`'s) as one storage transaction
+   * (`ctx.storage.transactionSync`): a throw midway commits none of them.
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly atomically: <T>(writes: () => T) => T,
+  ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS first_bodies (name TEXT PRIMARY KEY, request_hash TEXT NOT NULL,
       answer TEXT NOT NULL, decided_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)`);
   }
@@ -54,11 +61,13 @@ export class ClaimTable {
         conflict: row.request_hash !== requestHash,
       };
     }
-    this.sql.exec(
-      'INSERT INTO first_bodies (name, request_hash, answer, decided_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-      ...[name, requestHash, JSON.stringify(candidate), now, expiresAt],
-    );
-    onFirst?.();
+    this.atomically(() => {
+      this.sql.exec(
+        'INSERT INTO first_bodies (name, request_hash, answer, decided_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+        ...[name, requestHash, JSON.stringify(candidate), now, expiresAt],
+      );
+      onFirst?.();
+    });
     return { kind: 'done', answer: candidate, decidedAt: now, conflict: false };
   }
 

@@ -151,11 +151,13 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
         ...(requestedExpiry !== undefined ? { expiryChosen: true } : {}),
       };
       const record: TokenRecord = { ...view, sealed: await sealCard(keys, card, view) };
-      this.sql.exec(
-        'INSERT INTO tokens (token_id, fingerprint, record, expires_at) VALUES (?, ?, ?, ?)',
-        ...[tokenId, fingerprint, JSON.stringify(record), expiresAt],
-      );
-      this.project(record);
+      this.atomically(() => {
+        this.sql.exec(
+          'INSERT INTO tokens (token_id, fingerprint, record, expires_at) VALUES (?, ?, ?, ?)',
+          ...[tokenId, fingerprint, JSON.stringify(record), expiresAt],
+        );
+        this.project(record);
+      });
       return { kind: 'created', token: view, card, reference: this.referenceOf(tokenId) } as const;
     });
   }
@@ -252,13 +254,15 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
       const row = this.sql.exec<TokenRow>('SELECT * FROM tokens WHERE token_id = ?', tokenId).toArray()[0];
       if (!row || row.expires_at <= now) return 'gone';
       if (row.deleted === 1) return 'deleted';
-      // The event carries the token as it was (its card sealed, until the event leaves).
-      this.emit(recordOf(row), 'tokens.token.deleted', `tok_${tokenId}_deleted`);
-      this.sql.exec("UPDATE tokens SET deleted = 1, record = '{}' WHERE token_id = ?", tokenId);
-      this.sql.exec('DELETE FROM conflicts WHERE token_id = ?', tokenId);
-      this.sql.exec('DELETE FROM updates WHERE token_id = ?', tokenId);
-      this.outbox.stage(tokenKey(tokenId), null, row.expires_at);
-      this.staged = true;
+      this.atomically(() => {
+        // The event carries the token as it was (its card sealed, until the event leaves).
+        this.emit(recordOf(row), 'tokens.token.deleted', `tok_${tokenId}_deleted`);
+        this.sql.exec("UPDATE tokens SET deleted = 1, record = '{}' WHERE token_id = ?", tokenId);
+        this.sql.exec('DELETE FROM conflicts WHERE token_id = ?', tokenId);
+        this.sql.exec('DELETE FROM updates WHERE token_id = ?', tokenId);
+        this.outbox.stage(tokenKey(tokenId), null, row.expires_at);
+        this.staged = true;
+      });
       return 'deleted';
     });
   }
@@ -300,6 +304,14 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
     return run;
   }
 
+  /**
+   * Runs a decision's writes as one storage transaction: all of them commit, or, when one throws,
+   * none (a throw midway would otherwise commit the writes before it).
+   */
+  private atomically<T>(writes: () => T): T {
+    return this.ctx.storage.transactionSync(writes);
+  }
+
   /** Whether this object holds the merchant's tokens (a token id of another merchant's object: no). */
   private owns(username: string): boolean {
     return this.sql.exec('SELECT 1 FROM owner WHERE username = ?', username).toArray().length > 0;
@@ -328,7 +340,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
   private async used(record: TokenRecord, now: number, keys: TokenKeys): Promise<OwnedToken> {
     const next = extended(record, now, this.lifetimeMs());
     const current = next === record ? record : { ...next, version: (record.version ?? 1) + 1 };
-    if (current !== record) this.save(current, 'tokens.token.extended');
+    if (current !== record) this.atomically(() => this.save(current, 'tokens.token.extended'));
     const { sealed: _sealed, ...token } = current;
     return { token, card: await openCard(keys, current), reference: this.referenceOf(token.tokenId) };
   }
@@ -352,10 +364,13 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
     const allowed = updateAllowed(times, now);
     if (!allowed.ok) return { kind: 'limited', retryAfterSeconds: allowed.retryAfterSeconds };
     const next = extended(await applied(keys, record, changes, now), now, this.lifetimeMs());
-    // Synchronous from here: the count, the record and its projection commit together.
-    this.sql.exec('INSERT INTO updates (token_id, at) VALUES (?, ?)', record.tokenId, now);
-    this.save({ ...next, version: (record.version ?? 1) + 1 }, 'tokens.token.updated');
-    withIt?.();
+    // One storage transaction from here: the count, the record, its projection and its event
+    // commit together, or (something throws) none of them.
+    this.atomically(() => {
+      this.sql.exec('INSERT INTO updates (token_id, at) VALUES (?, ?)', record.tokenId, now);
+      this.save({ ...next, version: (record.version ?? 1) + 1 }, 'tokens.token.updated');
+      withIt?.();
+    });
     return { kind: 'changed' };
   }
 

@@ -104,7 +104,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     super(ctx, env);
     const sql = ctx.storage.sql;
     this.session = new Session(sql);
-    this.claims = new ClaimTable(sql);
+    this.claims = new ClaimTable(sql, (writes) => ctx.storage.transactionSync(writes));
     this.challenges = new TestChallenge(sql, (reference, result) => this.challengeEnded(reference, result));
     this.live = new LiveTransaction(sql, () => this.noticeOutcome());
     this.watch = new LiveWatch(sql, env, this.live);
