@@ -14,6 +14,7 @@ import {
   type NewEvent,
 } from './event-types';
 import { describeError, logLine } from '../log';
+import { AlarmRunner } from '../storage/alarm-runner';
 import { sendEvent } from './send-event';
 import { subscribes } from '../merchants/event-endpoints';
 
@@ -67,6 +68,8 @@ interface DeliveryRow extends Record<string, SqlStorageValue> {
 export class EventLog extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** Deliveries being sent (key → endpoint): the immediate run and the alarm's may overlap. */
+  /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
+  private readonly alarms: AlarmRunner;
   private readonly inFlight = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
   /** Runs of {@link deliverDue} under way (the immediate one, the alarm's). */
@@ -74,6 +77,7 @@ export class EventLog extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.alarms = new AlarmRunner(ctx, 'EventLog');
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE,
@@ -211,11 +215,15 @@ export class EventLog extends DurableObject<Env> {
 
   /** The alarm: drops events past 30 days, sends what is due, and is set again for what is left. */
   override async alarm(): Promise<void> {
-    const oldest = eventTransport.now() - EVENT_RETENTION_MS;
-    this.sql.exec('DELETE FROM deliveries WHERE seq IN (SELECT seq FROM events WHERE created_at <= ?)', oldest);
-    this.sql.exec('DELETE FROM events WHERE created_at <= ?', oldest);
-    await this.deliverDue();
-    await this.schedule();
+    await this.alarms.run(
+      async () => {
+        const oldest = eventTransport.now() - EVENT_RETENTION_MS;
+        this.sql.exec('DELETE FROM deliveries WHERE seq IN (SELECT seq FROM events WHERE created_at <= ?)', oldest);
+        this.sql.exec('DELETE FROM events WHERE created_at <= ?', oldest);
+        await this.deliverDue();
+      },
+      () => this.schedule(),
+    );
   }
 
   /** Resolves once no delivery is in flight (for the tests: the attempts an alarm or an append started are over). */

@@ -183,14 +183,18 @@ export class Outbox {
   }
 
   /**
-   * After a change staged a projection: the alarm is set a moment ahead as the safety net, and
+   * After a change staged a projection: the alarm is set a moment ahead as the safety net (or left
+   * where it is when that is sooner), and
    * the write is tried at once, after the answer (not awaited), so that a change whose write KV
    * takes at once costs no alarm event; a write that fails, or is not due yet (KV's one write a
    * second per key), is left to the alarm, which the flush sets to when it is due. The alarm's
    * setting is a storage write: the answer leaves once it is stored (the output gate).
    */
   async writeSoon(): Promise<void> {
-    await this.owner.ctx.storage.setAlarm(Date.now() + PROJECTION_SAFETY_MS);
+    // Never later than an alarm already set (a challenge's deadline, an AReq's answer window).
+    const at = Date.now() + PROJECTION_SAFETY_MS;
+    const current = await this.owner.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.owner.ctx.storage.setAlarm(at);
     void this.flushNow();
   }
 

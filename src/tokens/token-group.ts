@@ -30,6 +30,7 @@ import {
   type TokenTemplate,
 } from './token-group-api';
 import { EventOutbox, type StagedEvent } from '../storage/event-outbox';
+import { AlarmRunner } from '../storage/alarm-runner';
 import { Outbox } from '../storage/projection-outbox';
 import { newTokenId, tokenReference } from './token-ids';
 import { updateAllowed, UPDATE_WINDOW_MS } from './update-limit';
@@ -71,6 +72,8 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
   private readonly outbox: Outbox;
   /** Its events, on their way to the merchant's event log (docs/events.md). */
   private readonly events: EventOutbox<EventType>;
+  /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
+  private readonly alarms: AlarmRunner;
   /** The calls in the order they arrived: each runs once the one before has ended. */
   private queue: Promise<unknown> = Promise.resolve();
   /** The running call staged a projection: it is tried when the call ends. */
@@ -78,6 +81,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.alarms = new AlarmRunner(ctx, 'TokenGroup');
     this.sql = ctx.storage.sql;
     // The owner's merchant (its name says the rest). Objects made before kept a namespace column too, unread.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
@@ -272,10 +276,16 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * one is pending or a token (live or deleted) has yet to end.
    */
   override async alarm(): Promise<void> {
-    await this.serial((now) => this.prune(now));
-    await this.outbox.flush();
-    await this.events.flush();
-    await this.scheduleAlarm();
+    await this.alarms.run(
+      async () => {
+        // Pruning needs no key: a token key no longer configured cannot stop it (and leave the alarm
+        // set, over and over, to an end already past).
+        await this.queued(() => this.prune(Date.now()));
+        await this.outbox.flush();
+        await this.events.flush();
+      },
+      () => this.scheduleAlarm(),
+    );
   }
 
   // --- inside the queue ------------------------------------------------------------------------
@@ -285,9 +295,14 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * a projection it staged is then tried at once.
    */
   private serial<T>(work: (now: number, keys: TokenKeys) => T | Promise<T>): Promise<T> {
+    return this.queued(async () => work(Date.now(), await tokenKeys(settingsOf(this.env))));
+  }
+
+  /** Runs `work` once every call before it has ended (the queue), without the token keys. */
+  private queued<T>(work: () => T | Promise<T>): Promise<T> {
     const run = this.queue.then(async () => {
       try {
-        return await work(Date.now(), await tokenKeys(settingsOf(this.env)));
+        return await work();
       } catch (e) {
         // A domain failure (a key no longer configured) goes back as a value (clients.ts).
         if (e instanceof FailureError) return failedCall(e) as T;

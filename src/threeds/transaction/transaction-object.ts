@@ -2,6 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { ChallengeResult, CodeAttempt } from '../challenge-rules';
 import type { SessionRecord } from '../session-record';
 import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
+import { AlarmRunner } from '../../storage/alarm-runner';
 import { Outbox } from '../../storage/projection-outbox';
 import { EventOutbox } from '../../storage/event-outbox';
 import { eventSink } from '../../events/event-log-api';
@@ -90,6 +91,8 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private readonly events: EventOutbox<EventType>;
   /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
   private staged = false;
+  /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
+  private readonly alarms: AlarmRunner;
   /** This call moved a time the alarm must keep (a challenge's watch, an AReq's answer): set it again. */
   private rearm = false;
   /**
@@ -102,6 +105,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.alarms = new AlarmRunner(ctx, 'ThreeDsTransaction');
     const sql = ctx.storage.sql;
     this.session = new Session(sql);
     this.claims = new ClaimTable(sql, (writes) => ctx.storage.transactionSync(writes));
@@ -334,19 +338,23 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * or timed out is tried again until it lands.
    */
   override async alarm(): Promise<void> {
-    const now = Date.now();
-    const end = this.session.end();
-    this.live.loseIfOrphaned(this.instance, now);
-    if (end !== undefined && end + WIPE_DELAY_MS <= now) this.closeAndWipe(now);
-    else {
-      this.challenges.endOverdue(now);
-      await this.watch.watch(now, this.completion.scope()?.baseUrl ?? '');
-    }
-    this.staged = false;
-    this.rearm = false;
-    await this.outbox.flush();
-    await this.events.flush();
-    await this.scheduleAlarm();
+    await this.alarms.run(
+      async () => {
+        const now = Date.now();
+        const end = this.session.end();
+        this.live.loseIfOrphaned(this.instance, now);
+        if (end !== undefined && end + WIPE_DELAY_MS <= now) this.closeAndWipe(now);
+        else {
+          this.challenges.endOverdue(now);
+          await this.watch.watch(now, this.completion.scope()?.baseUrl ?? '');
+        }
+        this.staged = false;
+        this.rearm = false;
+        await this.outbox.flush();
+        await this.events.flush();
+      },
+      () => this.scheduleAlarm(),
+    );
   }
 
   /** What a live run reaches outside storage (live-authentication.ts). */
