@@ -107,7 +107,7 @@ export interface ThreeDsTransactionMethods {
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }>;
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome>;
-  submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome>;
+  submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome>;
   concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome>;
   completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome>;
   transaction(now: number): Promise<TransactionFacts | undefined>;

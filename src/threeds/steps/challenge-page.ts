@@ -1,6 +1,7 @@
 import { mightContainCardNumber } from '../../cards/card-number-in-text';
 import { MAX_CODE_ATTEMPTS } from '../challenge-rules';
 import { challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload } from '../challenge';
+import { hmacHex } from '../hmac-derived-values';
 import { signJwt, verifyJwt } from '../jwt';
 import { relayChallenge } from '../live/live-pages';
 import { pageError as error, type PageAnswer } from './page-answer';
@@ -26,6 +27,8 @@ interface ChallengeState {
   returnUrl: string;
   md: string;
   windowSize: string;
+  /** This rendering of the form: a post of it again (a lost answer) is recognised, not counted again. */
+  form?: string;
 }
 
 const NOT_VALID = error(400, 'Cannot show this challenge', 'The challenge request is not valid.');
@@ -68,9 +71,7 @@ export async function showChallenge(deps: ThreeDsDeps, jwt: string, md: string):
         windowSize: windowSizeOfPayload(payload.Payload),
       };
       // The form lives as long as the challenge JWT: 10 minutes after authenticate at the most.
-      const lifetime = Math.max(1, exp! - Math.floor(deps.now / 1000));
-      const signed = await signJwt(deps.key, 'challenge-state', { ...state }, lifetime, deps.now);
-      return form(deps, signed.jwt, state.windowSize, shown.attemptsLeft, false);
+      return form(deps, await formState(deps, state, exp!), state.windowSize, shown.attemptsLeft, false);
     }
   }
 }
@@ -96,12 +97,19 @@ export async function submitChallenge(
   const owner = typeof state.txn === 'string' ? deps.transactionById(state.txn) : undefined;
   if (!owner) return error(400, 'Cannot complete this challenge', 'The challenge form is not valid.');
   const attempt = judgeCode(action, code, await challengeCode(deps.environment, deps.key, state.ref));
-  const submitted = await owner.submitChallenge(state.ref, attempt, deps.now);
+  // The same form posted again with the same code (the browser's repost after a lost answer) is
+  // the same post: the object answers what it answered, and counts nothing again.
+  const post =
+    state.form === undefined ? undefined : await hmacHex(deps.key, `challenge-post:${state.form}:${action}:${code}`);
+  const submitted = await owner.submitChallenge(state.ref, attempt, deps.now, post);
   switch (submitted.kind) {
     case 'unknown':
       return error(400, 'Cannot complete this challenge', 'This challenge no longer exists.');
-    case 'retry':
-      return form(deps, stateJwt, state.windowSize, submitted.attemptsLeft, true);
+    case 'retry': {
+      // A new rendering of the form, as long-lived as the one posted.
+      const exp = (verified.claims as { exp?: number }).exp ?? Math.floor(deps.now / 1000) + 1;
+      return form(deps, await formState(deps, state, exp), state.windowSize, submitted.attemptsLeft, true);
+    }
     case 'ended':
       return {
         kind: 'completed',
@@ -111,6 +119,19 @@ export async function submitChallenge(
         result: submitted.result.outcome,
       };
   }
+}
+
+/** The signed state of one rendering of the form (a new `form` id each time), expiring at `exp` (s). */
+async function formState(deps: ThreeDsDeps, state: ChallengeState, exp: number): Promise<string> {
+  const lifetime = Math.max(1, exp - Math.floor(deps.now / 1000));
+  const { jwt } = await signJwt(
+    deps.key,
+    'challenge-state',
+    { ...state, form: crypto.randomUUID() },
+    lifetime,
+    deps.now,
+  );
+  return jwt;
 }
 
 function form(

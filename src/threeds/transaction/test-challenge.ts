@@ -40,7 +40,8 @@ export class TestChallenge {
     private readonly onEnded: (reference: string, result: ChallengeResult) => void,
   ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER)`);
+        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
+      CREATE TABLE IF NOT EXISTS challenge_posts (post TEXT PRIMARY KEY, outcome TEXT NOT NULL)`);
   }
 
   /** Opens the challenge authenticate decided. */
@@ -63,11 +64,28 @@ export class TestChallenge {
     return { kind: 'shown', attemptsLeft: MAX_CODE_ATTEMPTS - row.attempts };
   }
 
-  /** One form post: evaluated only while the challenge is open, so never more than the limit. */
-  submit(reference: string, attempt: CodeAttempt, now: number): SubmitOutcome {
+  /**
+   * One form post: evaluated only while the challenge is open, so never more than the limit. A post
+   * seen before (`post`: the same form with the same code, posted again after a lost answer) gets
+   * the answer it got, and counts nothing again.
+   */
+  submit(reference: string, attempt: CodeAttempt, now: number, post?: string): SubmitOutcome {
     const row = this.row(reference, now);
     if (!row) return { kind: 'unknown' };
     if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
+    if (post !== undefined) {
+      const seen = this.sql
+        .exec<{ outcome: string }>('SELECT outcome FROM challenge_posts WHERE post = ?', post)
+        .toArray()[0];
+      if (seen) return JSON.parse(seen.outcome) as SubmitOutcome;
+    }
+    const outcome = this.evaluate(row, reference, attempt, now);
+    if (post !== undefined)
+      this.sql.exec('INSERT INTO challenge_posts (post, outcome) VALUES (?, ?)', post, JSON.stringify(outcome));
+    return outcome;
+  }
+
+  private evaluate(row: ChallengeRow, reference: string, attempt: CodeAttempt, now: number): SubmitOutcome {
     const step = challengeStep(attempt, row.attempts);
     const attempts = attempt === 'wrong' ? row.attempts + 1 : row.attempts;
     this.sql.exec(
@@ -122,7 +140,7 @@ export class TestChallenge {
   }
 
   wipe(): void {
-    this.sql.exec('DELETE FROM challenge');
+    this.sql.exec('DELETE FROM challenge; DELETE FROM challenge_posts');
   }
 
   /** The challenge row, ended as expired when its 10 minutes have passed without a result. */

@@ -195,11 +195,11 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     });
   }
 
-  /** One form post: evaluated only while the challenge is open, so never more than the limit. */
-  submitChallenge(reference: string, attempt: CodeAttempt, now: number): Promise<SubmitOutcome> {
+  /** One form post (`post`: its id, so that a repost is not counted again): see test-challenge.ts. */
+  submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome> {
     return this.changing((): SubmitOutcome => {
       this.expire(now);
-      return this.challenges.submit(reference, attempt, now);
+      return this.challenges.submit(reference, attempt, now, post);
     });
   }
 
