@@ -25,6 +25,15 @@ export interface OutgoingEvent<T extends string = string> {
   data: Record<string, unknown>;
 }
 
+/** A rendering of one event that failed this many times: the event goes to the dead letters. */
+export const MAX_RENDER_FAILURES = 5;
+
+/**
+ * An event the log has refused this long after it happened (the log's own window for delivering
+ * it, docs/events.md) goes to the dead letters.
+ */
+export const DEAD_LETTER_AFTER_MS = 3 * 24 * 60 * 60 * 1000;
+
 interface StagedRow extends Record<string, SqlStorageValue> {
   seq: number;
   event_id: string;
@@ -65,7 +74,8 @@ export class EventOutbox<T extends string = string> {
       username TEXT NOT NULL, event_type TEXT NOT NULL, subject TEXT NOT NULL, created_at INTEGER NOT NULL,
       entity TEXT NOT NULL, facts TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS events_out_backoff (id INTEGER PRIMARY KEY CHECK (id = 1), attempts INTEGER NOT NULL,
-      not_before INTEGER NOT NULL)`);
+      not_before INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS events_out_failures (event_id TEXT PRIMARY KEY, failures INTEGER NOT NULL)`);
   }
 
   /** Failed appends in a row, and when the next may start. */
@@ -119,13 +129,21 @@ export class EventOutbox<T extends string = string> {
             facts: JSON.parse(row.facts) as unknown,
           };
           const { facts: _facts, ...event } = staged;
-          events.push({ ...event, data: await this.render(staged) });
+          events.push({ ...event, data: await this.rendered(row, staged) });
         }
         // The log's client has its deadline too: this one holds whatever the seam does.
-        await withDeadline(this.append(username, events), objectStorage.timeoutMs, 'EventLog.append');
+        await withDeadline(this.append(username, events), objectStorage.timeoutMs, 'EventLog.append').catch(
+          (e: unknown) => {
+            // An event the log has refused for as long as it would have tried to deliver it goes to the
+            // dead letters, so that the events after it can go (a log that is only down loses nothing
+            // before that).
+            if (Date.now() - mine[0]!.created_at >= DEAD_LETTER_AFTER_MS) this.deadLetter(mine[0]!, 'append', e);
+            throw e;
+          },
+        );
         this.sql.exec('DELETE FROM events_out WHERE username = ? AND seq <= ?', username, mine[mine.length - 1]!.seq);
       }
-      this.sql.exec('DELETE FROM events_out_backoff');
+      this.sql.exec('DELETE FROM events_out_backoff; DELETE FROM events_out_failures');
     } catch (e) {
       const attempts = this.backoff().attempts + 1;
       const notBefore = Date.now() + backoffMs(attempts, objectStorage.retryBaseMs, RETRY_MAX_MS);
@@ -142,5 +160,60 @@ export class EventOutbox<T extends string = string> {
     // retry's time after a failure, or to the owner's next business after a success (not a useless
     // alarm event a deadline later).
     await this.owner.reschedule().catch(() => undefined);
+  }
+
+  /**
+   * The event's data; a rendering that keeps failing (a bug, or facts no code can render any more)
+   * sends the event to the dead letters after {@link MAX_RENDER_FAILURES} tries, so that it does
+   * not hold this object's later events back for ever. Throws while it is still tried.
+   */
+  private async rendered(row: StagedRow, staged: StagedEvent<T>): Promise<Record<string, unknown>> {
+    try {
+      return await this.render(staged);
+    } catch (e) {
+      const failures =
+        this.sql
+          .exec<{ failures: number }>(
+            `INSERT INTO events_out_failures (event_id, failures) VALUES (?, 1)
+             ON CONFLICT (event_id) DO UPDATE SET failures = failures + 1 RETURNING failures`,
+            row.event_id,
+          )
+          .toArray()[0]?.failures ?? 1;
+      if (failures >= MAX_RENDER_FAILURES) this.deadLetter(row, 'render', e);
+      throw e;
+    }
+  }
+
+  /**
+   * Moves a staged event to the dead letters (kept with why, logged as an error for the operator):
+   * it will not be sent, and the events after it go on.
+   */
+  private deadLetter(row: StagedRow, stage: 'render' | 'append', cause: unknown): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS events_dead (event_id TEXT PRIMARY KEY, username TEXT NOT NULL,
+      event_type TEXT NOT NULL, subject TEXT NOT NULL, created_at INTEGER NOT NULL, stage TEXT NOT NULL,
+      cause TEXT NOT NULL, at INTEGER NOT NULL)`);
+    this.sql.exec(
+      'INSERT OR REPLACE INTO events_dead (event_id, username, event_type, subject, created_at, stage, cause, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ...[
+        row.event_id,
+        row.username,
+        row.event_type,
+        row.subject,
+        row.created_at,
+        stage,
+        describeError(cause),
+        Date.now(),
+      ],
+    );
+    this.sql.exec('DELETE FROM events_out WHERE seq = ?', row.seq);
+    this.sql.exec('DELETE FROM events_out_failures WHERE event_id = ?', row.event_id);
+    logLine({
+      level: 'error',
+      event: 'events.deadLetter',
+      eventId: row.event_id,
+      eventType: row.event_type,
+      stage,
+      cause: describeError(cause),
+    });
   }
 }

@@ -1,5 +1,7 @@
+import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MAX_RENDER_FAILURES } from '../../src/storage/event-outbox';
 import { Outbox } from '../../src/storage/projection-outbox';
 import { quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
@@ -64,5 +66,42 @@ describe("a change's write after the answer", () => {
     );
     // Not moved to the write's safety net 2 s ahead.
     expect(await alarmOf(stub)).toBe(soon);
+  });
+});
+
+describe('an event that can never be rendered', () => {
+  it('goes to the dead letters after its tries, and the events after it are sent', async () => {
+    quiet();
+    const token = await (await createToken(tokenBody({ cardNumber: freshCard() }))).json<Json>();
+    const stub = tokenGroupOf(token);
+    // An event whose facts no code can render (a token record without its card), staged first.
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO events_out (event_id, username, event_type, subject, created_at, entity, facts)
+         VALUES ('tok_broken_v1', 'test-merchant', 'tokens.token.updated', 'broken', ?, 'default', '{}')`,
+        Date.now(),
+      );
+    });
+    // A real event after it.
+    const href = token.tokenPaymentInstrument.href as string;
+    expect((await putAttribute(href, 'cardHolderName', 'After The Broken One')).status).toBe(204);
+    for (let i = 0; i < MAX_RENDER_FAILURES; i++) {
+      // Each try as soon as the alarm comes (the test does not wait out the backoff).
+      await runInDurableObject(stub, (_o, state) => state.storage.sql.exec('DELETE FROM events_out_backoff'));
+      await runDurableObjectAlarm(stub);
+    }
+    const { dead, staged } = await runInDurableObject(stub, (_o, state) => ({
+      dead: state.storage.sql
+        .exec<{ event_id: string; stage: string }>('SELECT event_id, stage FROM events_dead')
+        .toArray(),
+      staged: state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n,
+    }));
+    expect(dead).toEqual([{ event_id: 'tok_broken_v1', stage: 'render' }]);
+    expect(staged).toBe(0);
+    const log = env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant'));
+    const page = await runInDurableObject(log, (o) => o.list('test-merchant'));
+    const ids = page.events.map((e) => e.eventId);
+    expect(ids).toContain(`tok_${token.tokenId}_v2`);
+    expect(ids).not.toContain('tok_broken_v1');
   });
 });
