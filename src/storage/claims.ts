@@ -34,8 +34,14 @@ export class ClaimTable {
   constructor(
     private readonly sql: SqlStorage,
     private readonly atomically: <T>(writes: () => T) => T,
-  ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS first_bodies (name TEXT PRIMARY KEY, request_hash TEXT NOT NULL,
+  ) {}
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS first_bodies (name TEXT PRIMARY KEY, request_hash TEXT NOT NULL,
       answer TEXT NOT NULL, decided_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)`);
   }
 

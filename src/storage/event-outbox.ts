@@ -69,6 +69,13 @@ export class EventOutbox<T extends string = string> {
     this.sql = owner.ctx.storage.sql;
     // The backoff is kept in storage, not memory: an object reset by a deployment keeps waiting
     // its turn instead of appending at once, over and over.
+  }
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
     this.sql
       .exec(`CREATE TABLE IF NOT EXISTS events_out (seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
       username TEXT NOT NULL, event_type TEXT NOT NULL, subject TEXT NOT NULL, created_at INTEGER NOT NULL,

@@ -68,8 +68,15 @@ export class Outbox {
   private readonly sql: SqlStorage;
 
   constructor(private readonly owner: OutboxOwner) {
-    const sql = (this.sql = owner.ctx.storage.sql);
-    sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
+    this.sql = owner.ctx.storage.sql;
+  }
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
       key TEXT PRIMARY KEY, generation TEXT NOT NULL, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
       written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0)`);
   }

@@ -76,6 +76,8 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
   private readonly alarms: AlarmRunner;
   /** The calls in the order they arrived: each runs once the one before has ended. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Whether the object has its tables (see {@link createTables}). */
+  private hasTables: boolean;
   /** The running call staged a projection: it is tried when the call ends. */
   private staged = false;
 
@@ -83,6 +85,24 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
     super(ctx, env);
     this.alarms = new AlarmRunner(ctx, 'TokenGroup');
     this.sql = ctx.storage.sql;
+    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
+    this.events = new EventOutbox<EventType>(
+      { ctx, reschedule: () => this.scheduleAlarm() },
+      (event) => this.eventData(event),
+      (username, events) => eventSink.append(env, username, events),
+    );
+    this.hasTables =
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tokens'").toArray().length > 0;
+    // An object made by an earlier version gets the tables added since.
+    if (this.hasTables) this.createTables(true);
+  }
+
+  /**
+   * Creates the object's tables, the first time a token is made here (or `again`, for an older
+   * object): a read of a token no object holds creates nothing.
+   */
+  private createTables(again = false): void {
+    if (this.hasTables && !again) return;
     // The owner's merchant (its name says the rest). Objects made before kept a namespace column too, unread.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS tokens (token_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, record TEXT NOT NULL,
@@ -91,12 +111,21 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
       CREATE TABLE IF NOT EXISTS updates (token_id TEXT NOT NULL, at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS conflicts (id TEXT PRIMARY KEY, token_id TEXT NOT NULL, values_hash TEXT NOT NULL,
         sealed TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0)`);
-    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
-    this.events = new EventOutbox<EventType>(
-      { ctx, reschedule: () => this.scheduleAlarm() },
-      (event) => this.eventData(event),
-      (username, events) => eventSink.append(env, username, events),
-    );
+    this.outbox.createTables();
+    this.events.createTables();
+    this.hasTables = true;
+  }
+
+  /**
+   * Frees the object's storage once nothing is left (docs/storage.md "Storage freed"): every token
+   * it held has ended (deleted tokens included, once they would have expired), every projection is
+   * written and every event appended. It then has no tables, no alarm and no bytes stored.
+   */
+  private async freeIfDone(): Promise<void> {
+    if (this.sql.exec('SELECT 1 FROM tokens LIMIT 1').toArray().length > 0) return;
+    if (this.outbox.nextDue() !== undefined || this.events.nextDue() !== undefined) return;
+    await this.ctx.storage.deleteAll();
+    this.hasTables = false;
   }
 
   /**
@@ -112,6 +141,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
     template: TokenTemplate,
   ): Promise<CreateOutcome> {
     return this.serial(async (now, keys) => {
+      this.createTables();
       this.sql.exec('INSERT OR IGNORE INTO owner (id, username) VALUES (1, ?)', username);
       // An object's name holds its merchant (clients.ts), so this is never another merchant's.
       if (!this.owns(username)) throw new Error('a token object named for one merchant was asked for another');
@@ -172,6 +202,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    */
   read(username: string, tokenId: string): Promise<OwnedToken | undefined> {
     return this.serial(async (now, keys) => {
+      if (!this.hasTables) return undefined;
       const record = this.live(username, tokenId, now);
       return record && this.used(record, now, keys);
     });
@@ -183,6 +214,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    */
   list(username: string, tokenId?: string): Promise<OwnedToken[]> {
     return this.serial(async (now, keys) => {
+      if (!this.hasTables) return [];
       if (!this.owns(username)) return [];
       const rows = this.sql
         .exec<TokenRow>('SELECT * FROM tokens WHERE deleted = 0 AND expires_at > ?', now)
@@ -203,6 +235,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    */
   update(username: string, tokenId: string, change: TokenChange): Promise<ChangeOutcome> {
     return this.serial(async (now, keys) => {
+      if (!this.hasTables) return { kind: 'gone' };
       const record = this.live(username, tokenId, now);
       if (!record) return { kind: 'gone' } as const;
       if (await holdsAlready(keys, record, change)) {
@@ -220,6 +253,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
     conflictId: string,
   ): Promise<(OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number }) | undefined> {
     return this.serial(async (now, keys) => {
+      if (!this.hasTables) return undefined;
       const record = this.live(username, tokenId, now);
       const row = record && this.conflictRow(tokenId, conflictId, now);
       if (!record || !row || row.used === 1) return undefined;
@@ -234,6 +268,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    */
   acceptConflict(username: string, tokenId: string, conflictId: string): Promise<ChangeOutcome> {
     return this.serial(async (now, keys) => {
+      if (!this.hasTables) return { kind: 'gone' };
       const record = this.live(username, tokenId, now);
       const row = record && this.conflictRow(tokenId, conflictId, now);
       if (!record || !row) return { kind: 'gone' } as const;
@@ -254,6 +289,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    */
   remove(username: string, tokenId: string): Promise<'deleted' | 'gone'> {
     return this.serial((now) => {
+      if (!this.hasTables) return 'gone';
       if (!this.owns(username)) return 'gone';
       const row = this.sql.exec<TokenRow>('SELECT * FROM tokens WHERE token_id = ?', tokenId).toArray()[0];
       if (!row || row.expires_at <= now) return 'gone';
@@ -276,6 +312,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * one is pending or a token (live or deleted) has yet to end.
    */
   override async alarm(): Promise<void> {
+    if (!this.hasTables) return;
     await this.alarms.run(
       async () => {
         // Pruning needs no key: a token key no longer configured cannot stop it (and leave the alarm
@@ -283,6 +320,8 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
         await this.queued(() => this.prune(Date.now()));
         await this.outbox.flush();
         await this.events.flush();
+        // In the queue: no call's work can be between its check and the tables it uses.
+        await this.queued(() => this.freeIfDone());
       },
       () => this.scheduleAlarm(),
     );
@@ -501,6 +540,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
 
   /** The alarm: at the next projection due, else at the next end of a token (live or deleted). */
   private async scheduleAlarm(): Promise<void> {
+    if (!this.hasTables) return;
     const end = this.sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM tokens').one().at;
     const times = [this.outbox.nextDue(), this.events.nextDue(), end ?? undefined].filter(
       (t): t is number => t !== undefined,

@@ -50,8 +50,14 @@ export class LiveTransaction {
   constructor(
     private readonly sql: SqlStorage,
     private readonly onDecided: () => void = () => undefined,
-  ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS live_prepared (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
+  ) {}
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS live_prepared (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS live_method (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, started_at INTEGER, completed_at INTEGER);
       CREATE TABLE IF NOT EXISTS live_facts (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS live_auth (id INTEGER PRIMARY KEY CHECK (id = 1), request_hash TEXT NOT NULL,

@@ -13,8 +13,15 @@ export class LiveWatch {
     private readonly sql: SqlStorage,
     private readonly env: Env,
     private readonly live: LiveTransaction,
-  ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS live_watch (id INTEGER PRIMARY KEY CHECK (id = 1), asked_at INTEGER NOT NULL,
+  ) {}
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql
+      .exec(`CREATE TABLE IF NOT EXISTS live_watch (id INTEGER PRIMARY KEY CHECK (id = 1), asked_at INTEGER NOT NULL,
         failed INTEGER NOT NULL)`);
   }
 

@@ -6,8 +6,15 @@ import type { CollectOutcome } from '../transaction-api';
  * deviceDataInitialize issued, and the device data collection made with it (at most one per JWT).
  */
 export class Session {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
+  constructor(private readonly sql: SqlStorage) {}
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql
+      .exec(`CREATE TABLE IF NOT EXISTS session (id INTEGER PRIMARY KEY CHECK (id = 1), expires_at INTEGER NOT NULL, ddc_jti TEXT);
       CREATE TABLE IF NOT EXISTS collections (ddc_jti TEXT PRIMARY KEY, session_id TEXT NOT NULL)`);
   }
 

@@ -38,8 +38,15 @@ export class TestChallenge {
   constructor(
     private readonly sql: SqlStorage,
     private readonly onEnded: (reference: string, result: ChallengeResult) => void,
-  ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
+  ) {}
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql
+      .exec(`CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
         attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
       CREATE TABLE IF NOT EXISTS challenge_posts (post TEXT PRIMARY KEY, outcome TEXT NOT NULL)`);
   }

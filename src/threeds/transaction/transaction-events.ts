@@ -22,8 +22,15 @@ export class TransactionEvents {
     private readonly env: Env,
     private readonly objectId: string,
     private readonly outbox: () => EventOutbox<EventType>,
-  ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS event_scope (id INTEGER PRIMARY KEY CHECK (id = 1), since INTEGER NOT NULL,
+  ) {}
+
+  /**
+   * Creates this part's tables (if not there yet): when its object first needs them, never for a
+   * call that only reads (docs/storage.md "Storage freed").
+   */
+  createTables(): void {
+    this.sql
+      .exec(`CREATE TABLE IF NOT EXISTS event_scope (id INTEGER PRIMARY KEY CHECK (id = 1), since INTEGER NOT NULL,
         scope TEXT NOT NULL, staged INTEGER NOT NULL DEFAULT 0)`);
   }
 

@@ -100,6 +100,11 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * reset) is taken over or lost, never waited for (LiveTransaction.start).
    */
   private readonly instance = crypto.randomUUID();
+  /**
+   * Whether the object has its tables: none until a call that records something needs them (a GET
+   * of an unknown reference creates nothing), and none again once its storage is freed.
+   */
+  private hasTables: boolean;
   /** Live authenticate's runs under way in this instance, by request hash (one at most). */
   private readonly runs = new Map<string, Promise<LiveAuthenticated>>();
 
@@ -119,6 +124,10 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       (event) => this.completion.render(event),
       (username, events) => eventSink.append(env, username, events),
     );
+    this.hasTables =
+      sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
+    // An object made by an earlier version gets the tables added since.
+    if (this.hasTables) this.createTables(true);
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -128,6 +137,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     now: number,
     sessionEnd: number,
   ): Promise<ClaimOutcome<InitClaim>> {
+    this.createTables();
     this.expire(now);
     let first = false;
     const outcome = this.claims.claim('init', requestHash, candidate, now, UNTIL_WIPED, () => {
@@ -140,6 +150,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** The DDC page: records the collection for this transaction's DDC JWT, once. */
   collect(ddcJti: string, sessionId: string, now: number): CollectOutcome {
+    if (!this.hasTables) return { kind: 'unknown' };
     this.expire(now);
     return this.session.collect(ddcJti, sessionId);
   }
@@ -161,6 +172,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     scope: EventScope,
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }> {
+    this.createTables();
     return this.changing((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
       this.expire(now);
       if (collection && this.claims.answerOf('auth', now) === undefined) {
@@ -188,6 +200,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** The challenge page: shows the challenge from its JWT while it is open (test-challenge.ts). */
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
+    if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     // A challenge past its 10 minutes ends here, and its result is projected.
     return this.changing((): ShowOutcome => {
       this.expire(now);
@@ -197,6 +210,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** One form post (`post`: its id, so that a repost is not counted again): see test-challenge.ts. */
   submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome> {
+    if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     return this.changing((): SubmitOutcome => {
       this.expire(now);
       return this.challenges.submit(reference, attempt, now, post);
@@ -227,6 +241,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * stays open (one past its 10 minutes ends as expired, as at any call).
    */
   transaction(now: number): Promise<TransactionFacts | undefined> {
+    if (!this.hasTables) return Promise.resolve(undefined);
     return this.changing((): TransactionFacts | undefined => {
       this.expire(now);
       return this.facts(now);
@@ -237,6 +252,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** A card prepared at the 3DS Server provider (kept unless `replace`). */
   livePrepared(card: PreparedCard, replace: boolean, now: number): PreparedCard {
+    this.createTables();
     this.expire(now);
     return this.live.storePrepared(card, replace);
   }
@@ -251,6 +267,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     now: number,
     facts: Record<string, unknown>,
   ): CollectOutcome & { prepared?: PreparedCard; method?: MethodRecord } {
+    if (!this.hasTables) return { kind: 'unknown' };
     const collected = this.collect(ddcJti, sessionId, now);
     if (collected.kind === 'unknown') return collected;
     return { ...collected, ...this.live.collect(facts, now) };
@@ -258,12 +275,14 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** What the DDC page's script learned of the browser after the page loaded. */
   liveAddFacts(facts: Record<string, unknown>, now: number): void {
+    if (!this.hasTables) return;
     this.expire(now);
     this.live.addFacts(facts);
   }
 
   /** The ACS's 3DS Method notification reached the service. */
   liveMethodCompleted(now: number): boolean {
+    if (!this.hasTables) return false;
     this.expire(now);
     return this.live.methodCompleted(now);
   }
@@ -275,6 +294,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * taken over (never sent) or lost (sent) by the next call.
    */
   liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated> {
+    this.createTables();
     const running = this.runs.get(input.requestHash);
     if (running) return running;
     return this.changing(async (): Promise<LiveAuthenticated> => {
@@ -312,18 +332,21 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** The challenge page's relay: the challenge to post to the ACS, once its JWT is checked. */
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow {
+    if (!this.hasTables) return { kind: 'unknown' };
     this.expire(now);
     return this.live.show(reference, jti, md);
   }
 
   /** The transaction's live challenge, its MD and its result if decided. */
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined {
+    if (!this.hasTables) return undefined;
     this.expire(now);
     return this.live.challenge();
   }
 
   /** Records the challenge's one result (the first decided stays) and returns it. */
   liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined> {
+    if (!this.hasTables) return Promise.resolve(undefined);
     return this.changing(() => {
       this.expire(now);
       return this.live.decide(reference, answer, now);
@@ -338,6 +361,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * or timed out is tried again until it lands.
    */
   override async alarm(): Promise<void> {
+    if (!this.hasTables) return;
     await this.alarms.run(
       async () => {
         const now = Date.now();
@@ -352,9 +376,33 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
         this.rearm = false;
         await this.outbox.flush();
         await this.events.flush();
+        await this.freeIfDone();
       },
       () => this.scheduleAlarm(),
     );
+  }
+
+  /** Creates the object's tables, the first time a call records something (or `again`, for an older object). */
+  private createTables(again = false): void {
+    if (this.hasTables && !again) return;
+    for (const part of [this.session, this.claims, this.challenges, this.live, this.watch, this.completion]) {
+      part.createTables();
+    }
+    this.outbox.createTables();
+    this.events.createTables();
+    this.hasTables = true;
+  }
+
+  /**
+   * Frees the object's storage once nothing is left to do (docs/storage.md "Storage freed"): the
+   * session wiped, every projection written, every event appended, no run under way. The object
+   * then has no tables, no alarm and no bytes stored; the reference may start a new session.
+   */
+  private async freeIfDone(): Promise<void> {
+    if (this.session.end() !== undefined || this.runs.size > 0) return;
+    if (this.outbox.nextDue() !== undefined || this.events.nextDue() !== undefined) return;
+    await this.ctx.storage.deleteAll();
+    this.hasTables = false;
   }
 
   /** What a live run reaches outside storage (live-authentication.ts). */
@@ -399,6 +447,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     now: number,
     ending: () => [ChallengeResult['outcome'], ChallengeResult['reason']],
   ): Promise<ConcludeOutcome> {
+    if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     return this.changing((): ConcludeOutcome => {
       this.expire(now);
       const auth = this.claims.answerOf<AuthClaim>('auth', now);
@@ -468,6 +517,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * watch's next look, an AReq lease's end, else a minute after the session's end (the wipe).
    */
   private async scheduleAlarm(): Promise<void> {
+    if (!this.hasTables) return;
     const end = this.session.end();
     const times = [
       this.outbox.nextDue(),
