@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it, vi } from 'vitest';
+import { StorageHarness } from './faulty-env';
 import { call, TEST_AUTH } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { authenticateBody, newReference, threeDs, THREEDS_MEDIA } from './threeds-helpers';
@@ -44,11 +45,15 @@ async function runAlarms(stub: DurableObjectStub): Promise<void> {
 describe('a 3DS transaction object', () => {
   it('is not created by a GET of a reference nobody used (404, no table)', async () => {
     const reference = newReference();
-    const response = await call(`/verifications/customers/3ds/transactions/${reference}?entity=default`, {
+    const reads = new StorageHarness();
+    const response = await call(`/verifications/customers/3ds/authentications/${reference}?entity=default`, {
       method: 'GET',
       headers: { Authorization: TEST_AUTH, Accept: THREEDS_MEDIA },
+      via: (r) => reads.fetch(r),
     });
     expect(response.status).toBe(404);
+    // The transaction's 404: its object was asked, and answered that it knows nothing.
+    expect(reads.calls.map((c) => `${c.store}.${c.op}`)).toEqual(['do.transaction']);
     expect(await storageOf(threeDsObject(reference))).toEqual({ tables: [], alarm: null });
   });
 
