@@ -32,6 +32,12 @@ export const KEY_WRITE_INTERVAL_MS = 1_000;
  * key is sent only this many deadlines after it (10 s with the 5 s deadline).
  */
 export const UNANSWERED_WRITE_DEADLINES = 2;
+/**
+ * How long after it was sent an unanswered write may still land, in deadlines (60 s with the 5 s
+ * deadline): then the newest value is written once more, whether or not it landed, since the
+ * instance that could have seen it land may be gone.
+ */
+export const LATE_LANDING_DEADLINES = 12;
 /** The alarm behind a projection tried at once: it writes what that try could not. */
 const PROJECTION_SAFETY_MS = 2_000;
 
@@ -52,6 +58,10 @@ interface OutboxRow extends Record<string, SqlStorageValue> {
   /** No write of this key before this time (KV's per-key limit, backoff, an unanswered write). */
   not_before: number;
   attempts: number;
+  /** A write of this row is out (marked before it goes: a reset instance's next one knows). */
+  sent_at: number | null;
+  /** When the newest value is written once more, after an unanswered write (it may land late). */
+  recheck_at: number | null;
 }
 
 /** The object whose projections an outbox writes. */
@@ -78,7 +88,16 @@ export class Outbox {
   createTables(): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
       key TEXT PRIMARY KEY, generation TEXT NOT NULL, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
-      written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0)`);
+      written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,
+      sent_at INTEGER, recheck_at INTEGER)`);
+    // An outbox made by an earlier version: the guards that are kept in storage since.
+    const columns = this.sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')")
+      .toArray()
+      .map((c) => c.name);
+    for (const column of ['sent_at', 'recheck_at']) {
+      if (!columns.includes(column)) this.sql.exec(`ALTER TABLE outbox ADD COLUMN ${column} INTEGER`);
+    }
   }
 
   /** The newest staged value of the object's projection (for an object with one key). */
@@ -112,11 +131,24 @@ export class Outbox {
   nextDue(timeoutMs = objectStorage.timeoutMs): number | undefined {
     const now = Date.now();
     let due: number | undefined;
-    for (const row of this.sql.exec<{ key: string; not_before: number }>(
-      'SELECT key, not_before FROM outbox WHERE staged > written',
-    )) {
-      const at = Math.max(row.not_before, now, this.inFlight.has(row.key) ? now + timeoutMs : 0);
+    const sooner = (at: number): void => {
       due = due === undefined ? at : Math.min(due, at);
+    };
+    for (const row of this.sql.exec<{
+      key: string;
+      not_before: number;
+      pending: number;
+      sent_at: number | null;
+      recheck_at: number | null;
+    }>(
+      `SELECT key, not_before, staged > written AS pending, sent_at, recheck_at FROM outbox
+       WHERE staged > written OR sent_at IS NOT NULL OR recheck_at IS NOT NULL`,
+    )) {
+      const mine = this.inFlight.has(row.key);
+      if (row.pending) sooner(Math.max(row.not_before, now, mine ? now + timeoutMs : 0));
+      if (row.recheck_at !== null) sooner(Math.max(row.recheck_at, now));
+      // A write out from an instance that is gone: the next flush treats it as unanswered.
+      if (row.sent_at !== null && !mine) sooner(now);
     }
     return due;
   }
@@ -124,12 +156,35 @@ export class Outbox {
   /**
    * Writes every projection that is due, each key at most once. Never throws: a failure is
    * recorded on its row and tried again when `nextDue` says.
+   *
+   * What guards the writes is kept in the rows, not in memory, so a reset of the object (a
+   * deployment) cannot let an older value overwrite a newer one: a write is marked sent before it
+   * goes out (`sent_at`); a row still marked sent with no write of this instance out is a write of
+   * an instance that is gone, which may still land, so it is treated as unanswered; and after any
+   * unanswered write the newest value is written once more when it can no longer land
+   * (`recheck_at`, {@link LATE_LANDING_DEADLINES} deadlines after it was sent).
    */
   async flush(): Promise<void> {
     const { timeoutMs, retryBaseMs } = objectStorage;
     const kv = objectStorage.kv(this.owner.env);
     const now = Date.now();
     this.sql.exec('DELETE FROM outbox WHERE expires_at <= ?', now);
+    for (const row of this.sql.exec<{ key: string; generation: string; sent_at: number }>(
+      'SELECT key, generation, sent_at FROM outbox WHERE sent_at IS NOT NULL',
+    )) {
+      if (this.inFlight.has(row.key)) continue;
+      this.sql.exec(
+        `UPDATE outbox SET sent_at = NULL, not_before = MAX(not_before, ?), recheck_at = MAX(COALESCE(recheck_at, 0), ?)
+         WHERE key = ? AND generation = ?`,
+        ...[row.sent_at + UNANSWERED_WRITE_DEADLINES * timeoutMs, row.sent_at + LATE_LANDING_DEADLINES * timeoutMs],
+        ...[row.key, row.generation],
+      );
+    }
+    // An unanswered write can no longer land: the newest value is written once more.
+    this.sql.exec(
+      'UPDATE outbox SET written = 0, recheck_at = NULL WHERE recheck_at IS NOT NULL AND recheck_at <= ?',
+      now,
+    );
     const due = this.sql
       .exec<OutboxRow>('SELECT * FROM outbox WHERE staged > written AND not_before <= ?', now)
       .toArray()
@@ -140,6 +195,8 @@ export class Outbox {
   private async write(kv: KVNamespace, timeoutMs: number, retryBaseMs: number, row: OutboxRow): Promise<void> {
     this.inFlight.add(row.key);
     const sentAt = Date.now();
+    // Marked before it goes out: should this instance be gone before it answers, the next one knows.
+    this.sql.exec('UPDATE outbox SET sent_at = ? WHERE key = ? AND generation = ?', sentAt, row.key, row.generation);
     const write =
       row.value === null
         ? kv.delete(row.key)
@@ -151,7 +208,7 @@ export class Outbox {
       await withDeadline(tracked, timeoutMs, `KV ${row.value === null ? 'delete' : 'put'} ${prefixOf(row.key)}`);
       // Changes staged during the write stay pending (staged > written): the next write sends them.
       this.sql.exec(
-        'UPDATE outbox SET written = MAX(written, ?), attempts = 0, not_before = ? WHERE key = ? AND generation = ?',
+        'UPDATE outbox SET written = MAX(written, ?), attempts = 0, not_before = ?, sent_at = NULL WHERE key = ? AND generation = ?',
         ...[row.staged, sentAt + KEY_WRITE_INTERVAL_MS, row.key, row.generation],
       );
     } catch (e) {
@@ -164,9 +221,13 @@ export class Outbox {
         sentAt + KEY_WRITE_INTERVAL_MS,
         settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs,
       );
+      // An unanswered write may land later still: once it no longer can, the newest value is written again.
+      const recheckAt = settled ? null : sentAt + LATE_LANDING_DEADLINES * timeoutMs;
       this.sql.exec(
-        'UPDATE outbox SET attempts = ?, not_before = ? WHERE key = ? AND generation = ?',
-        ...[attempts, notBefore, row.key, row.generation],
+        `UPDATE outbox SET attempts = ?, not_before = ?, sent_at = NULL,
+         recheck_at = CASE WHEN ? IS NULL THEN recheck_at ELSE MAX(COALESCE(recheck_at, 0), ?) END
+         WHERE key = ? AND generation = ?`,
+        ...[attempts, notBefore, recheckAt, recheckAt, row.key, row.generation],
       );
       logLine({ level: 'warn', event: 'projection.retry', key: prefixOf(row.key), attempts, cause: describeError(e) });
       // Should the unanswered write land after all, KV may hold an older value than a write sent
