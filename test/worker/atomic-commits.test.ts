@@ -72,8 +72,10 @@ describe('one storage transaction per decision', () => {
     const body = authenticateBody();
     failNextStage(Outbox);
     expect((await threeDs('authenticate', body)).status).toBe(500);
-    const claims = await runInDurableObject(threeDsObject(body.transactionReference as string), (_o, state) =>
-      state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM first_bodies WHERE name = 'auth'").one().n,
+    const claims = await runInDurableObject(
+      threeDsObject(body.transactionReference as string),
+      (_o, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM first_bodies WHERE name = 'auth'").one().n,
     );
     expect(claims).toBe(0);
     const answered = await threeDs('authenticate', body);
