@@ -18,7 +18,8 @@ export interface Served {
   stop: () => Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A port of 127.0.0.1 that no program listens on (a moment ago). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type LocalWorker } from '../../scripts/local-worker';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
+import { freePort } from './served-worker';
 
 /**
  * `npm run start:live` (scripts/start-live.mjs) as a developer runs it: the live Worker under
@@ -74,13 +75,6 @@ function hold(port = 0): Promise<Server | undefined> {
     server.once('error', () => resolve(undefined));
     server.listen(port, '127.0.0.1', () => resolve(server));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = (await hold())!;
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** Waits until the URL answers (any status), or the run ends. */

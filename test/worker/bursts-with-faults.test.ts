@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { restoreObjects, StorageHarness, type StorageCall } from './faulty-env';
+import { restoreObjects, StorageHarness, type StorageCall, via } from './faulty-env';
 import { burst, type Fetch, quiet } from './helpers';
 import { authenticateBody, completeChallenge, newReference, threeDs, verifyBody } from './threeds-helpers';
 import {
@@ -42,10 +42,6 @@ afterEach(() => {
 });
 
 const label = (c: StorageCall): string => `${c.store}.${c.op}`;
-const via =
-  (h: StorageHarness): Fetch =>
-  (r) =>
-    h.fetch(r);
 
 /** The storage calls of one clean run of `send`, by name, each once, in the order first made. */
 async function callsOf(send: (via: Fetch) => Promise<Response>): Promise<string[]> {

@@ -3,7 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import type { DeliveryView, EventType, NewEvent } from '../../src/events/event-types';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EventEndpoint } from '../../src/merchants/event-endpoints';
-import type { EventLogApi } from '../../src/events/event-log-api';
+import { eventSink, type EventLogApi } from '../../src/events/event-log-api';
 import type { EventLog } from '../../src/events/event-log';
 import type { SubscribableEventType } from '../../src/events/event-types';
 
@@ -19,6 +19,32 @@ const DEFAULT_TRANSPORT = { ...eventTransport };
 /** Puts the seam back (call it in `afterEach`). */
 export function restoreTransport(): void {
   Object.assign(eventTransport, DEFAULT_TRANSPORT);
+}
+
+/** The objects' appends to the merchants' event logs as the service has them. */
+export const DEFAULT_SINK = { ...eventSink };
+
+/** Puts the event log's seam back (call it in `afterEach` after {@link failingAppends}). */
+export function restoreSink(): void {
+  Object.assign(eventSink, DEFAULT_SINK);
+}
+
+/**
+ * Makes the objects' first `times` appends to the event log fail, then lets them through:
+ * `refused` (they throw), `hang` (they never answer), or `late` (they land, and their answer is
+ * lost). `faults` counts those failed so far.
+ */
+export function failingAppends(how: 'refused' | 'hang' | 'late', times = 1): { readonly faults: number } {
+  const counter = { faults: 0 };
+  eventSink.append = async (e, username, events) => {
+    if (counter.faults >= times) return DEFAULT_SINK.append(e, username, events);
+    counter.faults++;
+    if (how === 'refused') throw new Error(`refused ${counter.faults}`);
+    if (how === 'hang') return new Promise(() => {});
+    await DEFAULT_SINK.append(e, username, events);
+    throw new Error('the answer was lost');
+  };
+  return counter;
 }
 
 /** The test merchant's endpoint in the tests that give it one, and its local signing secret (.dev.vars.example). */

@@ -5,6 +5,7 @@ import { settingsOf } from '../../src/config/settings';
 import { objectStorage } from '../../src/storage/object-storage';
 import { objectProvider } from '../../src/threeds/live/challenge-watch';
 import { threeDsServerOf } from '../../src/threeds/live/three-ds-server';
+import type { Fetch } from './helpers';
 import { KvWriteLimit } from './kv-write-limit';
 
 /** The objects' storage as the service has it, to put back after a test. */
@@ -282,3 +283,9 @@ export function restoreObjects(): void {
   Object.assign(objectStorage, DEFAULT_OBJECT_STORAGE);
   Object.assign(objectProvider, DEFAULT_OBJECT_PROVIDER);
 }
+
+/** Requests answered through a harness: its environment, its faults (what `call`'s `via` takes). */
+export const via =
+  (h: StorageHarness): Fetch =>
+  (r) =>
+    h.fetch(r);

@@ -116,3 +116,19 @@ export function quiet(): void {
   vi.spyOn(console, 'error').mockImplementation(() => {});
   vi.spyOn(console, 'log').mockImplementation(() => {});
 }
+
+/** A 503 error document: Retry-After in whole seconds, `serviceUnavailable` (and of `mediaType`, when given). */
+export async function expect503(response: Response, mediaType?: string): Promise<void> {
+  const body = await response.json<Record<string, any>>();
+  expect(response.status, JSON.stringify(body)).toBe(503);
+  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
+  if (mediaType !== undefined) expect(response.headers.get('Content-Type')).toBe(mediaType);
+  expect(body.errorName).toBe('serviceUnavailable');
+}
+
+/** A 404 error document naming `errorName` (by default `resourceNotFound`). */
+export async function expectNotFound(response: Response, errorName = 'resourceNotFound'): Promise<void> {
+  const body = await response.json<Record<string, any>>();
+  expect(response.status, JSON.stringify(body)).toBe(404);
+  expect(body.errorName).toBe(errorName);
+}

@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { threeDsTransactionName } from '../../src/threeds/transaction-api';
 import type { ThreeDsTransaction } from '../../src/threeds/transaction/transaction-object';
 import { sessionKey, type SessionScope } from '../../src/threeds/session-record';
@@ -45,4 +45,14 @@ export function threeDsObject(transactionReference: string): DurableObjectStub<T
 /** Runs the transaction object's alarm now, if one is set (its projections that are due). */
 export function runAlarmOf(transactionReference: string): Promise<boolean> {
   return runDurableObjectAlarm(threeDsObject(transactionReference));
+}
+
+/** The attempts at writing `key` in an object's outbox (white-box): 0 while none failed, or when it has no such row. */
+export function outboxAttempts(owner: DurableObjectStub, key: string): Promise<number> {
+  return runInDurableObject(
+    owner,
+    (_g, state) =>
+      state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM outbox WHERE key = ?', key).toArray()[0]
+        ?.attempts ?? 0,
+  );
 }

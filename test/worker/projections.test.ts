@@ -1,8 +1,7 @@
-import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
 import { burst, quiet } from './helpers';
-import { projected, runAlarmOf, sessionKeyOf, threeDsObject } from './projection-helpers';
+import { outboxAttempts, projected, runAlarmOf, sessionKeyOf, threeDsObject } from './projection-helpers';
 import { authenticateBody, completeChallenge, newReference, threeDs, verifyBody } from './threeds-helpers';
 
 /**
@@ -120,15 +119,7 @@ describe('the session record, projected by the transaction object', () => {
     // The first write (the record without its result) is out past its deadline (the object has
     // counted it failed: waited for, not assumed after a sleep), and lands now, late.
     await expect
-      .poll(
-        async () =>
-          (
-            await runInDurableObject(threeDsObject(reference), (_g, state) =>
-              state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM outbox WHERE key = ?', key).one(),
-            )
-          ).attempts,
-        { timeout: 30_000, interval: 20 },
-      )
+      .poll(() => outboxAttempts(threeDsObject(reference), key), { timeout: 30_000, interval: 20 })
       .toBeGreaterThan(0);
     await harness.landHeldWrites();
     const record = await projected(key, (r) => r.result !== undefined);

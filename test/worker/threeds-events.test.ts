@@ -13,10 +13,13 @@ import { eventSink } from '../../src/events/event-log-api';
 import { objectStorage } from '../../src/storage/object-storage';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
-import { burst, call, quiet, TEST_AUTH } from './helpers';
+import { burst, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import {
+  DEFAULT_SINK,
+  failingAppends,
   receivingAtTestEndpoint as receiving,
+  restoreSink,
   restoreTransport,
   settledOwner,
   TEST_ENDPOINT as ENDPOINT,
@@ -24,15 +27,7 @@ import {
   type Receiver,
   type Received,
 } from './event-helpers';
-import {
-  authenticateBody,
-  completeChallenge,
-  THREEDS,
-  THREEDS_MEDIA,
-  threeDs,
-  VISA_PAN,
-  verifyBody,
-} from './threeds-helpers';
+import { authenticateBody, completeChallenge, threeDs, transaction, VISA_PAN, verifyBody } from './threeds-helpers';
 import {
   creqOf,
   deadlinesFor,
@@ -58,12 +53,11 @@ type Json = Record<string, any>;
 
 const COMPLETED = 'threeDS.authentication.completed';
 
-const DEFAULT_SINK = { ...eventSink };
 const DEFAULT_PROVIDER = { ...objectProvider };
 
 afterEach(() => {
   Object.assign(objectProvider, DEFAULT_PROVIDER);
-  Object.assign(eventSink, DEFAULT_SINK);
+  restoreSink();
   restoreTransport();
   restoreObjects();
   vi.restoreAllMocks();
@@ -92,15 +86,6 @@ async function theEvent(receiver: Receiver, reference: string): Promise<Received
 
 /** Until the transaction's object has nothing staged, and the log nothing in flight. */
 const settled = (reference: string): Promise<void> => settledOwner(guardOf(reference));
-
-async function getTransaction(reference: string): Promise<Json> {
-  const response = await call(`${THREEDS}/authentications/${encodeURIComponent(reference)}?entity=default`, {
-    method: 'GET',
-    headers: { Authorization: TEST_AUTH, Accept: THREEDS_MEDIA },
-  });
-  expect(response.status).toBe(200);
-  return response.json<Json>();
-}
 
 /** What an event carries of an answer: everything but `authenticationValue`. */
 function withoutValue(answer: Json): Json {
@@ -134,7 +119,7 @@ describe('threeDS.authentication.completed, in test', () => {
       data: withoutValue(answer),
     });
     await expectSignedWithoutCard(r);
-    expect(r.event.data).toEqual(withoutValue((await getTransaction(reference)).result));
+    expect(r.event.data).toEqual(withoutValue((await transaction(reference)).result));
   });
 
   it('is sent when the challenge passes on its page, before anyone calls verification, with what verification then answers', async () => {
@@ -184,7 +169,7 @@ describe('threeDS.authentication.completed, in test', () => {
     const r = await theEvent(receiver, reference);
     expect(r.event.data.outcome).toBe('authenticationFailed');
     // GET and verification say the same, after the fact.
-    const found = await getTransaction(reference);
+    const found = await transaction(reference);
     expect(found.state).toBe('completed');
     expect(r.event.data).toEqual(withoutValue(found.result));
     const verified = await threeDs('verification', verifyBody(reference, answer.challenge.reference));
@@ -233,7 +218,7 @@ describe('threeDS.authentication.completed, in test', () => {
     const body = authenticateBody({ cardHolderName: '3DS_V2_CHALLENGE_IDENTIFIED' });
     const reference = body.transactionReference as string;
     expect((await threeDs('authenticate', body)).status).toBe(200);
-    expect((await getTransaction(reference)).state).toBe('challenged');
+    expect((await transaction(reference)).state).toBe('challenged');
     await settled(reference);
     expect(eventsOf(receiver, reference)).toHaveLength(0);
     const staged = await runInDurableObject(guardOf(reference), (_g, state) =>
@@ -253,21 +238,13 @@ describe("the transaction's appends to the event log, failing", () => {
     const receiver = receiving();
     objectStorage.retryBaseMs = 20;
     if (how === 'hang') objectStorage.timeoutMs = 50;
-    let faults = 0;
-    eventSink.append = async (e, username, events) => {
-      if (faults >= (how === 'refused' ? 3 : 1)) return DEFAULT_SINK.append(e, username, events);
-      faults++;
-      if (how === 'refused') throw new Error(`refused ${faults}`);
-      if (how === 'hang') return new Promise(() => {});
-      await DEFAULT_SINK.append(e, username, events);
-      throw new Error('the answer was lost');
-    };
+    const appends = failingAppends(how, how === 'refused' ? 3 : 1);
     const body = authenticateBody({ cardHolderName: '3DS_V2_FRICTIONLESS_IDENTIFIED' });
     const response = await threeDs('authenticate', body);
     expect(response.status).toBe(200);
     const answer = await response.json<Json>();
     const r = await theEvent(receiver, body.transactionReference as string);
-    expect(faults).toBe(how === 'refused' ? 3 : 1);
+    expect(appends.faults).toBe(how === 'refused' ? 3 : 1);
     expect(r.event.data).toEqual(withoutValue(answer));
   });
 

@@ -1,8 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { quiet } from './helpers';
+import { expect503, quiet } from './helpers';
 import { StorageHarness, type Fault } from './faulty-env';
 import type { Fetch } from './helpers';
-import { authenticateBody, hiddenField, newReference, postForm, threeDs, verifyBody } from './threeds-helpers';
+import {
+  authenticateBody,
+  hiddenField,
+  newReference,
+  postForm,
+  THREEDS_MEDIA,
+  threeDs,
+  verifyBody,
+} from './threeds-helpers';
 
 type Json = Record<string, any>;
 
@@ -30,12 +38,8 @@ async function challenged(): Promise<{ reference: string; auth: Json }> {
   return { reference, auth: await response.json<Json>() };
 }
 
-async function expectJson503(response: Response): Promise<void> {
-  expect(response.status).toBe(503);
-  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
-  expect(response.headers.get('Content-Type')).toBe('application/vnd.worldpay.verifications.customers-v1.hal+json');
-  expect((await response.json<Json>()).errorName).toBe('serviceUnavailable');
-}
+/** A 503 in the 3DS API's media type. */
+const expectJson503 = (response: Response): Promise<void> => expect503(response, THREEDS_MEDIA);
 
 function expectHtml503(response: Response): void {
   expect(response.status).toBe(503);

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 
 export const THREEDS_MEDIA = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
@@ -66,6 +67,30 @@ export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
     challenge: { returnUrl: RETURN_URL, ...(o.preference ? { preference: o.preference } : {}) },
     ...(o.riskData ? { riskData: o.riskData } : {}),
   };
+}
+
+/** GET of a transaction, its reference percent-encoded in the path (`entity: null`: no entity in the query). */
+export function getTransaction(
+  reference: string,
+  o: { entity?: string | null; headers?: Record<string, string | undefined>; via?: Fetch } = {},
+): Promise<Response> {
+  const query = o.entity === null ? '' : `?entity=${encodeURIComponent(o.entity ?? 'default')}`;
+  return call(`${THREEDS}/authentications/${encodeURIComponent(reference)}${query}`, {
+    method: 'GET',
+    headers: { Authorization: TEST_AUTH, Accept: THREEDS_MEDIA, ...o.headers },
+    via: o.via,
+  });
+}
+
+/** A transaction as GET answers it: 200. */
+export async function transaction(
+  reference: string,
+  o: Parameters<typeof getTransaction>[1] = {},
+): Promise<Record<string, any>> {
+  const response = await getTransaction(reference, o);
+  const body = await response.json<Record<string, any>>();
+  expect(response.status, JSON.stringify(body)).toBe(200);
+  return body;
 }
 
 /** POSTs a form to one of the test ACS pages, as a browser would. */

@@ -1,13 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { restoreObjects, StorageHarness } from './faulty-env';
-import { burst, call, OTHER_AUTH, TEST_AUTH, type Fetch } from './helpers';
+import { restoreObjects, StorageHarness, via } from './faulty-env';
+import { burst, expectNotFound, OTHER_AUTH } from './helpers';
 import {
   authenticateBody,
   completeChallenge,
+  getTransaction,
   newReference,
   THREEDS,
-  THREEDS_MEDIA,
   threeDs,
+  transaction,
   verifyBody,
 } from './threeds-helpers';
 import { endChallenge, liveBody, liveHarness, liveJson, liveStep, verifyBodyOf } from './live-helpers';
@@ -26,33 +27,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** GET of a transaction, its reference percent-encoded in the path. */
-function getTransaction(
-  reference: string,
-  o: { entity?: string | null; headers?: Record<string, string | undefined>; via?: Fetch } = {},
-): Promise<Response> {
-  const query = o.entity === null ? '' : `?entity=${encodeURIComponent(o.entity ?? 'default')}`;
-  return call(`${THREEDS}/authentications/${encodeURIComponent(reference)}${query}`, {
-    method: 'GET',
-    headers: { Authorization: TEST_AUTH, Accept: THREEDS_MEDIA, ...o.headers },
-    via: o.via,
-  });
-}
-
-async function transaction(reference: string, o: Parameters<typeof getTransaction>[1] = {}): Promise<Json> {
-  const response = await getTransaction(reference, o);
-  const body = await response.json<Json>();
-  expect(response.status, JSON.stringify(body)).toBe(200);
-  return body;
-}
-
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-
-async function expectNotFound(response: Response): Promise<void> {
-  const body = await response.json<Json>();
-  expect(response.status, JSON.stringify(body)).toBe(404);
-  expect(body.errorName).toBe('resourceNotFound');
-}
 
 describe('GET of a 3DS transaction, in test', () => {
   it('answers initialized after deviceDataInitialize, with when it started, and its own link', async () => {
@@ -189,7 +164,7 @@ describe('GET of a 3DS transaction, in test', () => {
     expect((await threeDs('authenticate', body)).status).toBe(200);
     for (const when of ['before', 'after'] as const) {
       const h = new StorageHarness().failOn({ nth: 0, of: 'do', when });
-      const failed = await getTransaction(body.transactionReference as string, { via: (r) => h.fetch(r) });
+      const failed = await getTransaction(body.transactionReference as string, { via: via(h) });
       expect(failed.status).toBe(503);
       expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
       expect(h.calls.map((c) => `${c.store}.${c.op}`)).toEqual(['do.transaction']);
@@ -205,7 +180,7 @@ describe('GET of a 3DS transaction, in live', () => {
     const answer = await liveJson(h, 'authenticate', body);
     expect(answer.outcome).toBe('authenticated');
     const reads = new StorageHarness({ ENVIRONMENT: 'live' });
-    const found = await transaction(body.transactionReference as string, { via: (r) => reads.fetch(r) });
+    const found = await transaction(body.transactionReference as string, { via: via(reads) });
     expect(found.state).toBe('completed');
     expect(found.result).toEqual(answer);
     expect(reads.calls.map((c) => `${c.store}.${c.op}`)).toEqual(['do.transaction']);
@@ -222,11 +197,11 @@ describe('GET of a 3DS transaction, in live', () => {
       interval: 20,
     });
     const reads = new StorageHarness({ ENVIRONMENT: 'live' });
-    const found = await transaction(reference, { via: (r) => reads.fetch(r) });
+    const found = await transaction(reference, { via: via(reads) });
     expect(found).toMatchObject({ state: 'initialized', transactionReference: reference });
     expect(found).not.toHaveProperty('result');
     expect((await (await authenticating).json<Record<string, unknown>>()).outcome).toBe('authenticated');
-    expect((await transaction(reference, { via: (r) => reads.fetch(r) })).state).toBe('completed');
+    expect((await transaction(reference, { via: via(reads) })).state).toBe('completed');
   });
 
   it('answers challenged until the result is recorded, then what verification answers', async () => {
@@ -235,10 +210,9 @@ describe('GET of a 3DS transaction, in live', () => {
     const answer = await liveJson(h, 'authenticate', body);
     expect(answer.outcome).toBe('challenged');
     const reads = new StorageHarness({ ENVIRONMENT: 'live' });
-    const via: Fetch = (r) => reads.fetch(r);
-    expect((await transaction(body.transactionReference as string, { via })).state).toBe('challenged');
+    expect((await transaction(body.transactionReference as string, { via: via(reads) })).state).toBe('challenged');
     await endChallenge(h, answer, 'Y');
-    const found = await transaction(body.transactionReference as string, { via });
+    const found = await transaction(body.transactionReference as string, { via: via(reads) });
     expect(reads.count((c) => c.store === 'provider')).toBe(0);
     const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified.outcome).toBe('authenticated');

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventSink } from '../../src/events/event-log-api';
 import { objectStorage } from '../../src/storage/object-storage';
 import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
 import { burst } from './helpers';
 import {
+  failingAppends,
   receivingAtTestEndpoint as receiving,
+  restoreSink,
   restoreTransport,
   settledOwner,
   TEST_ENDPOINT as ENDPOINT,
@@ -14,7 +15,7 @@ import {
   type Receiver,
   type Received,
 } from './event-helpers';
-import { createToken, freshCard, putAttribute, tokenBody, tokenCall, tokenGroupOf } from './token-helpers';
+import { newToken, putAttribute, tokenCall, tokenGroupOf } from './token-helpers';
 
 /**
  * The events a token's object emits (docs/events.md "Types"): `tokens.token.updated` for each
@@ -27,10 +28,8 @@ import { createToken, freshCard, putAttribute, tokenBody, tokenCall, tokenGroupO
 
 type Json = Record<string, any>;
 
-const DEFAULT_SINK = { ...eventSink };
-
 afterEach(() => {
-  Object.assign(eventSink, DEFAULT_SINK);
+  restoreSink();
   restoreTransport();
   restoreObjects();
   vi.restoreAllMocks();
@@ -42,14 +41,6 @@ const eventsOf = (receiver: Receiver, tokenId: string): Received[] =>
 
 /** Until the token's object has no event staged, and the log nothing in flight. */
 const settled = (href: string): Promise<void> => settledOwner(tokenGroupOf(href));
-
-async function newToken(name = 'Ada Lovelace'): Promise<{ token: Json; href: string; cardNumber: string }> {
-  const cardNumber = freshCard();
-  const response = await createToken(tokenBody({ cardNumber, name }));
-  expect(response.status).toBe(201);
-  const token = await response.json<Json>();
-  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
-}
 
 describe("a token's events", () => {
   it('emits updated for an update and deleted for a deletion, in order, signed, with the token as GET showed it', async () => {
@@ -130,16 +121,14 @@ describe("a token's events", () => {
     const { token, href } = await newToken();
     // The token's object's own appends to the event log fail three times, then go through.
     objectStorage.retryBaseMs = 20;
-    let refused = 0;
-    eventSink.append = (env, username, events) =>
-      refused < 3 ? Promise.reject(new Error(`refused ${++refused}`)) : DEFAULT_SINK.append(env, username, events);
+    const appends = failingAppends('refused', 3);
     const answered = await putAttribute(href, 'description', 'Kept');
     expect(answered.status).toBe(204);
     // Retried by the object (its alarm, with backoff) until the log has it: delivered once.
     await receiver.until(() => eventsOf(receiver, token.tokenId).length >= 1);
     await settled(href);
     expect(eventsOf(receiver, token.tokenId)).toHaveLength(1);
-    expect(refused).toBe(3);
+    expect(appends.faults).toBe(3);
     expect(eventsOf(receiver, token.tokenId)[0]!.event).toMatchObject({
       eventId: `tok_${token.tokenId}_v2`,
       data: { description: 'Kept' },

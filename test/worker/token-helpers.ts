@@ -6,7 +6,7 @@ import { parseReference } from '../../src/tokens/token-ids';
 import { tokenGroupName } from '../../src/tokens/token-group-api';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 import type { StorageHarness } from './faulty-env';
-import { call, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
+import { call, CARD_BIN_HEADERS, luhnComplete, TEST_AUTH, type Fetch } from './helpers';
 import { newReference, RETURN_URL, THREEDS, THREEDS_HEADERS } from './threeds-helpers';
 
 type Json = Record<string, any>;
@@ -47,6 +47,70 @@ export function tokenCall(
   return call(new URL(href).pathname, {
     method,
     headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, ...headers },
+    via,
+  });
+}
+
+/** A token a test made: its resource as the POST answered it, its href, and its card number. */
+export interface Made {
+  token: Json;
+  href: string;
+  cardNumber: string;
+}
+
+/** What {@link newToken} takes. */
+export interface NewToken {
+  cardNumber?: string;
+  name?: string;
+  extra?: Json;
+  address?: Json;
+  via?: Fetch;
+}
+
+/**
+ * Tokenizes a card (a fresh one unless given; named Ada Lovelace unless told otherwise; with a
+ * billing address and `extra` fields when given) for the test merchant: 201.
+ */
+export async function newToken(o: NewToken = {}): Promise<Made> {
+  const cardNumber = o.cardNumber ?? freshCard();
+  const body = tokenBody({ cardNumber, name: o.name ?? 'Ada Lovelace', extra: o.extra });
+  if (o.address !== undefined) body.paymentInstrument.billingAddress = o.address;
+  const response = await createToken(body, {}, o.via);
+  expect(response.status, await response.clone().text()).toBe(201);
+  const token = await response.json<Json>();
+  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
+}
+
+/** GET /tokens with a query. */
+export function queryTokens(
+  query: string,
+  headers: Record<string, string | undefined> = {},
+  via?: Fetch,
+): Promise<Response> {
+  return call(`/tokens?${query}`, {
+    method: 'GET',
+    headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, ...headers },
+    via,
+  });
+}
+
+/** A namespace no other test uses. */
+export function newNamespace(): string {
+  return `ns-${crypto.randomUUID()}`;
+}
+
+/** The token ids a namespace lists (200), in order. */
+export async function listed(namespace: string, headers: Record<string, string | undefined> = {}): Promise<string[]> {
+  const response = await queryTokens(`namespace=${encodeURIComponent(namespace)}`, headers);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return ((await response.json<Json>())._embedded.tokens as Json[]).map((t) => t.tokenId as string);
+}
+
+/** `POST /api/cardBin/panLookup` by token (it asks the token's object). */
+export function lookupByToken(href: string, via?: Fetch): Promise<Response> {
+  return call('/api/cardBin/panLookup', {
+    body: { merchant: { entity: 'default' }, token: href },
+    headers: CARD_BIN_HEADERS,
     via,
   });
 }

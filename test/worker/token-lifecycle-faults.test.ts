@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StorageHarness, type StorageCall } from './faulty-env';
-import { call, TEST_AUTH, type Fetch, quiet } from './helpers';
+import { StorageHarness, type StorageCall, via } from './faulty-env';
+import { expect503, expectNotFound, panLookup, type Fetch, quiet } from './helpers';
 import {
   ATTRIBUTE_PATHS,
   type Attribute,
@@ -8,12 +8,17 @@ import {
   createToken,
   expectConsistent,
   freshCard,
+  type Made,
+  newToken,
   projectionSettled,
   putAttribute,
+  queryTokens,
   tokenBody,
   tokenCall,
-  TOKENS_MEDIA,
   liveTokensIn,
+  listed,
+  lookupByToken,
+  newNamespace,
   authenticateWithToken,
 } from './token-helpers';
 
@@ -58,23 +63,6 @@ afterEach(() => {
 });
 
 const label = (c: StorageCall | undefined): string => `${c?.store}.${c?.op}`;
-const via =
-  (h: StorageHarness): Fetch =>
-  (r) =>
-    h.fetch(r);
-
-async function expect503(response: Response): Promise<void> {
-  const body = await response.json<Json>();
-  expect(response.status, JSON.stringify(body)).toBe(503);
-  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
-  expect(body.errorName).toBe('serviceUnavailable');
-}
-
-async function expectNotFound(response: Response, errorName = 'resourceNotFound'): Promise<void> {
-  const body = await response.json<Json>();
-  expect(response.status, JSON.stringify(body)).toBe(404);
-  expect(body.errorName).toBe(errorName);
-}
 
 /** The Worker's storage calls in a clean run of `send`, in order (the objects' own writes are not the Worker's). */
 async function callsOf(send: (v: Fetch) => Promise<Response>): Promise<string[]> {
@@ -106,49 +94,12 @@ async function failedFirst(h: StorageHarness, nth: number, name: string, respons
   await h.settled();
 }
 
-async function newToken(o: { name?: string; cardNumber?: string; extra?: Json } = {}): Promise<{
-  token: Json;
-  href: string;
-  cardNumber: string;
-}> {
-  const cardNumber = o.cardNumber ?? freshCard();
-  const response = await createToken(tokenBody({ cardNumber, name: o.name ?? 'Ada Lovelace', extra: o.extra }));
-  expect(response.status, await response.clone().text()).toBe(201);
-  const token = await response.json<Json>();
-  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
-}
-
 /** A token with a conflict kept for it: its conflict link, and what accepting it changes. */
-async function withConflict(): Promise<{ token: Json; href: string; link: string; cardNumber: string }> {
+async function withConflict(): Promise<Made & { link: string }> {
   const made = await newToken({ name: 'Ada' });
   const conflict = await createToken(tokenBody({ cardNumber: made.cardNumber, name: 'Ada L', year: 2036 }));
   expect(conflict.status, await conflict.clone().text()).toBe(409);
   return { ...made, link: (await conflict.json<Json>())._links['tokens:conflicts'].href as string };
-}
-
-/** GET /tokens with a query. */
-function queryTokens(query: string, v?: Fetch): Promise<Response> {
-  return call(`/tokens?${query}`, {
-    method: 'GET',
-    headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA },
-    via: v,
-  });
-}
-
-/** The token ids a namespace lists. */
-async function listed(namespace: string): Promise<string[]> {
-  const response = await queryTokens(`namespace=${encodeURIComponent(namespace)}`);
-  expect(response.status, await response.clone().text()).toBe(200);
-  return ((await response.json<Json>())._embedded.tokens as Json[]).map((t) => t.tokenId as string);
-}
-
-/** `POST /api/cardBin/panLookup` by token (it asks the token's object). */
-function lookupByToken(href: string, v?: Fetch): Promise<Response> {
-  return call('/api/cardBin/panLookup', {
-    via: v,
-    body: { merchant: { entity: 'default' }, token: href },
-    headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
-  });
 }
 
 // --- POST /tokens --------------------------------------------------------------------------------
@@ -159,7 +110,6 @@ describe.each([
 ] as const)('POST /tokens %s when its one storage call fails', (_where, inNamespace) => {
   const bodyOf = (namespace: string): Json =>
     tokenBody({ cardNumber: freshCard(), name: 'Grace Hopper', extra: inNamespace ? { namespace } : {} });
-  const newNamespace = (): string => `ns-${crypto.randomUUID()}`;
 
   it('makes one call, do.create, when nothing fails', async () => {
     expect(await callsOf((v) => createToken(bodyOf(newNamespace()), {}, v))).toEqual(['do.create']);
@@ -195,7 +145,7 @@ describe('POST /tokens into a namespace with one place left, when the POST fails
     'failing %s it reaches the object: the card holds the last place only if the object made its token',
     async (when) => {
       quiet();
-      const namespace = `ns-${crypto.randomUUID()}`;
+      const namespace = newNamespace();
       const inside = (cardNumber: string): Json => tokenBody({ cardNumber, extra: { namespace } });
       const others: number[] = [];
       for (let i = 0; i < 15; i++) others.push((await createToken(inside(freshCard()))).status);
@@ -217,108 +167,103 @@ describe('POST /tokens into a namespace with one place left, when the POST fails
   );
 });
 
-// --- reads ---------------------------------------------------------------------------------------
+// --- one request, one call ----------------------------------------------------------------------
 
-describe('GET /tokens/{id} when its one storage call fails', () => {
-  it('makes one call, do.read, when nothing fails', async () => {
-    const { href } = await newToken();
-    expect(await callsOf((v) => tokenCall('GET', href, {}, v))).toEqual(['do.read']);
-  });
+/**
+ * A request on a token that makes one storage call (or, by id alone, a KV read and then one): what
+ * it needs made first, how it is sent, and what its retry answers after any of its calls failed.
+ */
+interface OneRequest<T> {
+  /** The describe's title. */
+  title: string;
+  /** The calls of a clean run, in order, and the title of the test that says so. */
+  calls: string[];
+  clean: string;
+  /** What the retry shows (after `503, `), in the titles of the failing runs. */
+  retry: string;
+  make: () => Promise<T>;
+  send: (made: T, v?: Fetch) => Promise<Response>;
+  /** After the failed request: the retry, and what it leaves. */
+  retried: (made: T, when: When) => Promise<void>;
+}
 
-  it.each(matrix(['do.read']))('%s: 503, the retry answers the token, unchanged', async (_title, name, nth, when) => {
-    quiet();
-    const { token, href } = await newToken();
-    const h = failing(nth, when);
-    await failedFirst(h, nth, name, await tokenCall('GET', href, {}, via(h)));
-    const retry = await tokenCall('GET', href);
-    expect(retry.status).toBe(200);
-    expect(await retry.json<Json>()).toEqual(token);
-    expect((await expectConsistent(token))?.version).toBe(1);
-    expect(await countedUpdates(token)).toBe(0);
-  });
-});
+/** A row of the table (its own type for `make`, `send` and `retried`). */
+const row = <T>(r: OneRequest<T>): OneRequest<any> => r;
 
-describe('POST /api/cardBin/panLookup by token when its one storage call fails', () => {
-  it("makes one call, do.read (the token's object: no KV read), when nothing fails", async () => {
-    const { href } = await newToken();
-    expect(await callsOf((v) => lookupByToken(href, v))).toEqual(['do.read']);
-  });
-
-  it.each(matrix(['do.read']))('%s: 503, the retry answers the BIN data', async (_title, name, nth, when) => {
-    quiet();
-    const { token, href, cardNumber } = await newToken();
-    const h = failing(nth, when);
-    await failedFirst(h, nth, name, await lookupByToken(href, via(h)));
-    const retry = await lookupByToken(href);
-    expect(retry.status, await retry.clone().text()).toBe(200);
-    // The answer by token is the answer by card number, byte for byte.
-    const byCard = await call('/api/cardBin/panLookup', {
-      body: { merchant: { entity: 'default' }, cardNumber },
-      headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
-    });
-    expect(await retry.text()).toBe(await byCard.text());
-    expect((await expectConsistent(token))?.version).toBe(1);
-  });
-});
-
-describe('GET /tokens?namespace=… when its one storage call fails', () => {
-  it('makes one call, do.list, when nothing fails', async () => {
-    const namespace = `ns-${crypto.randomUUID()}`;
-    await newToken({ extra: { namespace } });
-    expect(await callsOf((v) => queryTokens(`namespace=${namespace}`, v))).toEqual(['do.list']);
-  });
-
-  it.each(matrix(['do.list']))('%s: 503, the retry lists the namespace, unchanged', async (_title, name, nth, when) => {
-    quiet();
-    const namespace = `ns-${crypto.randomUUID()}`;
-    const a = await newToken({ extra: { namespace } });
-    const b = await newToken({ extra: { namespace } });
-    const h = failing(nth, when);
-    await failedFirst(h, nth, name, await queryTokens(`namespace=${namespace}`, via(h)));
-    expect(await listed(namespace)).toEqual([a.token.tokenId, b.token.tokenId]);
-    for (const { token } of [a, b]) expect((await expectConsistent(token))?.version).toBe(1);
-  });
-});
-
-describe('GET /tokens?tokenId=… (outside any namespace) when one of its storage calls fails', () => {
-  // By id alone, KV's projection locates the token's object, which answers.
-  const CALLS = ['kv.get', 'do.read'];
-
-  it('reads KV, then asks the object, when nothing fails', async () => {
-    const { token } = await newToken();
-    await projectionSettled(token);
-    expect(await callsOf((v) => queryTokens(`tokenId=${token.tokenId}`, v))).toEqual(CALLS);
-  });
-
-  it.each(matrix(CALLS))('%s: 503, the retry answers the token', async (_title, name, nth, when) => {
-    quiet();
-    const { token } = await newToken();
-    await projectionSettled(token);
-    const h = failing(nth, when);
-    await failedFirst(h, nth, name, await queryTokens(`tokenId=${token.tokenId}`, via(h)));
-    const retry = await queryTokens(`tokenId=${token.tokenId}`);
-    expect(retry.status).toBe(200);
-    expect((await retry.json<Json>())._embedded.tokens).toEqual([token]);
-    expect((await expectConsistent(token))?.version).toBe(1);
-  });
-});
-
-// --- an update -----------------------------------------------------------------------------------
-
-describe('PUT of an attribute when its one storage call fails', () => {
-  it('makes one call, do.update, when nothing fails', async () => {
-    const { href } = await newToken();
-    expect(await callsOf((v) => putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, v))).toEqual(['do.update']);
-  });
-
-  it.each(matrix(['do.update']))(
-    '%s: 503, the retry answers 204, and one version holds the value, counted once',
-    async (_title, name, nth, when) => {
-      quiet();
-      const { token, href } = await newToken();
-      const h = failing(nth, when);
-      await failedFirst(h, nth, name, await putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, via(h)));
-
+describe.each([
+  row({
+    title: 'GET /tokens/{id} when its one storage call fails',
+    calls: ['do.read'],
+    clean: 'makes one call, do.read, when nothing fails',
+    retry: 'the retry answers the token, unchanged',
+    make: () => newToken(),
+    send: ({ href }, v) => tokenCall('GET', href, {}, v),
+    retried: async ({ token, href }) => {
+      const retry = await tokenCall('GET', href);
+      expect(retry.status).toBe(200);
+      expect(await retry.json<Json>()).toEqual(token);
+      expect((await expectConsistent(token))?.version).toBe(1);
+      expect(await countedUpdates(token)).toBe(0);
+    },
+  }),
+  row({
+    title: 'POST /api/cardBin/panLookup by token when its one storage call fails',
+    calls: ['do.read'],
+    clean: "makes one call, do.read (the token's object: no KV read), when nothing fails",
+    retry: 'the retry answers the BIN data',
+    make: () => newToken(),
+    send: ({ href }, v) => lookupByToken(href, v),
+    retried: async ({ token, href, cardNumber }) => {
+      const retry = await lookupByToken(href);
+      expect(retry.status, await retry.clone().text()).toBe(200);
+      // The answer by token is the answer by card number, byte for byte.
+      const byCard = await panLookup({ merchant: { entity: 'default' }, cardNumber });
+      expect(await retry.text()).toBe(await byCard.text());
+      expect((await expectConsistent(token))?.version).toBe(1);
+    },
+  }),
+  row({
+    title: 'GET /tokens?namespace=… when its one storage call fails',
+    calls: ['do.list'],
+    clean: 'makes one call, do.list, when nothing fails',
+    retry: 'the retry lists the namespace, unchanged',
+    make: async () => {
+      const namespace = newNamespace();
+      return { namespace, a: await newToken({ extra: { namespace } }), b: await newToken({ extra: { namespace } }) };
+    },
+    send: ({ namespace }, v) => queryTokens(`namespace=${namespace}`, {}, v),
+    retried: async ({ namespace, a, b }) => {
+      expect(await listed(namespace)).toEqual([a.token.tokenId, b.token.tokenId]);
+      for (const { token } of [a, b]) expect((await expectConsistent(token))?.version).toBe(1);
+    },
+  }),
+  row({
+    // By id alone, KV's projection locates the token's object, which answers.
+    title: 'GET /tokens?tokenId=… (outside any namespace) when one of its storage calls fails',
+    calls: ['kv.get', 'do.read'],
+    clean: 'reads KV, then asks the object, when nothing fails',
+    retry: 'the retry answers the token',
+    make: async () => {
+      const made = await newToken();
+      await projectionSettled(made.token);
+      return made;
+    },
+    send: ({ token }, v) => queryTokens(`tokenId=${token.tokenId}`, {}, v),
+    retried: async ({ token }) => {
+      const retry = await queryTokens(`tokenId=${token.tokenId}`);
+      expect(retry.status).toBe(200);
+      expect((await retry.json<Json>())._embedded.tokens).toEqual([token]);
+      expect((await expectConsistent(token))?.version).toBe(1);
+    },
+  }),
+  row({
+    title: 'PUT of an attribute when its one storage call fails',
+    calls: ['do.update'],
+    clean: 'makes one call, do.update, when nothing fails',
+    retry: 'the retry answers 204, and one version holds the value, counted once',
+    make: () => newToken(),
+    send: ({ href }, v) => putAttribute(href, 'cardHolderName', 'Grace Hopper', {}, v),
+    retried: async ({ token, href }) => {
       const retry = await putAttribute(href, 'cardHolderName', 'Grace Hopper');
       expect(retry.status, await retry.clone().text()).toBe(204);
       expect((await (await tokenCall('GET', href)).json<Json>()).paymentInstrument.cardHolderName).toBe('Grace Hopper');
@@ -326,46 +271,29 @@ describe('PUT of an attribute when its one storage call fails', () => {
       expect((await expectConsistent(token))?.version).toBe(2);
       expect(await countedUpdates(token)).toBe(1);
     },
-  );
-});
-
-// --- conflicts -----------------------------------------------------------------------------------
-
-describe('GET on a conflict link when its one storage call fails', () => {
-  it('makes one call, do.conflict, when nothing fails', async () => {
-    const { link } = await withConflict();
-    expect(await callsOf((v) => tokenCall('GET', link, {}, v))).toEqual(['do.conflict']);
-  });
-
-  it.each(matrix(['do.conflict']))(
-    '%s: 503, the retry answers the conflict, still open',
-    async (_title, name, nth, when) => {
-      quiet();
-      const { token, link } = await withConflict();
-      const h = failing(nth, when);
-      await failedFirst(h, nth, name, await tokenCall('GET', link, {}, via(h)));
+  }),
+  row({
+    title: 'GET on a conflict link when its one storage call fails',
+    calls: ['do.conflict'],
+    clean: 'makes one call, do.conflict, when nothing fails',
+    retry: 'the retry answers the conflict, still open',
+    make: withConflict,
+    send: ({ link }, v) => tokenCall('GET', link, {}, v),
+    retried: async ({ token, link }) => {
       const retry = await tokenCall('GET', link);
       expect(retry.status).toBe(200);
       expect((await retry.json<Json>()).conflicts.paymentInstrument.cardHolderName).toBe('Ada L');
       expect((await expectConsistent(token))?.version).toBe(1);
     },
-  );
-});
-
-describe('PUT on a conflict link (accepting it) when its one storage call fails', () => {
-  it('makes one call, do.acceptConflict, when nothing fails', async () => {
-    const { link } = await withConflict();
-    expect(await callsOf((v) => tokenCall('PUT', link, {}, v))).toEqual(['do.acceptConflict']);
-  });
-
-  it.each(matrix(['do.acceptConflict']))(
-    '%s: 503, the retry answers 204, and the token takes the conflicting values once',
-    async (_title, name, nth, when) => {
-      quiet();
-      const { token, href, link } = await withConflict();
-      const h = failing(nth, when);
-      await failedFirst(h, nth, name, await tokenCall('PUT', link, {}, via(h)));
-
+  }),
+  row({
+    title: 'PUT on a conflict link (accepting it) when its one storage call fails',
+    calls: ['do.acceptConflict'],
+    clean: 'makes one call, do.acceptConflict, when nothing fails',
+    retry: 'the retry answers 204, and the token takes the conflicting values once',
+    make: withConflict,
+    send: ({ link }, v) => tokenCall('PUT', link, {}, v),
+    retried: async ({ token, href, link }) => {
       const retry = await tokenCall('PUT', link);
       expect(retry.status, await retry.clone().text()).toBe(204);
       const shown = await (await tokenCall('GET', href)).json<Json>();
@@ -378,25 +306,19 @@ describe('PUT on a conflict link (accepting it) when its one storage call fails'
       expect((await expectConsistent(token))?.version).toBe(2);
       await expectNotFound(await tokenCall('GET', link));
     },
-  );
-});
-
-// --- deletion ------------------------------------------------------------------------------------
-
-describe('DELETE /tokens/{id} when its one storage call fails', () => {
-  it('makes one call, do.remove, when nothing fails', async () => {
-    const { href } = await newToken();
-    expect(await callsOf((v) => tokenCall('DELETE', href, {}, v))).toEqual(['do.remove']);
-  });
-
-  it.each(matrix(['do.remove']))(
-    '%s: 503, the retry answers 204, the token is 404 on every exact path, and the card is free',
-    async (_title, name, nth, when) => {
-      quiet();
-      const { token, href, link, cardNumber } = await withConflict();
-      await projectionSettled(token);
-      const h = failing(nth, when);
-      await failedFirst(h, nth, name, await tokenCall('DELETE', href, {}, via(h)));
+  }),
+  row({
+    title: 'DELETE /tokens/{id} when its one storage call fails',
+    calls: ['do.remove'],
+    clean: 'makes one call, do.remove, when nothing fails',
+    retry: 'the retry answers 204, the token is 404 on every exact path, and the card is free',
+    make: async () => {
+      const made = await withConflict();
+      await projectionSettled(made.token);
+      return made;
+    },
+    send: ({ href }, v) => tokenCall('DELETE', href, {}, v),
+    retried: async ({ token, href, link, cardNumber }, when) => {
       // Until the retry, the token is deleted only if the failed call reached the object.
       expect((await tokenCall('GET', href)).status).toBe(reached(when) ? 404 : 200);
 
@@ -425,5 +347,18 @@ describe('DELETE /tokens/{id} when its one storage call fails', () => {
       expect(fresh.status).toBe(201);
       expect((await fresh.json<Json>()).tokenId).not.toBe(token.tokenId);
     },
-  );
+  }),
+])('$title', ({ calls, clean, retry, make, send, retried }) => {
+  it(clean, async () => {
+    const made = await make();
+    expect(await callsOf((v) => send(made, v))).toEqual(calls);
+  });
+
+  it.each(matrix(calls))(`%s: 503, ${retry}`, async (_title, name, nth, when) => {
+    quiet();
+    const made = await make();
+    const h = failing(nth, when);
+    await failedFirst(h, nth, name, await send(made, via(h)));
+    await retried(made, when);
+  });
 });

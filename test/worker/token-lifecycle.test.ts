@@ -2,7 +2,16 @@ import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { restoreObjects, StorageHarness } from './faulty-env';
-import { burst, call, expectErrorCase, OTHER_AUTH, TEST_AUTH, type ErrorCase, type Fetch } from './helpers';
+import {
+  burst,
+  call,
+  expectErrorCase,
+  expectNotFound,
+  OTHER_AUTH,
+  TEST_AUTH,
+  type ErrorCase,
+  type Fetch,
+} from './helpers';
 import {
   type Attribute,
   ATTRIBUTE_PATHS,
@@ -20,6 +29,13 @@ import {
   type TokenLike,
   TOKENS_MEDIA,
   authenticateWithToken,
+  type Made,
+  type NewToken,
+  newToken as tokenize,
+  listed,
+  lookupByToken,
+  newNamespace,
+  queryTokens,
 } from './token-helpers';
 
 /**
@@ -55,50 +71,15 @@ afterEach(() => {
   restoreObjects();
 });
 
-interface Made {
-  token: Json;
-  href: string;
-  cardNumber: string;
-}
-
-/** Tokenizes a fresh card (named, with a billing address and a scheme reference unless told otherwise). */
-async function newToken(
-  o: { cardNumber?: string; name?: string; extra?: Json; address?: Json | null; via?: Fetch } = {},
-): Promise<Made> {
-  const cardNumber = o.cardNumber ?? freshCard();
-  const body = tokenBody({ cardNumber, name: o.name ?? 'Ada Lovelace', extra: o.extra });
-  if (o.address !== null) body.paymentInstrument.billingAddress = o.address ?? ADDRESS_A;
-  const response = await createToken(body, {}, o.via);
-  expect(response.status, await response.clone().text()).toBe(201);
-  const token = await response.json<Json>();
-  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
+/** Tokenizes a fresh card (named, with billing address A unless told otherwise: `address: null` for none). */
+function newToken(o: Omit<NewToken, 'address'> & { address?: Json | null } = {}): Promise<Made> {
+  return tokenize({ ...o, address: o.address === null ? undefined : (o.address ?? ADDRESS_A) });
 }
 
 async function getToken(href: string, headers: Record<string, string | undefined> = {}, via?: Fetch): Promise<Json> {
   const response = await tokenCall('GET', href, headers, via);
   expect(response.status, await response.clone().text()).toBe(200);
   return response.json<Json>();
-}
-
-async function expectNotFound(response: Response): Promise<void> {
-  expect(response.status).toBe(404);
-  expect((await response.json<Json>()).errorName).toBe('resourceNotFound');
-}
-
-/** GET /tokens with a query. */
-function queryTokens(query: string, headers: Record<string, string | undefined> = {}, via?: Fetch): Promise<Response> {
-  return call(`/tokens?${query}`, {
-    method: 'GET',
-    headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA, ...headers },
-    via,
-  });
-}
-
-/** The token ids a namespace lists (200), in order. */
-async function listed(namespace: string, headers: Record<string, string | undefined> = {}): Promise<string[]> {
-  const response = await queryTokens(`namespace=${encodeURIComponent(namespace)}`, headers);
-  expect(response.status, await response.clone().text()).toBe(200);
-  return ((await response.json<Json>())._embedded.tokens as Json[]).map((t) => t.tokenId as string);
 }
 
 /** A conflicting POST: 409 with its `tokens:conflicts` link. */
@@ -119,22 +100,9 @@ function onConflict(
   return tokenCall(method, link, headers, via);
 }
 
-function newNamespace(): string {
-  return `ns-${crypto.randomUUID()}`;
-}
-
 /** A card body in a namespace. */
 function inNamespace(namespace: string, cardNumber: string, entity = 'default'): Json {
   return tokenBody({ cardNumber, entity, extra: { namespace } });
-}
-
-/** `POST /api/cardBin/panLookup` by token. */
-function lookupByToken(href: string, via?: Fetch): Promise<Response> {
-  return call('/api/cardBin/panLookup', {
-    body: { merchant: { entity: 'default' }, token: href },
-    headers: { Authorization: TEST_AUTH, 'Content-Type': 'application/json', 'WP-Api-Version': '1' },
-    via,
-  });
 }
 
 /** The KV record of a token, which must exist, once its object's projection has settled. */

@@ -1,21 +1,22 @@
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { restoreObjects, StorageHarness, type Fault } from './faulty-env';
-import { burst, call, panLookup, TEST_AUTH, type Fetch, quiet } from './helpers';
+import { restoreObjects, StorageHarness, type Fault, via } from './faulty-env';
+import { burst, expect503, expectNotFound, panLookup, quiet } from './helpers';
+import { outboxAttempts } from './projection-helpers';
 import {
   countedUpdates,
   createToken,
   expectConsistent,
   freshCard,
+  newToken,
   objectWritesOf,
   projectionSettled,
   putAttribute,
+  queryTokens,
   storedToken,
   tokenBody,
   tokenCall,
   tokenGroupOf,
-  type TokenLike,
-  TOKENS_MEDIA,
   authenticateWithToken,
 } from './token-helpers';
 
@@ -51,37 +52,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const via =
-  (h: StorageHarness): Fetch =>
-  (r) =>
-    h.fetch(r);
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function expect503(response: Response): Promise<void> {
-  const body = await response.json<Json>();
-  expect(response.status, JSON.stringify(body)).toBe(503);
-  expect(response.headers.get('Retry-After')).toMatch(/^\d+$/);
-  expect(body.errorName).toBe('serviceUnavailable');
-}
-
-async function expectNotFound(response: Response, errorName = 'resourceNotFound'): Promise<void> {
-  const body = await response.json<Json>();
-  expect(response.status, JSON.stringify(body)).toBe(404);
-  expect(body.errorName).toBe(errorName);
-}
-
-async function newToken(o: { name?: string; cardNumber?: string; via?: Fetch } = {}): Promise<{
-  token: Json;
-  href: string;
-  cardNumber: string;
-}> {
-  const cardNumber = o.cardNumber ?? freshCard();
-  const response = await createToken(tokenBody({ cardNumber, name: o.name ?? 'Ada Lovelace' }), {}, o.via);
-  expect(response.status, await response.clone().text()).toBe(201);
-  const token = await response.json<Json>();
-  return { token, href: token.tokenPaymentInstrument.href as string, cardNumber };
-}
 
 const keyOf = (token: Json): string => `token:${token.tokenId as string}`;
 
@@ -120,21 +91,6 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
     if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
     await sleep(10);
   }
-}
-
-/** The attempts of the token's pending projection in its object's outbox (white-box). */
-function attemptsOf(token: TokenLike, key: string): Promise<number> {
-  return runInDurableObject(
-    tokenGroupOf(token),
-    (_g, state) =>
-      state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM outbox WHERE key = ?', key).toArray()[0]
-        ?.attempts ?? 0,
-  );
-}
-
-/** GET /tokens with a query. */
-function queryTokens(query: string): Promise<Response> {
-  return call(`/tokens?${query}`, { method: 'GET', headers: { Authorization: TEST_AUTH, Accept: TOKENS_MEDIA } });
 }
 
 /** A deleted token: 404 on every exact path, whatever KV holds (the token's object answers them). */
@@ -259,7 +215,10 @@ describe('a write of a token held past its deadline, landing after a newer state
    * newer state's write, which the object sends only two deadlines after the held one.
    */
   async function landWhenGivenUp(h: StorageHarness, token: Json): Promise<void> {
-    await until('the object gave the held write up', async () => (await attemptsOf(token, keyOf(token))) > 0);
+    await until(
+      'the object gave the held write up',
+      async () => (await outboxAttempts(tokenGroupOf(token), keyOf(token))) > 0,
+    );
     expect(objectWritesOfKey(h, keyOf(token)), 'the newer state is not written yet').toHaveLength(1);
     await h.landHeldWrites();
   }
