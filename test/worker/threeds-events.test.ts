@@ -21,6 +21,7 @@ import {
   receivingAtTestEndpoint as receiving,
   restoreSink,
   restoreTransport,
+  rowsIn,
   settledOwner,
   TEST_ENDPOINT as ENDPOINT,
   TEST_MERCHANT_SECRET as SECRET,
@@ -206,10 +207,7 @@ describe('threeDS.authentication.completed, in test', () => {
     await runDurableObjectAlarm(guard);
     const r = await theEvent(receiver, reference);
     expect(r.event.data.outcome).toBe('authenticationFailed');
-    const sessions = await runInDurableObject(
-      guard,
-      (_g, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM session').one().n,
-    );
+    const sessions = await runInDurableObject(guard, (_g, state) => rowsIn(state, 'session'));
     expect(sessions).toBe(0);
   });
 
@@ -269,8 +267,8 @@ describe("the transaction's appends to the event log, failing", () => {
     });
     await runDurableObjectAlarm(guard);
     const left = await runInDurableObject(guard, (_g, state) => ({
-      sessions: state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM session').one().n,
-      events: state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events_out').one().n,
+      sessions: rowsIn(state, 'session'),
+      events: rowsIn(state, 'events_out'),
     }));
     expect(left).toEqual({ sessions: 0, events: 1 });
     // Nothing reached the log before the wipe: what is sent next comes from what outlived it.
