@@ -1,4 +1,5 @@
 import { toBase64Url, utf8 } from '../../bytes';
+import { failedCall } from '../../storage/object-client';
 import { FailureError } from '../../failures';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
@@ -248,4 +249,85 @@ function isWebUrl(value: string | undefined): value is string {
   } catch {
     return false;
   }
+}
+
+/**
+ * Live authenticate's runs in one object instance: the first body starts its run, an identical
+ * body waits on it, another body is a conflict (LiveTransaction.start decides from storage; the
+ * run in memory is this instance's own). `instance` tells this instance's start from one left by
+ * an instance that is gone (the object was reset).
+ */
+export class LiveRuns {
+  private readonly instance = crypto.randomUUID();
+  private readonly runs = new Map<string, Promise<LiveAuthenticated>>();
+
+  constructor(
+    private readonly live: LiveTransaction,
+    private readonly host: () => LiveHost,
+  ) {}
+
+  /** Whether a run is under way in this instance. */
+  get running(): boolean {
+    return this.runs.size > 0;
+  }
+
+  /**
+   * The answer to `input`: an identical run's under way, the recorded one, or a new run's.
+   * `changing` wraps the object's side of it (its expiry, its alarm); `onStart` runs in the same
+   * synchronous block as the run's start.
+   */
+  authenticate(
+    input: LiveAuthenticateInput,
+    changing: (work: (onStart: () => void) => Promise<LiveAuthenticated>) => Promise<LiveAuthenticated>,
+  ): Promise<LiveAuthenticated> {
+    const running = this.runs.get(input.requestHash);
+    if (running) return running;
+    return changing((onStart) => {
+      const begun = this.live.start(input.requestHash, this.instance, input.now);
+      switch (begun.kind) {
+        case 'answered':
+          return Promise.resolve({ kind: 'answered', answer: begun.answer, scenario: 'live: answered before' });
+        case 'conflict':
+          return Promise.resolve({ kind: 'conflict' });
+        case 'lost':
+          return Promise.resolve({
+            kind: 'answered',
+            answer: lostAnswer(input),
+            scenario: 'live: AReq sent, its answer unknown',
+          });
+        case 'running':
+          // Another body's run is a conflict; this body's is in `runs`.
+          return this.runs.get(input.requestHash) ?? Promise.resolve({ kind: 'conflict' });
+      }
+      onStart();
+      const run = runLiveAuthentication(this.host(), input, begun)
+        .catch((e: unknown) => {
+          // A domain failure goes back as a value (src/storage/object-client.ts), as the token object's.
+          if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
+          throw e;
+        })
+        .finally(() => {
+          this.runs.delete(input.requestHash);
+        });
+      this.runs.set(input.requestHash, run);
+      return run;
+    });
+  }
+
+  /** The alarm: an AReq sent by an instance that is gone (or past its answer window) is lost. */
+  loseIfOrphaned(now: number): void {
+    this.live.loseIfOrphaned(this.instance, now);
+  }
+}
+
+/** The answer to a live authentication whose AReq went out with its answer unknown. */
+function lostAnswer(input: LiveAuthenticateInput): Record<string, unknown> {
+  return {
+    ...unavailableAnswer({
+      transactionReference: input.request.transactionReference,
+      brands: input.card.brands,
+      step: 'authenticate',
+      apiBase: `${input.baseUrl}${THREEDS_PATH}`,
+    }),
+  };
 }

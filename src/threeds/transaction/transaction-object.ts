@@ -8,11 +8,7 @@ import { EventOutbox } from '../../storage/event-outbox';
 import { eventSink } from '../../events/event-log-api';
 import type { EventType } from '../../events/event-types';
 import { settingsOf } from '../../config/settings';
-import { FailureError } from '../../failures';
-import { failedCall } from '../../storage/object-client';
-import { THREEDS_PATH } from '../api-paths';
 import { objectProvider } from '../live/challenge-watch';
-import { unavailableAnswer } from '../live/emv-outcomes';
 import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from '../live/live-state';
 import type {
   AuthClaim,
@@ -28,42 +24,36 @@ import type {
   ThreeDsTransactionMethods,
   TransactionFacts,
 } from '../transaction-api';
-import { runLiveAuthentication, type LiveHost } from './live-authentication';
+import { LiveRuns, type LiveHost } from './live-authentication';
 import { LiveTransaction } from './live-transaction';
 import { LiveWatch } from './live-watch';
 import { Session } from './session';
 import { TestChallenge } from './test-challenge';
 import { TransactionEvents } from './transaction-events';
+import {
+  closeAndWipe,
+  createTables,
+  nextAlarm,
+  nothingLeft,
+  transactionFacts,
+  WIPE_DELAY_MS,
+  type TransactionParts,
+} from './session-end';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
  * where every decision about the transaction that must be strongly consistent is made once,
  * whichever Cloudflare location the merchant's server or the cardholder's browser reaches.
  * It implements the transaction's RPC interface (src/threeds/transaction-api.ts), which the 3DS
- * steps call, and is split by what it decides:
- *
- * - the session and its device data collection (session.ts);
- * - the first body of deviceDataInitialize and of authenticate (claims, with their answers);
- * - the test issuer's challenge (test-challenge.ts);
- * - live: the provider's preparation, the browser, the one authentication and the challenge's one
- *   result (live-transaction.ts), and the watch of an open challenge (live-watch.ts);
- * - its event (transaction-events.ts), and the session's end (here: the alarm and the wipe).
- *
- * This object is the truth for all of it, and every step asks it, never KV. Its session record
- * (what authenticate decided, and the challenge's result once there is one) is projected to KV
- * for audit and for readers that tolerate staleness (docs/storage.md "Projections"): this object
- * is the only writer of that key, through its outbox and alarm, after the answer. The session
- * lives an hour from its first step, and an hour from authenticate once that comes (so a
- * challenge always gets its 10 minutes); then the alarm wipes the object. Every call takes the
- * caller's clock, so expiry is judged on one time line with the projected records.
- *
- * When the transaction's final outcome is recorded (authenticate's frictionless answer, the
- * challenge's one result, however it ended, or live's answer, result or lost AReq), this object
- * stages its `threeDS.authentication.completed` event in the same synchronous block, and sends it
- * to the merchant's event log through its event outbox (src/storage/event-outbox.ts), from the
- * same alarm; a challenge left open ends as expired from the alarm at its deadline, so the event
- * comes even when nobody calls again. Staged events outlive the wipe: the alarm goes on until the
- * log has them.
+ * steps call, and is split by what it decides: the session and its device data collection
+ * (session.ts); the first bodies (claims); the test issuer's challenge (test-challenge.ts); live:
+ * the one authentication, run here (live-authentication.ts), its state (live-transaction.ts) and
+ * the watch of an open challenge (live-watch.ts); its event (transaction-events.ts); and the
+ * session's end, the alarm and the storage freed (session-end.ts). This object is the truth for
+ * all of it and the only writer of its KV projection (docs/storage.md); every step asks it, never
+ * KV. The session lives an hour from its first step, and an hour from authenticate once that
+ * comes; every call takes the caller's clock. The final outcome stages its
+ * `threeDS.authentication.completed` event in the same synchronous block (docs/events.md).
  */
 
 const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
@@ -72,9 +62,6 @@ const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], Challe
   cancelled: ['failed', 'cancelled'],
   timedOut: ['failed', 'expired'],
 };
-
-/** How long after its end the object's state is wiped (KV records live as long). */
-const WIPE_DELAY_MS = 60_000;
 
 /** Claims of this object end with the session, which the wipe ends. */
 const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
@@ -91,22 +78,19 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private readonly events: EventOutbox<EventType>;
   /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
   private staged = false;
+  /** The parts, as what decides across them takes them (session-end.ts). */
+  private readonly parts: TransactionParts;
   /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
   private readonly alarms: AlarmRunner;
   /** This call moved a time the alarm must keep (a challenge's watch, an AReq's answer): set it again. */
   private rearm = false;
   /**
-   * This instance's id: a live authentication started by another (one that is gone: the object was
-   * reset) is taken over or lost, never waited for (LiveTransaction.start).
-   */
-  private readonly instance = crypto.randomUUID();
-  /**
    * Whether the object has its tables: none until a call that records something needs them (a GET
    * of an unknown reference creates nothing), and none again once its storage is freed.
    */
   private hasTables: boolean;
-  /** Live authenticate's runs under way in this instance, by request hash (one at most). */
-  private readonly runs = new Map<string, Promise<LiveAuthenticated>>();
+  /** Live authenticate's runs under way in this instance (live-authentication.ts). */
+  private readonly runs: LiveRuns;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -117,6 +101,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.challenges = new TestChallenge(sql, (reference, result) => this.challengeEnded(reference, result));
     this.live = new LiveTransaction(sql, () => this.noticeOutcome());
     this.watch = new LiveWatch(sql, env, this.live);
+    this.runs = new LiveRuns(this.live, () => this.liveHost());
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
     this.completion = new TransactionEvents(sql, env, ctx.id.toString(), () => this.events);
     this.events = new EventOutbox<EventType>(
@@ -124,6 +109,16 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       (event) => this.completion.render(event),
       (username, events) => eventSink.append(env, username, events),
     );
+    this.parts = {
+      session: this.session,
+      claims: this.claims,
+      challenges: this.challenges,
+      live: this.live,
+      watch: this.watch,
+      completion: this.completion,
+      outbox: this.outbox,
+      events: this.events,
+    };
     this.hasTables =
       sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
     // An object made by an earlier version gets the tables added since.
@@ -244,7 +239,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     if (!this.hasTables) return Promise.resolve(undefined);
     return this.changing((): TransactionFacts | undefined => {
       this.expire(now);
-      return this.facts(now);
+      return transactionFacts(this.parts, now);
     });
   }
 
@@ -295,39 +290,19 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    */
   liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated> {
     this.createTables();
-    const running = this.runs.get(input.requestHash);
-    if (running) return running;
-    return this.changing(async (): Promise<LiveAuthenticated> => {
-      this.expire(input.now);
-      const begun = this.live.start(input.requestHash, this.instance, input.now);
-      switch (begun.kind) {
-        case 'answered':
-          return { kind: 'answered', answer: begun.answer, scenario: 'live: answered before' };
-        case 'conflict':
-          return { kind: 'conflict' };
-        case 'lost':
-          return { kind: 'answered', answer: lostAnswer(input), scenario: 'live: AReq sent, its answer unknown' };
-        case 'running':
-          // Another body's run cannot be `running` (it is a conflict); this body's is in `runs`.
-          return this.runs.get(input.requestHash) ?? { kind: 'conflict' };
-      }
-      this.completion.keepScope(input.scope, input.now);
-      if (this.session.startOrExtend(input.sessionEnd)) this.rearm = true;
-      const run = runLiveAuthentication(this.liveHost(), input, begun)
-        .catch((e: unknown) => {
-          // A domain failure goes back as a value (src/storage/object-client.ts), as the token object's.
-          if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
-          throw e;
-        })
-        .finally(() => {
-          this.runs.delete(input.requestHash);
+    return this.runs.authenticate(input, (work) =>
+      this.changing(async () => {
+        this.expire(input.now);
+        const done = await work(() => {
+          // A run starts: the transaction's event scope, and the session an hour from now.
+          this.completion.keepScope(input.scope, input.now);
+          this.session.startOrExtend(input.sessionEnd);
         });
-      this.runs.set(input.requestHash, run);
-      const done = await run;
-      // The AReq's answer settles it; a challenge it opened is watched from the alarm.
-      this.rearm = true;
-      return done;
-    });
+        // The AReq's answer settles it (or the run started the session): the alarm is set again.
+        this.rearm = true;
+        return done;
+      }),
+    );
   }
 
   /** The challenge page's relay: the challenge to post to the ACS, once its JWT is checked. */
@@ -366,8 +341,8 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       async () => {
         const now = Date.now();
         const end = this.session.end();
-        this.live.loseIfOrphaned(this.instance, now);
-        if (end !== undefined && end + WIPE_DELAY_MS <= now) this.closeAndWipe(now);
+        this.runs.loseIfOrphaned(now);
+        if (end !== undefined && end + WIPE_DELAY_MS <= now) closeAndWipe(this.parts, now);
         else {
           this.challenges.endOverdue(now);
           await this.watch.watch(now, this.completion.scope()?.baseUrl ?? '');
@@ -385,22 +360,16 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** Creates the object's tables, the first time a call records something (or `again`, for an older object). */
   private createTables(again = false): void {
     if (this.hasTables && !again) return;
-    for (const part of [this.session, this.claims, this.challenges, this.live, this.watch, this.completion]) {
-      part.createTables();
-    }
-    this.outbox.createTables();
-    this.events.createTables();
+    createTables(this.parts);
     this.hasTables = true;
   }
 
   /**
-   * Frees the object's storage once nothing is left to do (docs/storage.md "Storage freed"): the
-   * session wiped, every projection written, every event appended, no run under way. The object
-   * then has no tables, no alarm and no bytes stored; the reference may start a new session.
+   * Frees the object's storage once nothing is left to do (session-end.ts): no tables, no alarm,
+   * no bytes stored; the reference may start a new session.
    */
   private async freeIfDone(): Promise<void> {
-    if (this.session.end() !== undefined || this.runs.size > 0) return;
-    if (this.outbox.nextDue() !== undefined || this.events.nextDue() !== undefined) return;
+    if (!nothingLeft(this.parts, this.runs.running)) return;
     await this.ctx.storage.deleteAll();
     this.hasTables = false;
   }
@@ -413,31 +382,6 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       key: settingsOf(this.env).jwtKey,
       objectId: this.ctx.id.toString(),
       sent: () => this.scheduleAlarm(),
-    };
-  }
-
-  /** What the transaction is now (see {@link transaction}); undefined when there is no session. */
-  private facts(now: number): TransactionFacts | undefined {
-    const init = this.claims.entry<InitClaim>('init', now);
-    const auth = this.claims.entry<AuthClaim>('auth', now);
-    const liveAuth = this.live.authentication();
-    const liveChallenge = this.live.challenge();
-    const challenge = auth?.answer.challenge ? this.challenges.state(auth.answer.challenge.reference, now) : undefined;
-    const times = [
-      init?.decidedAt,
-      this.completion.since(),
-      auth?.decidedAt,
-      challenge?.result?.completedAt,
-      liveAuth?.decidedAt,
-      liveChallenge?.result?.decidedAt,
-    ].filter((t): t is number => typeof t === 'number');
-    if (times.length === 0) return undefined;
-    return {
-      createdAt: Math.min(...times),
-      updatedAt: Math.max(...times),
-      ...(auth ? { auth: auth.answer } : {}),
-      ...(challenge?.result ? { challengeResult: challenge.result } : {}),
-      ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
     };
   }
 
@@ -492,18 +436,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * together; once per session.
    */
   private noticeOutcome(): void {
-    if (this.completion.notice(() => this.facts(Number.NEGATIVE_INFINITY))) this.staged = true;
-  }
-
-  /**
-   * Ends the session: a challenge still open whose result can no longer come ends first (test: past
-   * its deadline; live: once no RReq can come), so that its outcome and event are staged before the
-   * state goes; staged events outlive the wipe, and the alarm is kept for them.
-   */
-  private closeAndWipe(now: number): void {
-    this.challenges.endOverdue(now);
-    this.watch.closeIfUnwatched(now, this.completion.scope()?.baseUrl ?? '');
-    this.wipe();
+    if (this.completion.notice(() => transactionFacts(this.parts, Number.NEGATIVE_INFINITY))) this.staged = true;
   }
 
   /** Stages the session record as the next projection of its key. */
@@ -512,54 +445,20 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.staged = true;
   }
 
-  /**
-   * The alarm: at the next projection or event due, an open challenge's deadline, the live
-   * watch's next look, an AReq lease's end, else a minute after the session's end (the wipe).
-   */
+  /** Sets the alarm to when it is next due (session-end.ts). */
   private async scheduleAlarm(): Promise<void> {
     if (!this.hasTables) return;
-    const end = this.session.end();
-    const times = [
-      this.outbox.nextDue(),
-      this.events.nextDue(),
-      this.challenges.nextDeadline(),
-      this.watch.nextLook(),
-      this.live.sendingLeaseEnd(),
-      end === undefined ? undefined : end + WIPE_DELAY_MS,
-    ].filter((t): t is number => t !== undefined);
-    if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
+    const at = nextAlarm(this.parts);
+    if (at !== undefined) await this.ctx.storage.setAlarm(at);
   }
 
   /** A session past its end is gone: the reference may start a new one. */
   private expire(now: number): void {
     const end = this.session.end();
     if (end === undefined || end > now) return;
-    this.closeAndWipe(now);
+    closeAndWipe(this.parts, now);
     // An event it staged leaves from the alarm; this call may not be one that sets it (the storage
     // write is held by the output gate like any other).
     if (this.events.nextDue() !== undefined) void this.scheduleAlarm();
   }
-
-  private wipe(): void {
-    // Staged events stay (events_out): the alarm sends them after the session is gone.
-    this.session.wipe();
-    this.challenges.wipe();
-    this.completion.wipe();
-    this.watch.wipe();
-    this.claims.wipe();
-    this.live.wipe();
-    this.outbox.wipe();
-  }
-}
-
-/** The answer to a live authentication whose AReq went out with its answer unknown. */
-function lostAnswer(input: LiveAuthenticateInput): Record<string, unknown> {
-  return {
-    ...unavailableAnswer({
-      transactionReference: input.request.transactionReference,
-      brands: input.card.brands,
-      step: 'authenticate',
-      apiBase: `${input.baseUrl}${THREEDS_PATH}`,
-    }),
-  };
 }

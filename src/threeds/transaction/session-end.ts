@@ -1,0 +1,105 @@
+import type { ClaimTable } from '../../storage/claims';
+import type { EventOutbox } from '../../storage/event-outbox';
+import type { Outbox } from '../../storage/projection-outbox';
+import type { EventType } from '../../events/event-types';
+import type { AuthClaim, InitClaim, TransactionFacts } from '../transaction-api';
+import type { LiveTransaction } from './live-transaction';
+import type { LiveWatch } from './live-watch';
+import type { Session } from './session';
+import type { TestChallenge } from './test-challenge';
+import type { TransactionEvents } from './transaction-events';
+
+/**
+ * What a transaction's object is made of, and what it decides across its parts: what the
+ * transaction is now (GET's facts), when its alarm is due, and its session's end (close, wipe,
+ * and free the storage once nothing is left).
+ */
+export interface TransactionParts {
+  session: Session;
+  claims: ClaimTable;
+  challenges: TestChallenge;
+  live: LiveTransaction;
+  watch: LiveWatch;
+  completion: TransactionEvents;
+  outbox: Outbox;
+  events: EventOutbox<EventType>;
+}
+
+/** How long after its end the object's state is wiped (KV records live as long). */
+export const WIPE_DELAY_MS = 60_000;
+
+/** Creates every part's tables (each CREATE is a no-op for a table already there). */
+export function createTables(p: TransactionParts): void {
+  for (const part of [p.session, p.claims, p.challenges, p.live, p.watch, p.completion, p.outbox, p.events]) {
+    part.createTables();
+  }
+}
+
+/**
+ * What the transaction is now, for GET of the transaction (docs/threeds.md "Retrieve a
+ * transaction"): when it started and last changed, what authenticate decided, and the
+ * challenge's one result once there is one (test), or the live authentication's answer and its
+ * challenge's result (live). Undefined when there is no session.
+ */
+export function transactionFacts(p: TransactionParts, now: number): TransactionFacts | undefined {
+  const init = p.claims.entry<InitClaim>('init', now);
+  const auth = p.claims.entry<AuthClaim>('auth', now);
+  const liveAuth = p.live.authentication();
+  const liveChallenge = p.live.challenge();
+  const challenge = auth?.answer.challenge ? p.challenges.state(auth.answer.challenge.reference, now) : undefined;
+  const times = [
+    init?.decidedAt,
+    // The first authenticate's start (live: while its AReq is in flight, the transaction exists).
+    p.completion.since(),
+    auth?.decidedAt,
+    challenge?.result?.completedAt,
+    liveAuth?.decidedAt,
+    liveChallenge?.result?.decidedAt,
+  ].filter((t): t is number => typeof t === 'number');
+  if (times.length === 0) return undefined;
+  return {
+    createdAt: Math.min(...times),
+    updatedAt: Math.max(...times),
+    ...(auth ? { auth: auth.answer } : {}),
+    ...(challenge?.result ? { challengeResult: challenge.result } : {}),
+    ...(liveAuth ? { live: { ...liveAuth, ...(liveChallenge ? { challenge: liveChallenge } : {}) } } : {}),
+  };
+}
+
+/**
+ * When the object's alarm is next due: the next projection or event due, an open challenge's
+ * deadline, the live watch's next look, the end of a sent AReq's answer window, else a minute
+ * after the session's end (the wipe). Undefined when nothing is left.
+ */
+export function nextAlarm(p: TransactionParts): number | undefined {
+  const end = p.session.end();
+  const times = [
+    p.outbox.nextDue(),
+    p.events.nextDue(),
+    p.challenges.nextDeadline(),
+    p.watch.nextLook(),
+    p.live.sendingLeaseEnd(),
+    end === undefined ? undefined : end + WIPE_DELAY_MS,
+  ].filter((t): t is number => t !== undefined);
+  return times.length > 0 ? Math.min(...times) : undefined;
+}
+
+/**
+ * Ends the session: a challenge still open whose result can no longer come ends first (test: past
+ * its deadline; live: once no RReq can come), so that its outcome and event are staged before the
+ * state goes. Staged events stay (`events_out`): the alarm sends them after the session is gone.
+ */
+export function closeAndWipe(p: TransactionParts, now: number): void {
+  p.challenges.endOverdue(now);
+  p.watch.closeIfUnwatched(now, p.completion.scope()?.baseUrl ?? '');
+  for (const part of [p.session, p.challenges, p.completion, p.watch, p.claims, p.live, p.outbox]) part.wipe();
+}
+
+/**
+ * Whether nothing is left to do (docs/storage.md "Storage freed"): the session wiped, every
+ * projection written, every event appended, and (`running`) no live run under way.
+ */
+export function nothingLeft(p: TransactionParts, running: boolean): boolean {
+  if (p.session.end() !== undefined || running) return false;
+  return p.outbox.nextDue() === undefined && p.events.nextDue() === undefined;
+}
