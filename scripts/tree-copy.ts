@@ -22,10 +22,25 @@ export function treeWithMerchants(
 ): { dir: string; remove: () => void } {
   if (!existsSync(join(root, 'data', 'bin-index.bin')))
     throw new Error('data/bin-index.bin is missing: run npm run build:data first');
-  const dir = mkdtempSync(join(tmpdir(), 'card-edge-tree-'));
+  return treeIn('card-edge-tree-', root, edit, (dir) => {
+    for (const part of PARTS) cpSync(join(root, part), join(dir, part), { recursive: true });
+  });
+}
+
+/**
+ * A new temporary folder that `fill` puts a Worker's tree in, then node_modules borrowed from
+ * `root` and `edit` applied to its data/merchants.json; removed again if any of it fails.
+ */
+export function treeIn(
+  prefix: string,
+  root: string,
+  edit: (config: MerchantFile) => void,
+  fill: (dir: string) => void,
+): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   const remove = (): void => rmSync(dir, { recursive: true, force: true });
   try {
-    for (const part of PARTS) cpSync(join(root, part), join(dir, part), { recursive: true });
+    fill(dir);
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
     const path = join(dir, 'data', 'merchants.json');
     const config = JSON.parse(readFileSync(path, 'utf8')) as MerchantFile;

@@ -1,22 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { parseEnv } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import type { MerchantFile } from '../../scripts/tree-copy';
+import { treeIn, type MerchantFile } from '../../scripts/tree-copy';
 
 /**
  * Helpers of test/served/renamed-classes.test.ts: a tree of an earlier commit (its sources from
@@ -59,9 +49,7 @@ export interface Tree {
 export function treeAtCommit(root: string, commit: string, edit: (config: MerchantFile) => void): Tree {
   if (!existsSync(join(root, 'data', 'bin-index.bin')))
     throw new Error('data/bin-index.bin is missing: run npm run build:data first');
-  const dir = mkdtempSync(join(tmpdir(), 'card-edge-old-tree-'));
-  const remove = (): void => rmSync(dir, { recursive: true, force: true });
-  try {
+  return treeIn('card-edge-old-tree-', root, edit, (dir) => {
     const archive = execFileSync('git', ['archive', '--format=tar', commit, ...PARTS], {
       cwd: root,
       maxBuffer: 512 * 1024 * 1024,
@@ -73,16 +61,7 @@ export function treeAtCommit(root: string, commit: string, edit: (config: Mercha
       mkdirSync(dirname(join(dir, part)), { recursive: true });
       cpSync(from, join(dir, part), { recursive: true });
     }
-    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    const path = join(dir, 'data', 'merchants.json');
-    const config = JSON.parse(readFileSync(path, 'utf8')) as MerchantFile;
-    edit(config);
-    writeFileSync(path, JSON.stringify(config, null, 2));
-    return { dir, remove };
-  } catch (e) {
-    remove();
-    throw e;
-  }
+  });
 }
 
 export interface ServedTree {
