@@ -4,6 +4,9 @@ import { withDeadline } from './storage-error';
 import { objectStorage, RETRY_MAX_MS } from './object-storage';
 import { backoffMs } from '../backoff';
 
+/** KV accepts one write a second to a key (`objectStorage.keyWriteIntervalMs`, which the tests shorten). */
+export { KEY_WRITE_INTERVAL_MS } from './object-storage';
+
 /**
  * The KV projections of one Durable Object's state (docs/storage.md "Projections"). The object is
  * the truth; KV holds copies for readers that tolerate staleness, and this object is the only
@@ -25,8 +28,6 @@ import { backoffMs } from '../backoff';
  * Nobody waits for any of this: the waits are the alarm's, never a request's.
  */
 
-/** KV accepts one write a second to a key. */
-export const KEY_WRITE_INTERVAL_MS = 1_000;
 /**
  * A write that ended without an answer (its deadline passed) may still land: the next write of its
  * key is sent only this many deadlines after it (10 s with the 5 s deadline).
@@ -209,7 +210,7 @@ export class Outbox {
       // Changes staged during the write stay pending (staged > written): the next write sends them.
       this.sql.exec(
         'UPDATE outbox SET written = MAX(written, ?), attempts = 0, not_before = ?, sent_at = NULL WHERE key = ? AND generation = ?',
-        ...[row.staged, sentAt + KEY_WRITE_INTERVAL_MS, row.key, row.generation],
+        ...[row.staged, sentAt + objectStorage.keyWriteIntervalMs, row.key, row.generation],
       );
     } catch (e) {
       const attempts = row.attempts + 1;
@@ -218,7 +219,7 @@ export class Outbox {
       // counts from when it was sent.
       const notBefore = Math.max(
         Date.now() + backoff,
-        sentAt + KEY_WRITE_INTERVAL_MS,
+        sentAt + objectStorage.keyWriteIntervalMs,
         settled ? 0 : sentAt + UNANSWERED_WRITE_DEADLINES * timeoutMs,
       );
       // An unanswered write may land later still: once it no longer can, the newest value is written again.
@@ -245,7 +246,7 @@ export class Outbox {
   private landedLate(row: OutboxRow): void {
     const cursor = this.sql.exec(
       'UPDATE outbox SET written = 0, not_before = MAX(not_before, ?) WHERE key = ? AND generation = ?',
-      ...[Date.now() + KEY_WRITE_INTERVAL_MS, row.key, row.generation],
+      ...[Date.now() + objectStorage.keyWriteIntervalMs, row.key, row.generation],
     );
     if (cursor.rowsWritten > 0) void this.owner.reschedule();
   }

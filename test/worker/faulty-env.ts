@@ -69,7 +69,10 @@ export class StorageHarness {
   }[] = [];
   readonly env: Env;
 
-  /** KV's one write per second per key, for the objects' writes (see {@link throughObjects}). */
+  /**
+   * KV's one write per second per key, for the objects' writes (see {@link throughObjects}): at the
+   * objects' interval, KV's second unless the test shortened it ({@link quickObjects}).
+   */
   readonly writeLimit = new KvWriteLimit();
 
   /** `vars` override the environment's vars, e.g. a short `STORAGE_TIMEOUT_MS`. */
@@ -276,6 +279,22 @@ export class StorageHarness {
       },
     });
   }
+}
+
+/**
+ * KV's one write per second per key, scaled down for a test that is not about its length: the
+ * objects write a key at most once per this interval, and the harness's emulation of KV's limit
+ * ({@link StorageHarness.writeLimit}) refuses writes closer than it.
+ */
+export const QUICK_KEY_WRITE_INTERVAL_MS = 100;
+
+/**
+ * Shortens the objects' per-key write interval (KV's second) to `keyWriteIntervalMs`, so that a
+ * projection lands a tenth of a second after the last, not a second; the harness's emulation of
+ * KV's limit keeps to the same interval. Put back by {@link restoreObjects} (call it in `afterEach`).
+ */
+export function quickObjects(keyWriteIntervalMs = QUICK_KEY_WRITE_INTERVAL_MS): void {
+  objectStorage.keyWriteIntervalMs = keyWriteIntervalMs;
 }
 
 /** Puts the objects' KV back as the service has it (after {@link StorageHarness.throughObjects}). */
