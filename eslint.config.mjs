@@ -4,7 +4,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.wrangler/', 'dist/', 'data/', 'public/', 'worker-configuration.d.ts'] },
+  // .dependency-cruiser.cjs is the import rules' configuration (CommonJS data for the tool), in no TypeScript project.
+  {
+    ignores: [
+      'node_modules/',
+      '.wrangler/',
+      'dist/',
+      'data/',
+      'public/',
+      'worker-configuration.d.ts',
+      '.dependency-cruiser.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
