@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { workerdChildren } from '../local-worker';
 import type { FlowKind } from './threeds-flows';
 
 /**
@@ -34,23 +34,6 @@ export interface ServedFloor {
   /** The workerd process serving it, for its CPU time. */
   pid?: number;
   stop: () => Promise<void>;
-}
-
-/** The workerd processes this Node process has started (as scripts/local-worker.ts finds them). */
-function workerdChildren(): Set<number> {
-  const out = new Set<number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && name.startsWith('workerd')) out.add(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return out;
 }
 
 /**
