@@ -5,9 +5,9 @@ import { join } from 'node:path';
 /**
  * A copy of this tree's Worker (its sources, built data, static assets and configuration, with
  * node_modules borrowed) whose merchant configuration `edit` changes before it is bundled: a
- * Worker served beside the tree's own whose merchant has, say, an event endpoint on a local
- * receiver (the events bench, the served events test). `data/merchants.json` is bundled into the
- * Worker, so a configuration change is a build of its own; the tree itself is never touched.
+ * Worker served beside the tree's own with merchants of its own (the served fuzz and migration
+ * tests). `data/merchants.json` is bundled into the Worker, so a configuration change is a build
+ * of its own; the tree itself is never touched.
  */
 
 const PARTS = ['src', 'data', 'public', 'wrangler.toml', 'tsconfig.json', 'package.json', '.dev.vars.example'];
@@ -51,13 +51,4 @@ export function treeIn(
     remove();
     throw e;
   }
-}
-
-/** Gives `username` one endpoint for every event type (its configuration's events are replaced). */
-export function withEndpoint(username: string, url: string): (config: MerchantFile) => void {
-  return (config) => {
-    const merchant = config.merchants.find((m) => m.username === username);
-    if (!merchant) throw new Error(`data/merchants.json has no ${username}`);
-    merchant.events = { endpoints: [{ url, events: 'all' }] };
-  };
 }

@@ -52,6 +52,8 @@ export type Failure =
   | { kind: 'maximumUpdatesExceeded'; retryAfter: number }
   /** A 17th card in a namespace (Worldpay's 403). */
   | { kind: 'tooManyTokensForNamespace' }
+  /** An 11th event endpoint of a merchant (docs/events.md "Endpoints"). */
+  | { kind: 'tooManyEndpoints' }
   /**
    * Tokens v3: POST /tokens from an entity that may not tokenize (not PCI compliant), Worldpay's
    * v3 500; versions 1 and 2 answer merchantIsNotConfigured (src/tokens/token-versions.ts).

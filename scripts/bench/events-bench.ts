@@ -1,22 +1,19 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { parseEnv } from 'node:util';
-import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
+import { verifyDelivery } from '../../examples/receive-events.mjs';
 import { startLocalWorker, type LocalWorker } from '../local-worker';
-import { treeWithMerchants, withEndpoint } from '../tree-copy';
 import { timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
 import { fmt, stats, triple } from './summary';
 
 /**
  * The events part of `npm run bench` (docs/benchmarks.md "Events"): the same 3DS flows against
- * two Workers of this tree served side by side, one whose test merchant has no endpoint (as
- * configured) and a copy whose test merchant has an endpoint on a local HTTP receiver; the rounds
- * alternate which goes first. It reports the API's flow times with and without the endpoint (an
- * event must never delay an answer), and, at the receiver, the events delivered per second and
- * the time from the change (the event's `createdAt`) to its delivery, every signature checked
- * with the receivers' own function. A report, not a test.
+ * two Workers of this tree served side by side, each with its own storage: one whose test merchant
+ * has no endpoint (as configured), and one whose test merchant made an endpoint on a local HTTP
+ * receiver (`POST /events/endpoints`, as a merchant does); the rounds alternate which goes first.
+ * It reports the API's flow times with and without the endpoint (an event must never delay an
+ * answer), and, at the receiver, the events delivered per second and the time from the change
+ * (the event's `createdAt`) to its delivery, every signature checked with the receivers' own
+ * function (examples/receive-events.mjs). A report, not a test.
  */
 
 export interface EventsBenchOptions {
@@ -32,6 +29,8 @@ const KINDS: FlowKind[] = ['frictionless', 'challenged'];
 /** How long the receiver waits, after a run's last answer, for the run's events. */
 const DRAIN_TIMEOUT_MS = 120_000;
 
+const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;
+
 interface Arrival {
   at: number;
   createdAt: number;
@@ -39,10 +38,18 @@ interface Arrival {
   signed: boolean;
 }
 
+interface Receiver {
+  url: string;
+  arrivals: Arrival[];
+  server: Server;
+  /** The endpoint's secret, once `POST /events/endpoints` answered it: every delivery is checked with it. */
+  secret: string;
+}
+
 /** A local endpoint: answers 204 at once, and keeps each event's arrival time and signature check. */
-async function startReceiver(secret: string): Promise<{ url: string; arrivals: Arrival[]; server: Server }> {
-  const arrivals: Arrival[] = [];
-  const server = createServer((request, response) => {
+async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = { url: '', arrivals: [], server: createServer(), secret: '' };
+  receiver.server.on('request', (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (c: Buffer) => chunks.push(c));
     request.on('end', () => {
@@ -50,15 +57,33 @@ async function startReceiver(secret: string): Promise<{ url: string; arrivals: A
       const body = Buffer.concat(chunks).toString('utf8');
       response.writeHead(204).end();
       const event = JSON.parse(body) as { createdAt: string; eventType: string };
-      const header = request.headers['event-signature'];
-      void verifyEventSignature(body, typeof header === 'string' ? header : null, [secret]).then((signed) =>
-        arrivals.push({ at, createdAt: Date.parse(event.createdAt), eventType: event.eventType, signed }),
-      );
+      let signed = true;
+      try {
+        // The webhook-* headers are single: Node gives each as a string.
+        verifyDelivery(body, request.headers as Record<string, string>, receiver.secret);
+      } catch {
+        signed = false;
+      }
+      receiver.arrivals.push({ at, createdAt: Date.parse(event.createdAt), eventType: event.eventType, signed });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hooks`, arrivals, server };
+  await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+  const { port } = receiver.server.address() as AddressInfo;
+  receiver.url = `http://127.0.0.1:${port}/hooks`;
+  return receiver;
+}
+
+/** The test merchant's endpoint at `url` on `worker`, for every event type; answers its secret. */
+async function createEndpoint(worker: LocalWorker, url: string): Promise<string> {
+  const answer = await fetch(new URL('/events/endpoints', worker.url), {
+    method: 'POST',
+    headers: { Authorization: AUTH, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ url, events: 'all', description: 'events bench receiver' }),
+  });
+  const body = (await answer.json()) as { secret?: string };
+  if (answer.status !== 201 || typeof body.secret !== 'string')
+    throw new Error(`POST /events/endpoints answered ${answer.status}: ${JSON.stringify(body)}`);
+  return body.secret;
 }
 
 interface Delivered {
@@ -71,12 +96,7 @@ interface Delivered {
 }
 
 export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
-  const secrets = parseEnv(readFileSync(join(o.root, '.dev.vars.example'), 'utf8')) as Record<string, string>;
-  const secret = (JSON.parse(secrets.EVENT_SIGNING_SECRETS ?? '{}') as Record<string, string[]>)['test-merchant']?.[0];
-  if (!secret) throw new Error('.dev.vars.example has no EVENT_SIGNING_SECRETS for test-merchant');
-  const receiver = await startReceiver(secret);
-  o.log(`copying the tree with an endpoint for test-merchant at ${receiver.url}`);
-  const tree = treeWithMerchants(o.root, withEndpoint('test-merchant', receiver.url));
+  const receiver = await startReceiver();
   const workers: LocalWorker[] = [];
   try {
     o.log('bundling and serving both Workers');
@@ -84,9 +104,11 @@ export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
     workers.push(without.worker);
     const withIt = {
       label: 'an endpoint (local receiver)',
-      worker: await startLocalWorker({ root: tree.dir, quiet: true }),
+      worker: await startLocalWorker({ root: o.root, quiet: true }),
     };
     workers.push(withIt.worker);
+    o.log(`creating an endpoint for test-merchant at ${receiver.url}`);
+    receiver.secret = await createEndpoint(withIt.worker, receiver.url);
     const order = [without, withIt];
     const flows = new Map<string, FlowRun[]>();
     const delivered = new Map<FlowKind, Delivered[]>();
@@ -129,7 +151,6 @@ export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
     ].join('\n');
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
-    tree.remove();
     receiver.server.close();
   }
 }
@@ -138,8 +159,6 @@ export async function runEventsBench(o: EventsBenchOptions): Promise<string> {
 async function drain(arrivals: Arrival[], count: number): Promise<void> {
   const until = Date.now() + DRAIN_TIMEOUT_MS;
   while (arrivals.length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
-  // Signature checks finish after the arrival is counted: let them settle.
-  await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 function deliveryOf(arrivals: Arrival[], expected: number, began: number): Delivered {

@@ -1,14 +1,35 @@
 /**
  * The OpenAPI 3.1 document of the Worker, generated from the valibot schemas it validates with
- * (src/schemas/card-bin.ts, src/threeds/schemas.ts, src/tokens/schemas.ts) and the answer schemas
- * of scripts/openapi/responses.ts, converted by @valibot/to-json-schema. A schema that does not
- * convert fails the build (errorMode 'throw'); checks JSON Schema cannot express (Luhn, real
- * dates, URL rules) go into `description` with the error name they report.
+ * (src/schemas/card-bin.ts, src/threeds/schemas.ts, src/tokens/schemas.ts, src/events/endpoint-rules.ts)
+ * and the answer schemas of scripts/openapi/responses.ts and of the events below, converted by
+ * @valibot/to-json-schema. A schema that does not convert fails the build (errorMode 'throw');
+ * checks JSON Schema cannot express (Luhn, real dates, URL rules) go into `description` with the
+ * error name they report.
  */
 import { toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import { CARD_BIN_API, EVENTS_API, THREE_DS_API, TOKENS_API, type ApiProfile } from '../../src/http/api-headers';
-import { EVENT_ID } from '../../src/events/event-types';
+import {
+  createEndpointBody,
+  DEFAULT_PREVIOUS_VALID_S,
+  DISABLED_REASONS,
+  ENDPOINT_ID,
+  ENDPOINT_STATES,
+  MAX_EVENT_ENDPOINTS,
+  MAX_PREVIOUS_VALID_S,
+  RECOVER_BODY,
+  ROTATE_SECRET_BODY,
+  updateEndpointBody,
+} from '../../src/events/endpoint-rules';
+import {
+  DELIVERY_ERRORS,
+  DELIVERY_STATES,
+  EVENT_ID,
+  EVENT_PAGE_SIZE,
+  EVENT_TYPES,
+  MAX_SUBJECT_LENGTH,
+  SUBSCRIBABLE_EVENT_TYPES,
+} from '../../src/events/event-types';
 import { THREE_DS_MEDIA_TYPES } from '../../src/media-types';
 import { BIN_LOOKUP, PAN_LOOKUP } from '../../src/schemas/card-bin-requests';
 import { checkErrorName } from '../../src/schemas/field-errors';
@@ -26,11 +47,6 @@ import {
   CARD_BIN_DATA,
   DEVICE_DATA_INITIALIZE_ANSWER,
   ERROR_DOCUMENT,
-  EVENT_PAGE,
-  PING_EVENT,
-  THREEDS_COMPLETED_EVENT,
-  TOKEN_EVENT,
-  EVENT_PING_ANSWER,
   PREFIX_BIN_DATA,
   SANDBOX_CHALLENGE_ANSWER,
   THREEDS_ANSWER,
@@ -46,6 +62,197 @@ type Json = Record<string, unknown>;
 const TOKEN_UPDATE_SCHEMAS = Object.fromEntries(
   Object.entries(TOKEN_UPDATES).map(([attribute, schema]) => [`TokenUpdate_${attribute}`, schema]),
 );
+
+// --- Events (docs/events.md): the answers as the EventLog object builds them (src/events/event-types.ts,
+// src/events/endpoint-rules.ts), and the bodies its endpoints receive. The requests are the routes' own schemas.
+
+const ISO_MILLIS = v.pipe(v.string(), v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
+const EVENT_ID_VALUE = v.pipe(v.string(), v.regex(EVENT_ID));
+const ENDPOINT_ID_VALUE = v.pipe(v.string(), v.regex(ENDPOINT_ID));
+const COUNT = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** An endpoint as the API shows it, never with its secret. */
+const EVENT_ENDPOINT = v.object({
+  endpointId: ENDPOINT_ID_VALUE,
+  url: v.pipe(v.string(), v.url()),
+  events: v.pipe(
+    v.union([v.literal('all'), v.array(v.picklist(SUBSCRIBABLE_EVENT_TYPES))]),
+    v.description(
+      'Every event type (`all`, those added later too), or the types listed. A `ping` reaches it whatever it takes.',
+    ),
+  ),
+  description: v.optional(v.string()),
+  state: v.pipe(
+    v.picklist(ENDPOINT_STATES),
+    v.description(
+      '`disabled`: nothing is sent to it; its deliveries are `held` until it is enabled again (PATCH `state`).',
+    ),
+  ),
+  disabledReason: v.optional(
+    v.pipe(
+      v.picklist(DISABLED_REASONS),
+      v.description(
+        'Why it is disabled: by the merchant (`merchant`), after a `410 Gone` (`gone`), or after 3 days without a 2xx (`failing`).',
+      ),
+    ),
+  ),
+  createdAt: ISO_MILLIS,
+  previousSecretExpiresAt: v.optional(
+    v.pipe(ISO_MILLIS, v.description('After a rotation: until when the previous secret signs too.')),
+  ),
+});
+
+/** The create and rotateSecret answers: the endpoint and its secret, shown this once. */
+const EVENT_ENDPOINT_WITH_SECRET = v.object({
+  ...EVENT_ENDPOINT.entries,
+  secret: v.pipe(
+    v.string(),
+    v.regex(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    v.description(
+      'The signing secret (Standard Webhooks: `whsec_` and the base64 of 32 random bytes), answered this once: keep it where your receiver reads it.',
+    ),
+  ),
+});
+
+const EVENT_ENDPOINT_LIST = v.object({
+  endpoints: v.pipe(
+    v.array(EVENT_ENDPOINT),
+    v.description(`The merchant's endpoints, oldest first (at most ${MAX_EVENT_ENDPOINTS}).`),
+  ),
+});
+
+/** One attempt of a delivery: a request was sent. */
+const DELIVERY_ATTEMPT = v.object({
+  at: ISO_MILLIS,
+  status: v.optional(
+    v.pipe(v.number(), v.integer(), v.description('The HTTP status of the answer, when there was one.')),
+  ),
+  error: v.optional(v.picklist(DELIVERY_ERRORS)),
+  durationMs: COUNT,
+});
+
+/** One endpoint's delivery of an event (docs/events.md "Listing"). */
+const EVENT_DELIVERY = v.object({
+  endpointId: ENDPOINT_ID_VALUE,
+  url: v.optional(v.pipe(v.string(), v.url(), v.description("The endpoint's URL now; absent once it was deleted."))),
+  state: v.pipe(
+    v.picklist(DELIVERY_STATES),
+    v.description(
+      '`pending`: being sent or retried (with backoff, for 3 days from the event, its redelivery or its release), after the earlier events of its subject; ' +
+        '`held`: its endpoint is disabled (kept with the event, 30 days); `delivered`: a 2xx within 10 s; ' +
+        '`failed`: its window is over, or its endpoint was deleted (`lastError` `endpointRemoved`).',
+    ),
+  ),
+  attempts: v.pipe(COUNT, v.description('Requests sent so far (every attempt and redelivery).')),
+  lastStatus: v.optional(v.pipe(v.number(), v.integer())),
+  lastError: v.optional(v.picklist(DELIVERY_ERRORS)),
+  lastAttemptAt: v.optional(ISO_MILLIS),
+  nextAttemptAt: v.optional(ISO_MILLIS),
+  deliveredAt: v.optional(ISO_MILLIS),
+});
+
+/** What every event body has besides its type and data (docs/events.md "The body"). */
+const EVENT_ENVELOPE = {
+  eventId: v.pipe(
+    EVENT_ID_VALUE,
+    v.description('Stable across retries and redeliveries (also the `webhook-id` header): act once per eventId.'),
+  ),
+  createdAt: v.pipe(ISO_MILLIS, v.description('When the change happened.')),
+  subject: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(MAX_SUBJECT_LENGTH),
+    v.description(
+      "What the event is about (a 3DS transaction, a token, an endpoint, a ping): a subject's events reach each endpoint in order, each after the one before ended.",
+    ),
+  ),
+  sequence: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(0),
+    v.description(
+      'Greater for each later event of the same subject: drop an event whose sequence is lower than the last one you processed for its subject.',
+    ),
+  ),
+  merchant: v.object({ entity: v.string() }),
+};
+
+/** An event of the log with each endpoint's delivery. */
+const eventView = <D extends v.GenericSchema>(delivery: D) =>
+  v.object({
+    ...EVENT_ENVELOPE,
+    eventType: v.picklist(EVENT_TYPES),
+    data: v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.description(
+        'As its webhook body has it: the outcome, the token (masked: never a full card number), the endpoint.',
+      ),
+    ),
+    deliveries: v.array(delivery),
+  });
+
+const EVENT_PAGE = v.object({
+  events: v.pipe(
+    v.array(eventView(EVENT_DELIVERY)),
+    v.description(
+      `The merchant's events of the last 30 days that match, oldest first (newest first with \`order=desc\`), at most ${EVENT_PAGE_SIZE}.`,
+    ),
+  ),
+  hasMore: v.pipe(
+    v.boolean(),
+    v.description('More follow the last one: ask again with `since=<its eventId>` and the same filters.'),
+  ),
+});
+
+/** `GET /events/{eventId}`: each delivery with its last attempts. */
+const EVENT_DETAIL = eventView(
+  v.object({
+    ...EVENT_DELIVERY.entries,
+    history: v.pipe(v.array(DELIVERY_ATTEMPT), v.maxLength(10), v.description('The last 10 attempts, newest first.')),
+  }),
+);
+
+const EVENT_PING_ANSWER = v.object({ eventId: EVENT_ID_VALUE });
+const RECOVER_ANSWER = v.object({
+  queued: v.pipe(COUNT, v.description('Deliveries queued again (events that never reached the endpoint).')),
+});
+
+/** The body of `threeDS.authentication.completed`: the outcome as verification shows it, less authenticationValue. */
+const THREEDS_COMPLETED_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.literal('threeDS.authentication.completed'),
+  data: v.pipe(
+    THREEDS_ANSWER,
+    v.description(
+      "The final outcome as `verification` (challenged) or `authenticate` (frictionless) answers it in the API version of the transaction's authenticate, never with `authenticationValue` (read it with verification or GET of the transaction).",
+    ),
+  ),
+});
+
+/** The body of a token event: the token as GET shows it (deleted: as it was), masked. */
+const TOKEN_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.picklist(['tokens.token.updated', 'tokens.token.extended', 'tokens.token.deleted']),
+  data: TOKEN_RESOURCE,
+});
+
+/** The body of `events.endpoint.disabled`, sent to the merchant's other endpoints. */
+const ENDPOINT_DISABLED_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.literal('events.endpoint.disabled'),
+  data: v.object({
+    endpointId: ENDPOINT_ID_VALUE,
+    url: v.pipe(v.string(), v.url()),
+    disabledReason: v.picklist(['gone', 'failing']),
+  }),
+});
+
+/** The body of `ping`: the endpoint it was sent to. */
+const PING_EVENT = v.object({
+  ...EVENT_ENVELOPE,
+  eventType: v.literal('ping'),
+  data: v.strictObject({ endpointId: ENDPOINT_ID_VALUE }),
+});
 
 /** Request and answer schemas, named as components. */
 export const SCHEMAS: Record<string, v.GenericSchema> = {
@@ -68,10 +275,20 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   TokenConflict: TOKEN_CONFLICT,
   TokenList: TOKEN_LIST,
   ...TOKEN_UPDATE_SCHEMAS,
+  CreateEventEndpointRequest: createEndpointBody(false),
+  UpdateEventEndpointRequest: updateEndpointBody(false),
+  RotateSecretRequest: ROTATE_SECRET_BODY,
+  RecoverEventsRequest: RECOVER_BODY,
+  EventEndpoint: EVENT_ENDPOINT,
+  EventEndpointWithSecret: EVENT_ENDPOINT_WITH_SECRET,
+  EventEndpointList: EVENT_ENDPOINT_LIST,
   EventPage: EVENT_PAGE,
+  Event: EVENT_DETAIL,
   EventPingAnswer: EVENT_PING_ANSWER,
+  RecoverEventsAnswer: RECOVER_ANSWER,
   ThreeDsCompletedEvent: THREEDS_COMPLETED_EVENT,
   TokenEvent: TOKEN_EVENT,
+  EndpointDisabledEvent: ENDPOINT_DISABLED_EVENT,
   PingEvent: PING_EVENT,
   ErrorDocument: ERROR_DOCUMENT,
 };
@@ -83,6 +300,13 @@ function describeCheck(jsonSchema: Json, message: unknown, requirement: unknown)
   return { ...jsonSchema, description };
 }
 
+function describeRule(jsonSchema: Json): Json {
+  const rule =
+    'Also checked, beyond this schema: a value that fails answers fieldHasInvalidValue, its message saying which rule.';
+  const description = typeof jsonSchema.description === 'string' ? `${jsonSchema.description} ${rule}` : rule;
+  return { ...jsonSchema, description };
+}
+
 export const CONVERSION: ConversionConfig = {
   target: 'draft-2020-12',
   // jsonObject() is pipe(custom object guard, object): the output type is the object.
@@ -90,14 +314,17 @@ export const CONVERSION: ConversionConfig = {
   errorMode: 'throw',
   overrideSchema: ({ valibotSchema, jsonSchema }) =>
     valibotSchema.type === 'custom' ? { ...jsonSchema, type: 'object' } : undefined,
-  overrideAction: ({ valibotAction, jsonSchema }) =>
-    valibotAction.type === 'check'
-      ? describeCheck(
-          jsonSchema as Json,
-          (valibotAction as unknown as { message?: unknown }).message,
-          (valibotAction as unknown as { requirement?: unknown }).requirement,
-        )
-      : undefined,
+  overrideAction: ({ valibotAction, jsonSchema }) => {
+    if (valibotAction.type === 'check')
+      return describeCheck(
+        jsonSchema as Json,
+        (valibotAction as unknown as { message?: unknown }).message,
+        (valibotAction as unknown as { requirement?: unknown }).requirement,
+      );
+    // A rule whose message says which part failed (the endpoint URL rules): fieldHasInvalidValue.
+    if (valibotAction.type === 'raw_check') return describeRule(jsonSchema as Json);
+    return undefined;
+  },
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
 };
 
@@ -294,6 +521,48 @@ const TOKEN_ID_PARAMETER = {
   schema: { type: 'string', pattern: '^[0-9a-f]{64}[0-9A-HJ-NP-Z]{21}$' },
 };
 
+/** An event endpoint in a path: an id no endpoint can have answers 404 resourceNotFound. */
+const ENDPOINT_ID_PARAMETER = {
+  name: 'endpointId',
+  in: 'path',
+  required: true,
+  description: "The endpoint's `endpointId`.",
+  schema: { type: 'string', pattern: ENDPOINT_ID.source },
+};
+
+/** An event in a path: an id no event can have answers 404 resourceNotFound. */
+const EVENT_ID_PARAMETER = {
+  name: 'eventId',
+  in: 'path',
+  required: true,
+  description: "The event's `eventId`.",
+  schema: { type: 'string', pattern: EVENT_ID.source },
+};
+
+/**
+ * The query parameters of `GET /events`, as its route validates them (EVENTS_QUERY of
+ * src/routes/event-endpoints.ts, which the scripts cannot import: it reaches the Worker's types).
+ */
+const EVENTS_QUERY_PARAMETERS: Json[] = (
+  [
+    ['since', 'An eventId: only the events after it (before it with `order=desc`).', { pattern: EVENT_ID.source }],
+    ['type', 'Only the events of this type.', { enum: [...EVENT_TYPES] }],
+    [
+      'deliveryState',
+      'Only the events with a delivery in this state (a delivery to `endpointId`, when given).',
+      { enum: [...DELIVERY_STATES] },
+    ],
+    ['endpointId', 'Only the events with a delivery to this endpoint.', { pattern: ENDPOINT_ID.source }],
+    ['order', '`asc`: oldest first (the default); `desc`: newest first.', { enum: ['asc', 'desc'], default: 'asc' }],
+  ] as const
+).map(([name, description, schema]) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string', ...schema },
+}));
+
 const MAGIC_VALUES = SCENARIOS.map((s) => `\`${s.name}\``).join(', ');
 
 export function buildOpenApiDocument(version: string): Json {
@@ -355,7 +624,7 @@ export function buildOpenApiDocument(version: string): Json {
       {
         name: 'Events',
         description:
-          "The merchant's events (extensions): what was posted to its endpoints, their delivery, redelivery (docs/events.md).",
+          "The merchant's events (extensions): its endpoints, what was posted to them, their delivery, redelivery and recovery (docs/events.md).",
       },
       { name: 'Sandbox', description: 'Test-environment controls (extensions), refused in live.' },
       { name: 'Service', description: 'The landing page and the health check (extensions), without credentials.' },
@@ -658,40 +927,115 @@ export function buildOpenApiDocument(version: string): Json {
           id: 'listEvents',
           summary: "List the merchant's events and their delivery (extension)",
           description:
-            "The merchant's events of the last 30 days, oldest first, after `since` when given (all of them when `since` is no longer or never was one of its events), at most 100 a page (`hasMore`: ask again with `since` = the last eventId), each with every endpoint's delivery state. For reconciliation: it never waits for a delivery.",
-          parameters: [
-            {
-              name: 'since',
-              in: 'query',
-              required: false,
-              description: 'An eventId: only the events after it.',
-              schema: { type: 'string', pattern: EVENT_ID.source },
-            },
-          ],
+            "The merchant's events of the last 30 days, oldest first (`order=desc`: newest first), after `since` when given (all of them when `since` is no longer or never was one of its events), " +
+            `filtered by \`type\` and by a delivery's \`deliveryState\` and/or \`endpointId\`, at most ${EVENT_PAGE_SIZE} a page (\`hasMore\`: ask again with \`since\` = the last eventId and the same filters), ` +
+            "each with every endpoint's delivery. For reconciliation: it never waits for a delivery. Other query parameters are ignored.",
+          parameters: EVENTS_QUERY_PARAMETERS,
           success: { '200': { description: 'A page of events.', schema: 'EventPage' } },
-          errors: { '400': 'urlContainsInvalidValue: `since` is not an event id' },
+          errors: { '400': 'urlContainsInvalidValue: a query parameter outside its values' },
+        }),
+      },
+      '/events/endpoints': {
+        post: operation(EVENTS, {
+          id: 'createEventEndpoint',
+          summary: 'Create an event endpoint (extension)',
+          description:
+            `An endpoint takes every event type (\`"events": "all"\`) or those listed; effective at once. At most ${MAX_EVENT_ENDPOINTS} per merchant. ` +
+            'The URL: https (in `test` also http to `localhost` or `127.0.0.1`), no credentials, no fragment, at most 2048 characters, ' +
+            'no IP address of a private, loopback, link-local, shared or reserved range, and in `live` no `localhost`, `.localhost`, `.local` or `.internal` name ' +
+            '(refused: bodyDoesNotMatchSchema, fieldHasInvalidValue at `$.url`). The answer holds the signing `secret`, this once.',
+          request: 'CreateEventEndpointRequest',
+          success: { '201': { description: 'Created, with its secret.', schema: 'EventEndpointWithSecret' } },
+          errors: { '409': `tooManyEndpoints: the merchant has ${MAX_EVENT_ENDPOINTS} endpoints already` },
+        }),
+        get: operation(EVENTS, {
+          id: 'listEventEndpoints',
+          summary: "List the merchant's event endpoints (extension)",
+          success: { '200': { description: 'The endpoints, without their secrets.', schema: 'EventEndpointList' } },
+        }),
+      },
+      '/events/endpoints/{endpointId}': {
+        parameters: [ENDPOINT_ID_PARAMETER],
+        get: operation(EVENTS, {
+          id: 'getEventEndpoint',
+          summary: 'Read an event endpoint (extension)',
+          success: { '200': { description: 'The endpoint, without its secret.', schema: 'EventEndpoint' } },
+          errors: { '404': "resourceNotFound: no such endpoint of the merchant's" },
+        }),
+        patch: operation(EVENTS, {
+          id: 'updateEventEndpoint',
+          summary: 'Change an event endpoint (extension)',
+          description:
+            'Any of `url` (the same rules as on creation), `events`, `description` and `state`; effective at once. ' +
+            '`state: disabled` holds its deliveries; `state: enabled` sends what was held, in order per subject, each with a new 3-day window.',
+          request: 'UpdateEventEndpointRequest',
+          success: { '200': { description: 'The endpoint as changed.', schema: 'EventEndpoint' } },
+          errors: { '404': "resourceNotFound: no such endpoint of the merchant's" },
+        }),
+        delete: operation(EVENTS, {
+          id: 'deleteEventEndpoint',
+          summary: 'Delete an event endpoint (extension)',
+          description:
+            'Nothing more is sent to it; its deliveries not ended are `failed`, `lastError` `endpointRemoved`.',
+          success: { '204': { description: 'Deleted.' } },
+          errors: { '404': "resourceNotFound: no such endpoint of the merchant's" },
+        }),
+      },
+      '/events/endpoints/{endpointId}/rotateSecret': {
+        parameters: [ENDPOINT_ID_PARAMETER],
+        post: operation(EVENTS, {
+          id: 'rotateEventEndpointSecret',
+          summary: "Rotate an event endpoint's signing secret (extension)",
+          description:
+            `A new secret signs from now on; the previous one signs too for \`previousValidForSeconds\` (0 to ${MAX_PREVIOUS_VALID_S}, by default ${DEFAULT_PREVIOUS_VALID_S}): ` +
+            'each delivery then carries two signatures, and `previousSecretExpiresAt` says until when. The body is a JSON object, `{}` at least.',
+          request: 'RotateSecretRequest',
+          success: { '200': { description: 'The endpoint, with its new secret.', schema: 'EventEndpointWithSecret' } },
+          errors: { '404': "resourceNotFound: no such endpoint of the merchant's" },
+        }),
+      },
+      '/events/endpoints/{endpointId}/ping': {
+        parameters: [ENDPOINT_ID_PARAMETER],
+        post: operation(EVENTS, {
+          id: 'pingEventEndpoint',
+          summary: 'Send a ping event to an endpoint (extension)',
+          description:
+            "Appends a `ping` event (its own subject) that only this endpoint gets, whatever it takes, signed as any event; in `test` and `live`. No body is needed. Answers at once with the event's id.",
+          success: { '202': { description: 'Accepted: it will be sent.', schema: 'EventPingAnswer' } },
+          errors: { '404': "resourceNotFound: no such endpoint of the merchant's" },
+        }),
+      },
+      '/events/endpoints/{endpointId}/recover': {
+        parameters: [ENDPOINT_ID_PARAMETER],
+        post: operation(EVENTS, {
+          id: 'recoverEventEndpoint',
+          summary: 'Send an endpoint again what never reached it (extension)',
+          description:
+            'Every event since `since` (of the last 30 days) that the endpoint takes and that never reached it (no delivery, or a failed one) is queued again, in order per subject, with a new 3-day window; deliveries on their way are left as they are. Answers at once with how many.',
+          request: 'RecoverEventsRequest',
+          success: { '202': { description: 'Accepted: they will be sent.', schema: 'RecoverEventsAnswer' } },
+          errors: { '404': "resourceNotFound: no such endpoint of the merchant's" },
+        }),
+      },
+      '/events/{eventId}': {
+        parameters: [EVENT_ID_PARAMETER],
+        get: operation(EVENTS, {
+          id: 'getEvent',
+          summary: 'Read an event and its deliveries (extension)',
+          description: "The event as its endpoints receive it, with each endpoint's delivery and its last 10 attempts.",
+          success: { '200': { description: 'The event.', schema: 'Event' } },
+          errors: { '404': "resourceNotFound: no such event of the merchant's (or older than 30 days)" },
         }),
       },
       '/events/{eventId}/redeliver': {
-        parameters: [{ name: 'eventId', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+        parameters: [EVENT_ID_PARAMETER],
         post: operation(EVENTS, {
           id: 'redeliverEvent',
           summary: 'Send an event again (extension)',
           description:
-            'A new delivery to each endpoint that takes the event, whatever its state, with its own retry window (3 days); in order after the earlier events of its subject still pending there. No body is needed. Answers at once.',
+            'A new delivery to each endpoint that takes the event now, whatever its state, with its own retry window (3 days); in order after the earlier events of its subject still pending there (held for a disabled endpoint). No body is needed. Answers at once.',
           success: { '202': { description: 'Accepted: it will be sent.' } },
           errors: { '404': "resourceNotFound: no such event of the merchant's (or older than 30 days)" },
-        }),
-      },
-      '/events/ping': {
-        post: operation(EVENTS, {
-          id: 'pingEvents',
-          tags: ['Events', 'Sandbox'],
-          summary: 'Send a ping event to every endpoint (test only, extension)',
-          description:
-            "Appends a `ping` event, which every endpoint of the merchant gets (subscribed or not), signed as any event. No body is needed. Answers at once with the event's id.",
-          success: { '202': { description: 'Accepted: it will be sent.', schema: 'EventPingAnswer' } },
-          errors: { '403': 'sandboxIsNotEnabled: live' },
         }),
       },
       '/3ds/ddc': page(
@@ -779,7 +1123,16 @@ export function buildOpenApiDocument(version: string): Json {
           ['tokens.token.updated', 'TokenEvent', "A token's attribute changed (an update, an accepted conflict)."],
           ['tokens.token.extended', 'TokenEvent', "A token's lifetime was extended."],
           ['tokens.token.deleted', 'TokenEvent', 'A token was deleted.'],
-          ['ping', 'PingEvent', '`POST /events/ping` (test only): every endpoint gets it.'],
+          [
+            'events.endpoint.disabled',
+            'EndpointDisabledEvent',
+            "One of the merchant's endpoints was disabled by the service (a `410`, or 3 days without a 2xx): sent to its other endpoints that take it.",
+          ],
+          [
+            'ping',
+            'PingEvent',
+            '`POST /events/endpoints/{endpointId}/ping`: that one endpoint gets it, whatever it takes.',
+          ],
         ] as const
       ).map(([eventType, schema, summary]) => [
         eventType,
@@ -787,15 +1140,31 @@ export function buildOpenApiDocument(version: string): Json {
           post: {
             summary,
             description:
-              "Posted to each endpoint of the merchant's configuration that takes this type, after the API answer that caused it; at least once, in order per transaction or token; retried with exponential backoff for 3 days until an endpoint answers 2xx within 10 s. Verify `Event-Signature` before parsing (examples/verify-event-signature.mjs).",
+              'Posted to each endpoint of the merchant that takes this type, after the API answer that caused it; at least once, in order per subject and endpoint (drop one whose `sequence` is lower than the last you processed for its `subject`); retried with backoff and jitter (30 s doubling to 1 h; a longer `Retry-After` of a 429 or 503 is honoured) for 3 days until the endpoint answers 2xx within 10 s. ' +
+              "Signed the Standard Webhooks way (https://www.standardwebhooks.com) with the endpoint's secret: verify the raw body and the `webhook-*` headers with a Standard Webhooks library before parsing (examples/receive-events.mjs). User-Agent: `card-edge-events/2`.",
             parameters: [
               {
-                name: 'Event-Signature',
+                name: 'webhook-id',
+                in: 'header',
+                required: true,
+                description: "The event's `eventId`: the same on every attempt and redelivery.",
+                schema: { type: 'string', pattern: EVENT_ID.source },
+              },
+              {
+                name: 'webhook-timestamp',
                 in: 'header',
                 required: true,
                 description:
-                  '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, one `v1=` per valid secret while rotating; reject a `t` older than 5 minutes.',
-                schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
+                  'When this attempt was signed, in Unix seconds: reject one more than 5 minutes from your clock.',
+                schema: { type: 'string', pattern: '^\\d{1,12}$' },
+              },
+              {
+                name: 'webhook-signature',
+                in: 'header',
+                required: true,
+                description:
+                  '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; space-separated, one per valid secret (two while a rotated-out secret still signs): any one may match.',
+                schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)?$' },
               },
             ],
             requestBody: {
@@ -804,7 +1173,14 @@ export function buildOpenApiDocument(version: string): Json {
             },
             responses: {
               '2XX': { description: 'Delivered.' },
-              default: { description: 'Anything else (or no answer within 10 s, or a redirect): retried.' },
+              '410': {
+                description:
+                  'Gone: the endpoint is disabled at once (`disabledReason` `gone`); its deliveries are held.',
+              },
+              default: {
+                description:
+                  'Anything else (or no answer within 10 s, or a redirect, never followed): retried. 3 days without any 2xx disable the endpoint (`failing`).',
+              },
             },
           },
         },

@@ -7,7 +7,6 @@ import {
   MULTIPLE_ACCOUNT_ACCESS,
   NUMBER_TYPES,
 } from '../../src/bin/model';
-import { DELIVERY_ERRORS, DELIVERY_STATES, EVENT_ID, EVENT_PAGE_SIZE, EVENT_TYPES } from '../../src/events/event-types';
 import { UPDATE_PATHS } from '../../src/tokens/update-paths';
 
 /**
@@ -237,83 +236,4 @@ export const SANDBOX_CHALLENGE_ANSWER = v.object({
     ),
   }),
   _links: links('3ds:verify'),
-});
-
-const ISO_MILLIS = v.pipe(v.string(), v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
-
-/** One endpoint's delivery of an event (docs/events.md "GET /events"). */
-const EVENT_DELIVERY = v.object({
-  url: v.pipe(v.string(), v.url()),
-  state: v.pipe(
-    v.picklist(DELIVERY_STATES),
-    v.description(
-      '`pending`: being sent or retried (with backoff, for 3 days from the event or its redelivery); `delivered`: a 2xx within 10 s; `failed`: its window is over, or the endpoint is no longer configured for it.',
-    ),
-  ),
-  attempts: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  lastStatus: v.optional(v.pipe(v.number(), v.integer())),
-  lastError: v.optional(v.picklist(DELIVERY_ERRORS)),
-  lastAttemptAt: v.optional(ISO_MILLIS),
-  nextAttemptAt: v.optional(ISO_MILLIS),
-  deliveredAt: v.optional(ISO_MILLIS),
-});
-
-/** An event as its endpoints receive it, with its deliveries. */
-const EVENT_VIEW = v.object({
-  eventId: v.pipe(v.string(), v.regex(EVENT_ID)),
-  eventType: v.picklist(EVENT_TYPES),
-  createdAt: ISO_MILLIS,
-  merchant: v.object({ entity: v.string() }),
-  data: v.pipe(
-    v.record(v.string(), v.unknown()),
-    v.description('The outcome or the token, masked: never a full card number (docs/events.md "Types").'),
-  ),
-  deliveries: v.array(EVENT_DELIVERY),
-});
-
-export const EVENT_PAGE = v.object({
-  events: v.pipe(
-    v.array(EVENT_VIEW),
-    v.description(`The merchant's events of the last 30 days, oldest first, at most ${EVENT_PAGE_SIZE}.`),
-  ),
-  hasMore: v.pipe(v.boolean(), v.description('More follow the last one: ask again with `since=<its eventId>`.')),
-});
-
-export const EVENT_PING_ANSWER = v.object({ eventId: v.pipe(v.string(), v.regex(EVENT_ID)) });
-
-/** What every event body has besides its type and data (docs/events.md "The body"). */
-const EVENT_ENVELOPE = {
-  eventId: v.pipe(
-    v.string(),
-    v.regex(EVENT_ID),
-    v.description('Stable across retries and redeliveries: act once per eventId.'),
-  ),
-  createdAt: v.pipe(ISO_MILLIS, v.description('When the change happened.')),
-  merchant: v.object({ entity: v.string() }),
-};
-
-/** The body of `threeDS.authentication.completed`: the outcome as verification shows it, less authenticationValue. */
-export const THREEDS_COMPLETED_EVENT = v.object({
-  ...EVENT_ENVELOPE,
-  eventType: v.literal('threeDS.authentication.completed'),
-  data: v.pipe(
-    THREEDS_ANSWER,
-    v.description(
-      "The final outcome as `verification` (challenged) or `authenticate` (frictionless) answers it in the API version of the transaction's authenticate, never with `authenticationValue` (read it with verification or GET of the transaction).",
-    ),
-  ),
-});
-
-/** The body of a token event: the token as GET shows it (deleted: as it was), masked. */
-export const TOKEN_EVENT = v.object({
-  ...EVENT_ENVELOPE,
-  eventType: v.picklist(['tokens.token.updated', 'tokens.token.extended', 'tokens.token.deleted']),
-  data: TOKEN_RESOURCE,
-});
-
-/** The body of `ping`. */
-export const PING_EVENT = v.object({
-  ...EVENT_ENVELOPE,
-  eventType: v.literal('ping'),
-  data: v.strictObject({}),
 });

@@ -1,5 +1,17 @@
 import { preflight } from '../http/publishable-keys';
-import { listEventsEndpoint, pingEventsEndpoint, redeliverEventEndpoint } from '../routes/event-endpoints';
+import {
+  createEventEndpointEndpoint,
+  deleteEventEndpointEndpoint,
+  getEventEndpoint,
+  getEventEndpointEndpoint,
+  listEventEndpointsEndpoint,
+  listEventsEndpoint,
+  pingEventEndpointEndpoint,
+  recoverEventEndpointEndpoint,
+  redeliverEventEndpoint,
+  rotateSecretEndpoint,
+  updateEventEndpointEndpoint,
+} from '../routes/event-endpoints';
 import { binLookupEndpoint } from '../routes/bin-lookup';
 import { panLookupEndpoint } from '../routes/pan-lookup';
 import { authenticateEndpoint } from '../routes/threeds/authenticate';
@@ -55,8 +67,17 @@ export const API_ROUTES: readonly Route[] = [
   ...TOKEN_UPDATE_ROUTES.map(({ path, endpoint }) => ({ method: 'PUT' as const, path, endpoint })),
   { method: 'GET', path: '/tokens/:tokenId/conflicts/:conflictId', endpoint: getConflictsEndpoint },
   { method: 'PUT', path: '/tokens/:tokenId/conflicts/:conflictId', endpoint: acceptConflictsEndpoint },
+  // Before /events/:eventId: "endpoints" is a path, not an event.
+  { method: 'POST', path: '/events/endpoints', endpoint: createEventEndpointEndpoint },
+  { method: 'GET', path: '/events/endpoints', endpoint: listEventEndpointsEndpoint },
+  { method: 'GET', path: '/events/endpoints/:endpointId', endpoint: getEventEndpointEndpoint },
+  { method: 'PATCH', path: '/events/endpoints/:endpointId', endpoint: updateEventEndpointEndpoint },
+  { method: 'DELETE', path: '/events/endpoints/:endpointId', endpoint: deleteEventEndpointEndpoint },
+  { method: 'POST', path: '/events/endpoints/:endpointId/rotateSecret', endpoint: rotateSecretEndpoint },
+  { method: 'POST', path: '/events/endpoints/:endpointId/ping', endpoint: pingEventEndpointEndpoint },
+  { method: 'POST', path: '/events/endpoints/:endpointId/recover', endpoint: recoverEventEndpointEndpoint },
   { method: 'GET', path: '/events', endpoint: listEventsEndpoint },
-  { method: 'POST', path: '/events/ping', endpoint: pingEventsEndpoint },
+  { method: 'GET', path: '/events/:eventId', endpoint: getEventEndpoint },
   { method: 'POST', path: '/events/:eventId/redeliver', endpoint: redeliverEventEndpoint },
   { method: 'POST', path: PAGES.ddc, page: ddcRoute },
   { method: 'POST', path: PAGES.challenge, page: challengeRoute },

@@ -48,6 +48,7 @@ function routerOf(routes: readonly Route[]) {
       if (method === 'GET') router.get(path, handler);
       else if (method === 'POST') router.post(path, handler);
       else if (method === 'PUT') router.put(path, handler);
+      else if (method === 'PATCH') router.patch(path, handler);
       else if (method === 'OPTIONS') router.options(path, handler);
       else router.delete(path, handler);
     }

@@ -2,7 +2,7 @@ import type { Endpoint, PageHandler } from '../http/endpoint';
 
 /** One line of a route table: a method and path, and what answers it. */
 export interface Route {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   path: string;
   /** A JSON API endpoint, run through the shared pipeline (docs/pipeline.md). */
   endpoint?: Endpoint;

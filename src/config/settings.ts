@@ -40,12 +40,6 @@ export interface Settings {
    * required in `live`, ignored in `test` (where the built-in issuer answers).
    */
   threeDsServer?: ThreeDsServerSettings;
-  /**
-   * Each merchant's event signing secrets (EVENT_SIGNING_SECRETS, docs/events.md "The signature"):
-   * the current one, then the previous one while the merchant rotates. A merchant without an
-   * entry has its events kept but not sent (docs/events.md "Configuration").
-   */
-  eventSigningSecrets: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface ThreeDsServerSettings {
@@ -118,7 +112,6 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const credentialKey = secretBytes('MERCHANT_CREDENTIAL_KEY', env.MERCHANT_CREDENTIAL_KEY, problems);
   const storageTimeoutMs = storageTimeout(env.STORAGE_TIMEOUT_MS, problems);
   const threeDsServer = provider(env, environment === 'live', problems);
-  const eventSigningSecrets = signingSecrets(env.EVENT_SIGNING_SECRETS, problems);
   if (problems.length > 0) return new SettingsError(problems);
   return {
     environment: environment as Environment,
@@ -130,7 +123,6 @@ export function parseSettings(env: Env): Settings | SettingsError {
     passwordHashesSource: env.MERCHANT_PASSWORD_HASHES,
     credentialKey,
     storageTimeoutMs,
-    eventSigningSecrets,
     ...(threeDsServer ? { threeDsServer } : {}),
   };
 }
@@ -241,7 +233,7 @@ function encryptionKeys(value: string | undefined, problems: string[]): TokenEnc
 }
 
 /**
- * A secret of `{"<username>": value or [values]}` (MERCHANT_PASSWORD_HASHES, EVENT_SIGNING_SECRETS):
+ * A secret of `{"<username>": value or [values]}` (MERCHANT_PASSWORD_HASHES):
  * each merchant's values as a list; none, with the problem named, when it is not such an object.
  */
 function perMerchant(name: string, value: string, shape: string, problems: string[]): [string, unknown[]][] {
@@ -279,24 +271,4 @@ function storedHashes(value: string | undefined, problems: string[]): Map<string
     }
   }
   return hashes;
-}
-
-/**
- * EVENT_SIGNING_SECRETS: `{"<username>": ["<current>", "<previous>"?]}` (a single string is one
- * secret), each at least 32 bytes. Unset or empty: no merchant has a secret.
- */
-function signingSecrets(value: string | undefined, problems: string[]): Map<string, readonly string[]> {
-  const secrets = new Map<string, readonly string[]>();
-  if (value === undefined || value.trim() === '') return secrets;
-  for (const [username, values] of perMerchant('EVENT_SIGNING_SECRETS', value, 'an object of usernames', problems)) {
-    const valid = values.every((s) => typeof s === 'string' && utf8(s).byteLength >= MIN_SECRET_BYTES);
-    if (values.length === 0 || values.length > MAX_ENTRIES || !valid || new Set(values).size !== values.length) {
-      problems.push(
-        `EVENT_SIGNING_SECRETS has a malformed entry for ${username} (one or two different secrets of at least ${MIN_SECRET_BYTES} bytes: current, then previous)`,
-      );
-    } else {
-      secrets.set(username, values as string[]);
-    }
-  }
-  return secrets;
 }

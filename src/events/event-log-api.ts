@@ -1,6 +1,7 @@
 import { objectClient, type ObjectNamespace, type Remote } from '../storage/object-client';
 import { objectStorage } from '../storage/object-storage';
-import type { EventPage, NewEvent } from './event-types';
+import type { EndpointChange, EndpointView, NewEndpoint } from './endpoint-rules';
+import type { EventPage, EventQuery, EventView, NewEvent } from './event-types';
 
 /**
  * The RPC interface of a merchant's event log (src/events/event-log.ts, docs/events.md): what
@@ -8,9 +9,21 @@ import type { EventPage, NewEvent } from './event-types';
  */
 export interface EventLogMethods {
   append(username: string, events: NewEvent[]): Promise<{ appended: number }>;
-  list(username: string, since?: string): EventPage;
+  list(username: string, query?: EventQuery): EventPage;
+  event(username: string, eventId: string): EventView | undefined;
   redeliver(username: string, eventId: string): Promise<'redelivered' | 'notFound'>;
-  ping(username: string, entity: string): Promise<{ eventId: string }>;
+  createEndpoint(username: string, input: NewEndpoint): Promise<{ endpoint: EndpointView; secret: string } | 'tooMany'>;
+  listEndpoints(username: string): EndpointView[];
+  getEndpoint(username: string, endpointId: string): EndpointView | undefined;
+  updateEndpoint(username: string, endpointId: string, change: EndpointChange): Promise<EndpointView | undefined>;
+  deleteEndpoint(username: string, endpointId: string): boolean;
+  rotateSecret(
+    username: string,
+    endpointId: string,
+    previousValidForSeconds?: number,
+  ): Promise<{ endpoint: EndpointView; secret: string } | undefined>;
+  ping(username: string, endpointId: string, entity: string): Promise<{ eventId: string } | undefined>;
+  recover(username: string, endpointId: string, since: number): Promise<{ queued: number } | undefined>;
 }
 
 export type EventLogApi = Remote<EventLogMethods>;

@@ -1,75 +1,61 @@
 import { DurableObject } from 'cloudflare:workers';
-import { afterFailure, nextDue, pickDue, type AttemptOutcome, type Head } from './delivery-rules';
-import { eventTransport } from './event-transport';
-import {
-  EVENT_PAGE_SIZE,
-  EVENT_RETENTION_MS,
-  eventBody,
-  newEventProblem,
-  PING,
-  type DeliveryError,
-  type DeliveryState,
-  type DeliveryView,
-  type EventPage,
-  type NewEvent,
-} from './event-types';
+import { settingsOf } from '../config/settings';
 import { describeError, logLine } from '../log';
 import { AlarmRunner } from '../storage/alarm-runner';
+import {
+  afterFailure,
+  ENDPOINT_FAILING_MS,
+  MAX_IN_FLIGHT,
+  MAX_IN_FLIGHT_PER_ENDPOINT,
+  type AttemptOutcome,
+} from './delivery-rules';
+import type { EventLogMethods } from './event-log-api';
+import { EndpointTable, ENDPOINT_TABLES } from './endpoint-table';
+import { endpointUrlProblem, type DisabledReason, type EndpointChange, type NewEndpoint } from './endpoint-rules';
+import { audienceText, EventStore, inAudience, type Audience, type SendableRow } from './event-store';
+import { eventTransport } from './event-transport';
+import {
+  EVENT_RETENTION_MS,
+  newEventProblem,
+  PING,
+  type EventPage,
+  type EventQuery,
+  type EventView,
+  type NewEvent,
+} from './event-types';
 import { sendEvent } from './send-event';
-import { subscribes } from '../merchants/event-endpoints';
 
 /**
- * A merchant's event log (docs/events.md): one object per merchant, named
- * by its username. The owners of what events are about (the 3DS transaction and token objects)
- * append to it, from their own alarms and retries; it keeps each event for 30 days with one
- * delivery per subscribed endpoint, and delivers them itself, after the answer, from its alarm:
+ * A merchant's event log (docs/events.md): one object per merchant, named by its username. It
+ * owns the merchant's endpoints (made, changed and rotated through the API, effective at once) and
+ * its events: the owners of what events are about (the 3DS transaction and token objects) append
+ * to it from their own alarms; it keeps each event for 30 days with one delivery per endpoint that
+ * takes it, and delivers them itself, after the answer, from its alarm:
  *
- * - `append` is idempotent by eventId (a retried append adds nothing) and only writes SQLite and
- *   the alarm: it never waits on a delivery;
- * - a delivery is a signed POST; a 2xx within the deadline is delivered, anything else is tried
- *   again with backoff until its retry window (3 days) is over, then it is failed;
+ * - `append` is idempotent by eventId and only writes SQLite and the alarm: it never waits on a delivery;
+ * - a delivery is a POST signed the Standard Webhooks way with its endpoint's own secrets; a 2xx
+ *   within the deadline is delivered, anything else tried again with backoff and jitter (longer when
+ *   the endpoint says `Retry-After`) until its 3 days are over, then it is failed;
+ * - an endpoint that answers `410`, or has had no success for 3 days, is disabled: its deliveries
+ *   are held until the merchant enables it again, and the merchant's other endpoints are told;
  * - per endpoint, a subject's events go in the order they were appended, each once the one before
- *   was delivered or failed; other subjects and endpoints go in parallel, within limits per
- *   endpoint and per object, so one hung endpoint cannot hold every slot (delivery-rules.ts);
- * - one merchant's deliveries never wait for another's: they are other objects.
+ *   ended; other subjects and endpoints go in parallel, within limits per endpoint and per object.
  */
 
 /** The alarm behind deliveries tried at once: it sends what that try could not. */
 const DELIVERY_SAFETY_MS = 2_000;
 /** Attempts one run starts at most; the alarm goes on with the rest at once (bounds an alarm's length). */
 const MAX_ATTEMPTS_PER_RUN = 200;
+/** A delivery being sent is not due again before its deadline and this margin (also after a reset). */
+const SENDING_MARGIN_MS = 5_000;
 
-interface EventRow extends Record<string, SqlStorageValue> {
-  seq: number;
-  event_id: string;
-  event_type: string;
-  subject: string;
-  created_at: number;
-  body: string;
-}
-
-interface DeliveryRow extends Record<string, SqlStorageValue> {
-  seq: number;
-  endpoint: string;
-  state: DeliveryState;
-  attempts: number;
-  /** Failed attempts in a row since the window started: the backoff's exponent. */
-  failures: number;
-  /** Which sending this is: a redelivery starts a new one, and an attempt of an older one changes nothing. */
-  round: number;
-  window_start: number;
-  next_at: number;
-  last_status: number | null;
-  last_error: string | null;
-  last_attempt_at: number | null;
-  delivered_at: number | null;
-}
-
-export class EventLog extends DurableObject<Env> {
+export class EventLog extends DurableObject<Env> implements EventLogMethods {
   private readonly sql: SqlStorage;
-  /** Deliveries being sent (key → endpoint): the immediate run and the alarm's may overlap. */
+  private readonly store: EventStore;
+  private readonly endpoints: EndpointTable;
   /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
   private readonly alarms: AlarmRunner;
+  /** Deliveries being sent (key → endpoint): the immediate run and the alarm's may overlap. */
   private readonly inFlight = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
   /** Runs of {@link deliverDue} under way (the immediate one, the alarm's). */
@@ -79,23 +65,19 @@ export class EventLog extends DurableObject<Env> {
     super(ctx, env);
     this.alarms = new AlarmRunner(ctx, 'EventLog');
     this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE,
-        event_type TEXT NOT NULL, subject TEXT NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER NOT NULL, endpoint TEXT NOT NULL, subject TEXT NOT NULL,
-        state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,
-        round INTEGER NOT NULL DEFAULT 0, window_start INTEGER NOT NULL, next_at INTEGER NOT NULL,
-        last_status INTEGER, last_error TEXT, last_attempt_at INTEGER, delivered_at INTEGER,
-        PRIMARY KEY (seq, endpoint));
-      CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (state, endpoint, subject, seq)`);
+    this.sql.exec(ENDPOINT_TABLES);
+    this.store = new EventStore(this.sql);
+    this.endpoints = new EndpointTable(this.sql, env);
   }
 
+  // --- events ----------------------------------------------------------------------------------
+
   /**
-   * Appends the merchant's events, each with one pending delivery per endpoint that takes its
-   * type, and sends them after the answer. An eventId already here is skipped (a retried append,
-   * a burst of the same), so an owner may append from its alarm until a call succeeds; an event
-   * whose 30 days are over is skipped. Events are kept in the order appended: append a subject's
-   * events in the order they happened.
+   * Appends the merchant's events, each with one delivery per endpoint that takes its type
+   * (held for a disabled one), and sends them after the answer. An eventId already here is
+   * skipped (a retried append, a burst of the same), so an owner may append from its alarm until a
+   * call succeeds; an event whose 30 days are over is skipped. Append a subject's events in the
+   * order they happened: that is the order they are sent in, and their `sequence`.
    *
    * @example
    * ```ts
@@ -109,117 +91,118 @@ export class EventLog extends DurableObject<Env> {
       const problem = newEventProblem(event);
       if (problem !== undefined) throw new Error(`EventLog.append: ${problem}`);
     }
-    const endpoints = eventTransport.endpointsOf(this.env, username);
-    const now = eventTransport.now();
-    // One synchronous block: the events and their deliveries commit together.
     this.claim(username);
+    const now = eventTransport.now();
     let appended = 0;
-    let deliveries = 0;
-    for (const event of events) {
-      // Past its 30 days it would be dropped at once (and its id, kept only as long, not recognised).
-      if (event.createdAt <= now - EVENT_RETENTION_MS) continue;
-      const inserted = this.sql
-        .exec<{ seq: number }>(
-          `INSERT INTO events (event_id, event_type, subject, created_at, body) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (event_id) DO NOTHING RETURNING seq`,
-          ...[event.eventId, event.eventType, event.subject, event.createdAt, JSON.stringify(eventBody(event))],
-        )
-        .toArray()[0];
-      if (inserted === undefined) continue;
-      appended++;
-      for (const endpoint of endpoints) {
-        if (!subscribes(endpoint, event.eventType)) continue;
-        this.sql.exec(
-          `INSERT INTO deliveries (seq, endpoint, subject, state, window_start, next_at) VALUES (?, ?, ?, 'pending', ?, ?)`,
-          ...[inserted.seq, endpoint.url, event.subject, event.createdAt, now],
-        );
-        deliveries++;
-      }
-    }
-    if (deliveries > 0) await this.deliverSoon();
-    // Nothing to send (no endpoint takes them): only the retention's alarm, if none is set yet.
-    else if (appended > 0 && (await this.ctx.storage.getAlarm()) === null) await this.schedule();
+    for (const event of events) if (this.add(event, undefined, now)) appended++;
+    if (appended > 0) await this.deliverSoon();
     return { appended };
   }
 
-  /**
-   * The merchant's events of the last 30 days, oldest first, after the event `since` (all of them
-   * when it is not here: unknown, or dropped), at most {@link EVENT_PAGE_SIZE}, each with every
-   * endpoint's delivery.
-   */
-  list(username: string, since?: string): EventPage {
+  /** The merchant's events of the last 30 days (docs/events.md "Listing"), filtered, a page at a time. */
+  list(username: string, query: EventQuery = {}): EventPage {
     if (!this.owns(username)) return { events: [], hasMore: false };
-    const oldest = eventTransport.now() - EVENT_RETENTION_MS;
-    const after =
-      since === undefined
-        ? 0
-        : (this.sql.exec<{ seq: number }>('SELECT seq FROM events WHERE event_id = ?', since).toArray()[0]?.seq ?? 0);
-    const rows = this.sql
-      .exec<EventRow>(
-        'SELECT * FROM events WHERE seq > ? AND created_at > ? ORDER BY seq LIMIT ?',
-        ...[after, oldest, EVENT_PAGE_SIZE + 1],
-      )
-      .toArray();
-    const page = rows.slice(0, EVENT_PAGE_SIZE);
-    const deliveries = new Map<number, DeliveryView[]>();
-    if (page.length > 0) {
-      for (const d of this.sql.exec<DeliveryRow>(
-        'SELECT * FROM deliveries WHERE seq BETWEEN ? AND ? ORDER BY seq, rowid',
-        ...[page[0]!.seq, page[page.length - 1]!.seq],
-      )) {
-        deliveries.set(d.seq, [...(deliveries.get(d.seq) ?? []), deliveryView(d)]);
-      }
-    }
-    return {
-      events: page.map((row) => ({
-        ...(JSON.parse(row.body) as ReturnType<typeof eventBody>),
-        deliveries: deliveries.get(row.seq) ?? [],
-      })),
-      hasMore: rows.length > EVENT_PAGE_SIZE,
-    };
+    return this.store.page(query, this.urlOf, eventTransport.now());
+  }
+
+  /** One event with each delivery's last attempts; undefined for one not here (another merchant's, unknown, older than 30 days). */
+  event(username: string, eventId: string): EventView | undefined {
+    if (!this.owns(username)) return undefined;
+    return this.store.view(eventId, this.urlOf, eventTransport.now());
   }
 
   /**
-   * Sends the merchant's event again to each endpoint that takes it now, whatever its state: a new
-   * delivery with its own retry window, in the same order as any other (after the earlier events
-   * of its subject still pending there). `notFound` for an event not here (another merchant's,
-   * unknown, or older than 30 days).
+   * Sends the event again to each endpoint that takes it now, whatever its state: a new round
+   * with its own retry window, after the earlier events of its subject still pending there.
    */
   async redeliver(username: string, eventId: string): Promise<'redelivered' | 'notFound'> {
     if (!this.owns(username)) return 'notFound';
     const now = eventTransport.now();
-    const event = this.sql
-      .exec<EventRow>('SELECT * FROM events WHERE event_id = ? AND created_at > ?', eventId, now - EVENT_RETENTION_MS)
-      .toArray()[0];
+    const event = this.store.event(eventId, now);
     if (!event) return 'notFound';
-    for (const endpoint of eventTransport.endpointsOf(this.env, username)) {
-      if (!subscribes(endpoint, event.event_type)) continue;
-      this.sql.exec(
-        `INSERT INTO deliveries (seq, endpoint, subject, state, window_start, next_at) VALUES (?, ?, ?, 'pending', ?, ?)
-         ON CONFLICT (seq, endpoint) DO UPDATE SET state = 'pending', round = round + 1, failures = 0,
-           window_start = excluded.window_start, next_at = excluded.next_at`,
-        ...[event.seq, endpoint.url, event.subject, now, now],
-      );
-    }
+    for (const { endpointId, state } of this.targets(event.event_type, event.audience))
+      this.store.resend(event.seq, endpointId, event.subject, state !== 'enabled', now);
     await this.deliverSoon();
     return 'redelivered';
   }
 
-  /** Appends a `ping` event (subject `ping`), sent to every endpoint of the merchant. */
-  async ping(username: string, entity: string): Promise<{ eventId: string }> {
+  // --- endpoints -------------------------------------------------------------------------------
+
+  /** A new endpoint and its secret (shown this once), or `tooMany` when the merchant has its ten. */
+  async createEndpoint(username: string, input: NewEndpoint) {
+    this.claim(username);
+    return this.endpoints.create(username, this.checked(input), eventTransport.now());
+  }
+
+  listEndpoints(username: string) {
+    return this.owns(username) ? this.endpoints.list() : [];
+  }
+
+  getEndpoint(username: string, endpointId: string) {
+    return this.owns(username) ? this.endpoints.get(endpointId) : undefined;
+  }
+
+  /** Changes an endpoint; disabling holds its deliveries, enabling sends what was held, in order. */
+  async updateEndpoint(username: string, endpointId: string, change: EndpointChange) {
+    if (!this.owns(username)) return undefined;
+    const now = eventTransport.now();
+    const updated = this.endpoints.update(endpointId, this.checked(change));
+    if (updated?.stateChange === 'disabled') this.store.hold(endpointId);
+    if (updated?.stateChange === 'enabled') {
+      this.store.release(endpointId, now);
+      await this.deliverSoon();
+    }
+    return updated?.endpoint;
+  }
+
+  /** Deletes an endpoint: its deliveries not ended are ended (`endpointRemoved`). */
+  deleteEndpoint(username: string, endpointId: string): boolean {
+    if (!this.owns(username) || !this.endpoints.delete(endpointId)) return false;
+    this.store.endAll(endpointId);
+    return true;
+  }
+
+  async rotateSecret(username: string, endpointId: string, previousValidForSeconds?: number) {
+    if (!this.owns(username)) return undefined;
+    return this.endpoints.rotate(username, endpointId, previousValidForSeconds, eventTransport.now());
+  }
+
+  /** A `ping` to one endpoint, with a subject of its own (docs/events.md "Ping"). */
+  async ping(username: string, endpointId: string, entity: string): Promise<{ eventId: string } | undefined> {
+    if (!this.owns(username) || !this.endpoints.get(endpointId)) return undefined;
     const eventId = `evt_ping_${crypto.randomUUID().replaceAll('-', '')}`;
-    const createdAt = eventTransport.now();
-    await this.append(username, [{ eventId, eventType: PING, subject: PING, createdAt, entity, data: {} }]);
+    const now = eventTransport.now();
+    const ping: NewEvent = {
+      eventId,
+      eventType: PING,
+      subject: `ping:${eventId}`,
+      createdAt: now,
+      entity,
+      data: { endpointId },
+    };
+    this.add(ping, { only: endpointId }, now);
+    await this.deliverSoon();
     return { eventId };
+  }
+
+  /**
+   * Queues again to an endpoint every event since `since` that did not reach it, in order per
+   * subject; returns how many, or undefined for an endpoint not here.
+   */
+  async recover(username: string, endpointId: string, since: number): Promise<{ queued: number } | undefined> {
+    const endpoint = this.owns(username) ? this.endpoints.get(endpointId) : undefined;
+    if (!endpoint) return undefined;
+    const now = eventTransport.now();
+    const queued = this.store.recover(endpointId, endpoint.events, since, endpoint.state !== 'enabled', now);
+    if (queued > 0) await this.deliverSoon();
+    return { queued };
   }
 
   /** The alarm: drops events past 30 days, sends what is due, and is set again for what is left. */
   override async alarm(): Promise<void> {
     await this.alarms.run(
       async () => {
-        const oldest = eventTransport.now() - EVENT_RETENTION_MS;
-        this.sql.exec('DELETE FROM deliveries WHERE seq IN (SELECT seq FROM events WHERE created_at <= ?)', oldest);
-        this.sql.exec('DELETE FROM events WHERE created_at <= ?', oldest);
+        this.store.prune(eventTransport.now());
         await this.deliverDue();
       },
       () => this.schedule(),
@@ -233,10 +216,10 @@ export class EventLog extends DurableObject<Env> {
 
   // --- ownership -------------------------------------------------------------------------------
 
-  /** The object's merchant is set by its first append; its name holds the username (clients.ts). */
+  /** The object's merchant is set by its first write; its name holds the username (event-log-api.ts). */
   private claim(username: string): void {
     this.sql.exec('INSERT OR IGNORE INTO owner (id, username) VALUES (1, ?)', username);
-    if (!this.owns(username)) throw new Error("an event log named for one merchant was asked to append another's");
+    if (!this.owns(username)) throw new Error("an event log named for one merchant was asked to write another's");
   }
 
   private owns(username: string): boolean {
@@ -247,11 +230,40 @@ export class EventLog extends DurableObject<Env> {
     return this.sql.exec<{ username: string }>('SELECT username FROM owner').toArray()[0]?.username;
   }
 
+  /** The Worker validated it; in `live` the URL rules are checked again where it is stored. */
+  private checked<T extends { url?: string }>(input: T): T {
+    const live = settingsOf(this.env).environment === 'live';
+    if (input.url !== undefined && endpointUrlProblem(input.url, live) !== undefined)
+      throw new Error('EventLog: an endpoint URL the rules refuse');
+    return input;
+  }
+
+  private readonly urlOf = (endpointId: string): string | undefined => this.endpoints.get(endpointId)?.url;
+
+  /** One event and its deliveries, in one synchronous block; false when it was here already or is too old. */
+  private add(event: NewEvent, audience: Audience, now: number): boolean {
+    if (event.createdAt <= now - EVENT_RETENTION_MS) return false;
+    const seq = this.store.addEvent(event, audience, now);
+    if (seq === undefined) return false;
+    for (const { endpointId, state } of this.targets(event.eventType, audienceText(audience)))
+      this.store.addDelivery(seq, endpointId, event.subject, state !== 'enabled', now);
+    return true;
+  }
+
+  /** The endpoints an event goes to: the one it was made for (a ping), or those that take its type (all but one). */
+  private targets(eventType: string, audience: string | null): { endpointId: string; state: string }[] {
+    if (audience?.startsWith('only:')) {
+      const endpoint = this.endpoints.get(audience.slice('only:'.length));
+      return endpoint ? [endpoint] : [];
+    }
+    return this.endpoints.subscribers(eventType).filter((e) => inAudience(audience, e.endpointId));
+  }
+
   // --- delivery --------------------------------------------------------------------------------
 
   /**
-   * After an append or a redelivery: the alarm is set a moment ahead as the safety net, and the
-   * deliveries are tried at once, after the answer (not awaited). The alarm's setting is a storage
+   * After a change that made deliveries due: the alarm is set a moment ahead as the safety net,
+   * and they are tried at once, after the answer (not awaited). The alarm's setting is a storage
    * write: the answer leaves once it is stored (the output gate), never later.
    */
   private async deliverSoon(): Promise<void> {
@@ -263,145 +275,158 @@ export class EventLog extends DurableObject<Env> {
       .catch((e: unknown) => logLine({ level: 'error', event: 'event.deliver', cause: describeError(e) }));
   }
 
-  /** The first pending delivery of each subject to each endpoint: the only ones that may be sent. */
-  private heads(): (Head & { seq: number })[] {
-    return this.sql
-      .exec<{ seq: number; endpoint: string; next_at: number }>(
-        `SELECT d.seq, d.endpoint, d.next_at FROM deliveries d JOIN
-           (SELECT endpoint, subject, MIN(seq) AS seq FROM deliveries WHERE state = 'pending' GROUP BY endpoint, subject) h
-         ON d.seq = h.seq AND d.endpoint = h.endpoint`,
-      )
-      .toArray()
-      .map((r) => ({ key: `${r.seq} ${r.endpoint}`, seq: r.seq, endpoint: r.endpoint, nextAt: r.next_at }));
-  }
-
-  /**
-   * Sends every head that is due, within the limits, starting the next as each ends (so the next
-   * event of a subject follows its predecessor at once); returns once nothing is in flight and
-   * nothing more is due, or after {@link MAX_ATTEMPTS_PER_RUN}.
-   */
   private deliverDue(): Promise<void> {
     const run: Promise<void> = this.deliverRun().finally(() => this.runs.delete(run));
     this.runs.add(run);
     return run;
   }
 
+  /**
+   * Sends what is due, each endpoint within its share of the slots, starting the next as each
+   * ends (so the next event of a subject follows its predecessor at once); returns once nothing is
+   * in flight and nothing more is due, or after {@link MAX_ATTEMPTS_PER_RUN}.
+   */
   private async deliverRun(): Promise<void> {
     let started = 0;
     for (;;) {
-      const due = started < MAX_ATTEMPTS_PER_RUN ? pickDue(this.heads(), this.inFlight, eventTransport.now()) : [];
-      for (const head of due.slice(0, MAX_ATTEMPTS_PER_RUN - started)) {
-        started++;
-        this.inFlight.set(head.key, head.endpoint);
-        const attempt: Promise<void> = this.attempt(head.seq, head.endpoint)
-          .catch((e: unknown) => logLine({ level: 'error', event: 'event.delivery', cause: describeError(e) }))
-          .finally(() => {
-            this.inFlight.delete(head.key);
-            this.running.delete(attempt);
-          });
-        this.running.add(attempt);
+      const now = eventTransport.now();
+      for (const endpoint of this.endpoints.list()) {
+        if (endpoint.state !== 'enabled') continue;
+        const busy = [...this.inFlight.values()].filter((e) => e === endpoint.endpointId).length;
+        const room = Math.min(
+          MAX_IN_FLIGHT_PER_ENDPOINT - busy,
+          MAX_IN_FLIGHT - this.inFlight.size,
+          MAX_ATTEMPTS_PER_RUN - started,
+        );
+        for (const { seq, endpointId } of this.store.due(endpoint.endpointId, now, room)) {
+          const key = `${seq} ${endpointId}`;
+          if (this.inFlight.has(key)) continue;
+          started++;
+          this.inFlight.set(key, endpointId);
+          const attempt: Promise<void> = this.attempt(seq, endpointId)
+            .catch((e: unknown) => logLine({ level: 'error', event: 'event.delivery', cause: describeError(e) }))
+            .finally(() => {
+              this.inFlight.delete(key);
+              this.running.delete(attempt);
+            });
+          this.running.add(attempt);
+        }
       }
       if (this.running.size === 0) return;
       await Promise.race(this.running);
     }
   }
 
-  /** One attempt of one delivery; its outcome is recorded on it (never throws for the endpoint's sake). */
-  private async attempt(seq: number, endpoint: string): Promise<void> {
-    const row = this.sql
-      .exec<DeliveryRow & EventRow>(
-        `SELECT d.*, e.event_id, e.event_type, e.body FROM deliveries d JOIN events e ON e.seq = d.seq
-         WHERE d.seq = ? AND d.endpoint = ? AND d.state = 'pending'`,
-        seq,
-        endpoint,
-      )
-      .toArray()[0];
+  /**
+   * One attempt of one delivery: the delivery and its endpoint read in one synchronous block (one
+   * version of the endpoint: its URL and secrets), marked as being sent, sent, and its outcome
+   * recorded. Never throws for the endpoint's sake.
+   */
+  private async attempt(seq: number, endpointId: string): Promise<void> {
     const username = this.owner();
-    if (!row || username === undefined) return;
-    const configured = eventTransport.endpointsOf(this.env, username).find((e) => e.url === endpoint);
-    if (!configured || !subscribes(configured, row.event_type)) {
-      this.record(row, { delivered: false, error: 'endpointRemoved' }, true);
+    const row = this.store.sendable(seq, endpointId);
+    const now = eventTransport.now();
+    const endpoint = row && username !== undefined ? this.endpoints.sending(username, endpointId, now) : undefined;
+    if (!row || !endpoint) return;
+    this.store.sending(row, now + eventTransport.timeoutMs + SENDING_MARGIN_MS);
+    let keys: CryptoKey[];
+    try {
+      keys = await endpoint.keys;
+    } catch (e) {
+      // The token keys that seal the secret are missing or broken: the Worker is misconfigured.
+      logLine({ level: 'error', event: 'event.secrets', cause: describeError(e) });
+      this.store.retryAt(row, eventTransport.now() + 60_000);
       return;
     }
-    let secrets: readonly string[] = [];
-    try {
-      secrets = eventTransport.secretsOf(this.env, username);
-    } catch (e) {
-      logLine({ level: 'error', event: 'event.secrets', cause: describeError(e) });
-    }
-    const outcome: AttemptOutcome =
-      secrets.length === 0
-        ? { delivered: false, error: 'noSigningSecret' }
-        : await sendEvent(endpoint, row.body, secrets);
-    this.record(row, outcome);
+    const outcome = await sendEvent(endpoint.endpoint.url, row.event_id, row.body, keys);
+    this.record(row, endpoint.endpoint.version, outcome);
   }
 
-  /** Records an attempt's outcome on its delivery (unless a redelivery began meanwhile: then only that it was made). */
-  private record(row: DeliveryRow & EventRow, outcome: AttemptOutcome, final = false): void {
+  /** Records an attempt's outcome on its delivery and its endpoint's health. */
+  private record(row: SendableRow, version: number, outcome: AttemptOutcome): void {
     const now = eventTransport.now();
-    const key = [row.seq, row.endpoint, row.round];
-    const status = outcome.status ?? null;
-    const error = outcome.delivered ? null : outcome.error;
-    this.sql.exec(
-      'UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = ?, last_status = ?, last_error = ? WHERE seq = ? AND endpoint = ?',
-      ...[now, status, error, row.seq, row.endpoint],
-    );
-    let state: DeliveryState;
+    const status = outcome.status;
+    const error = outcome.delivered ? undefined : outcome.error;
+    const current = this.store.attempted(row, version, {
+      at: now,
+      ...(status !== undefined ? { status } : {}),
+      ...(error !== undefined ? { error } : {}),
+      durationMs: outcome.durationMs ?? 0,
+    });
+    let state: string = 'stale';
     if (outcome.delivered) {
+      this.endpoints.health(row.endpoint_id, true, now);
+      if (current) this.store.delivered(row, now);
       state = 'delivered';
-      this.sql.exec(
-        "UPDATE deliveries SET state = 'delivered', delivered_at = ?, failures = 0 WHERE seq = ? AND endpoint = ? AND round = ?",
-        now,
-        ...key,
-      );
-    } else {
-      const next = final
-        ? ({ state: 'failed' } as const)
-        : afterFailure({ windowStart: row.window_start, failures: row.failures + 1 }, now);
-      state = next.state;
-      this.sql.exec(
-        'UPDATE deliveries SET state = ?, failures = failures + 1, next_at = ? WHERE seq = ? AND endpoint = ? AND round = ?',
-        ...[next.state, next.state === 'pending' ? next.nextAt : now],
-        ...key,
-      );
+    } else if (current) {
+      const failingFor = this.endpoints.health(row.endpoint_id, false, now);
+      const disable: DisabledReason | undefined =
+        status === 410 ? 'gone' : failingFor >= ENDPOINT_FAILING_MS ? 'failing' : undefined;
+      if (disable) {
+        this.disable(row.endpoint_id, disable, now);
+        state = 'held';
+      } else {
+        const next = afterFailure(
+          { windowStart: row.window_start, failures: row.failures + 1, retryAfterMs: outcome.retryAfterMs },
+          now,
+          eventTransport.random(),
+        );
+        if (next.state === 'failed') this.store.failed(row, now);
+        else this.store.retryAt(row, next.nextAt);
+        state = next.state;
+      }
     }
+    const url = this.endpoints.get(row.endpoint_id)?.url;
     // The endpoint's origin only: a URL's path or query may hold the merchant's own secret.
     logLine({
       level: outcome.delivered ? 'info' : 'warn',
       event: 'event.delivery',
       eventId: row.event_id,
       eventType: row.event_type,
-      endpoint: new URL(row.endpoint).origin,
+      endpointId: row.endpoint_id,
+      ...(url !== undefined ? { endpoint: new URL(url).origin } : {}),
       attempts: row.attempts + 1,
       state,
-      ...(status !== null ? { status } : {}),
-      ...(error !== null ? { error } : {}),
+      ...(status !== undefined ? { status } : {}),
+      ...(error !== undefined ? { error } : {}),
+    });
+  }
+
+  /**
+   * Disables an endpoint for the log's own reason: its deliveries are held, and the merchant's
+   * other endpoints get an `events.endpoint.disabled` event (one per disabling).
+   */
+  private disable(endpointId: string, reason: DisabledReason, now: number): void {
+    if (!this.endpoints.disable(endpointId, reason)) return;
+    this.store.hold(endpointId);
+    const endpoint = this.endpoints.get(endpointId)!;
+    const event: NewEvent = {
+      eventId: `evt_disabled_${endpointId}_${now}`,
+      eventType: 'events.endpoint.disabled',
+      subject: `endpoint:${endpointId}`,
+      createdAt: now,
+      entity: '',
+      data: { endpointId, url: endpoint.url, disabledReason: reason },
+    };
+    this.add(event, { except: endpointId }, now);
+    logLine({
+      level: 'warn',
+      event: 'event.endpoint.disabled',
+      endpointId,
+      reason,
+      endpoint: new URL(endpoint.url).origin,
     });
   }
 
   /** The alarm: at the next delivery due, else when the oldest event is to be dropped; none when the log is empty. */
   private async schedule(): Promise<void> {
-    const now = eventTransport.now();
-    const due = nextDue(this.heads(), this.inFlight, now, eventTransport.timeoutMs);
-    const oldest = this.sql.exec<{ at: number | null }>('SELECT MIN(created_at) AS at FROM events').one().at;
-    const times = [due, oldest === null ? undefined : oldest + EVENT_RETENTION_MS].filter(
-      (t): t is number => t !== undefined,
-    );
-    if (times.length > 0) await this.ctx.storage.setAlarm(Math.min(...times));
+    const times = this.endpoints
+      .list()
+      .filter((e) => e.state === 'enabled')
+      .map((e) => this.store.nextDue(e.endpointId));
+    times.push(this.store.nextExpiry());
+    const defined = times.filter((t): t is number => t !== undefined);
+    if (defined.length > 0) await this.ctx.storage.setAlarm(Math.min(...defined));
     else await this.ctx.storage.deleteAlarm();
   }
-}
-
-function deliveryView(d: DeliveryRow): DeliveryView {
-  const iso = (ms: number | null) => (ms === null ? undefined : new Date(ms).toISOString());
-  return {
-    url: d.endpoint,
-    state: d.state,
-    attempts: d.attempts,
-    ...(d.last_status !== null ? { lastStatus: d.last_status } : {}),
-    ...(d.last_error !== null ? { lastError: d.last_error as DeliveryError } : {}),
-    ...(d.last_attempt_at !== null ? { lastAttemptAt: iso(d.last_attempt_at) } : {}),
-    ...(d.state === 'pending' ? { nextAttemptAt: iso(d.next_at) } : {}),
-    ...(d.delivered_at !== null ? { deliveredAt: iso(d.delivered_at) } : {}),
-  };
 }

@@ -10,9 +10,10 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
   'tokens.token.updated',
   'tokens.token.deleted',
   'tokens.token.extended',
+  'events.endpoint.disabled',
 ] as const;
 
-/** `ping` is sent to every endpoint of the merchant when asked (`POST /events/ping`), subscribed or not. */
+/** `ping` is sent to one endpoint when asked (`POST /events/endpoints/{endpointId}/ping`), whatever it takes. */
 export const PING = 'ping';
 
 export const EVENT_TYPES = [...SUBSCRIBABLE_EVENT_TYPES, PING] as const;
@@ -58,37 +59,49 @@ export interface EventBody {
   eventId: string;
   eventType: EventType;
   createdAt: string;
+  /** What the event is about: a 3DS transaction, a token, an endpoint, a ping. */
+  subject: string;
+  /** Greater for each later event of the same subject: a receiver drops one older than what it has. */
+  sequence: number;
   merchant: { entity: string };
   data: Record<string, unknown>;
 }
 
-export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+/** `held`: waiting for its endpoint to be enabled again (docs/events.md "Endpoint health"). */
+export const DELIVERY_STATES = ['pending', 'held', 'delivered', 'failed'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** One attempt of a delivery: a request was sent. */
+export interface AttemptView {
+  at: string;
+  /** The HTTP status of the answer, when there was one. */
+  status?: number;
+  /** Why it was no success: `status`, `timeout`, `network`, `redirect`. */
+  error?: DeliveryError;
+  durationMs: number;
+}
 
 /** One endpoint's delivery of an event, as `GET /events` shows it. */
 export interface DeliveryView {
-  url: string;
+  endpointId: string;
+  /** The endpoint's URL now (absent once it was deleted). */
+  url?: string;
   state: DeliveryState;
   /** Requests sent so far (every attempt and redelivery). */
   attempts: number;
   /** The HTTP status of the last answer, when the last attempt got one. */
   lastStatus?: number;
-  /** Why the last attempt failed without a 2xx: `status`, `timeout`, `network`, `redirect`, `noSigningSecret`, `endpointRemoved`. */
+  /** Why the last attempt failed without a 2xx, or why the delivery ended (`endpointRemoved`). */
   lastError?: DeliveryError;
   lastAttemptAt?: string;
-  /** When it will be tried next (pending only). */
+  /** When it will be tried next (pending and due after the one before it in its subject). */
   nextAttemptAt?: string;
   deliveredAt?: string;
+  /** The last 10 attempts, newest first (`GET /events/{eventId}` only). */
+  history?: AttemptView[];
 }
 
-export const DELIVERY_ERRORS = [
-  'status',
-  'timeout',
-  'network',
-  'redirect',
-  'noSigningSecret',
-  'endpointRemoved',
-] as const;
+export const DELIVERY_ERRORS = ['status', 'timeout', 'network', 'redirect', 'endpointRemoved'] as const;
 export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
 /** An event of the log, with each endpoint's delivery. */
@@ -99,16 +112,27 @@ export interface EventView extends EventBody {
 /** A page of `GET /events`. */
 export interface EventPage {
   events: EventView[];
-  /** More events follow the last one: ask again with `since=<its eventId>`. */
+  /** More events follow the last one: ask again with `since=<its eventId>` (and the same filters). */
   hasMore: boolean;
 }
 
+/** What `GET /events` filters by. */
+export interface EventQuery {
+  since?: string;
+  type?: EventType;
+  deliveryState?: DeliveryState;
+  endpointId?: string;
+  order?: 'asc' | 'desc';
+}
+
 /** The wire body of an event: the same keys in the same order, always. */
-export function eventBody(event: NewEvent): EventBody {
+export function eventBody(event: NewEvent, sequence: number): EventBody {
   return {
     eventId: event.eventId,
     eventType: event.eventType,
     createdAt: new Date(event.createdAt).toISOString(),
+    subject: event.subject,
+    sequence,
     merchant: { entity: event.entity },
     data: event.data,
   };

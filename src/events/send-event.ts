@@ -1,21 +1,30 @@
 import { outcomeOfStatus, type AttemptOutcome } from './delivery-rules';
-import { eventSignature } from './event-signature';
 import { eventTransport } from './event-transport';
+import { webhookSignature } from './webhook-signature';
 
 /**
- * One attempt of a delivery (docs/events.md "Delivery"): the event's body posted to the endpoint,
- * signed with each secret, through `eventTransport` with its deadline; a redirect is an answer,
- * not followed. The answer's body is never read (nor logged). Never throws: a failure is an outcome.
+ * One attempt of a delivery (docs/events.md "Delivery"): the event's body posted to the endpoint
+ * with the Standard Webhooks headers, signed with each of the endpoint's valid keys, through
+ * `eventTransport` with its deadline; a redirect is an answer, not followed. The answer's body is
+ * never read (nor logged). Never throws: a failure is an outcome.
  */
-export async function sendEvent(endpoint: string, body: string, secrets: readonly string[]): Promise<AttemptOutcome> {
-  const t = Math.floor(eventTransport.now() / 1000);
+export async function sendEvent(
+  url: string,
+  eventId: string,
+  body: string,
+  keys: readonly CryptoKey[],
+): Promise<AttemptOutcome> {
+  const started = eventTransport.now();
+  const timestamp = Math.floor(started / 1000);
   const controller = new AbortController();
-  const request = new Request(endpoint, {
+  const request = new Request(url, {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',
-      'Event-Signature': await eventSignature(secrets, t, body),
-      'User-Agent': 'card-edge-events/1',
+      'webhook-id': eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': await webhookSignature(keys, eventId, timestamp, body),
+      'User-Agent': 'card-edge-events/2',
     },
     body,
     redirect: 'manual',
@@ -26,18 +35,20 @@ export async function sendEvent(endpoint: string, body: string, secrets: readonl
     timer = setTimeout(() => resolve('timeout'), eventTransport.timeoutMs);
   });
   const sent = Promise.resolve().then(() => eventTransport.fetch(request));
+  const took = () => Math.max(0, eventTransport.now() - started);
   try {
     const answer = await Promise.race([sent, deadline]);
     if (answer === 'timeout') {
       controller.abort();
       // A late answer is not read: its connection is let go.
       sent.then(discard, () => {});
-      return { delivered: false, error: 'timeout' };
+      return { delivered: false, error: 'timeout', durationMs: took() };
     }
     discard(answer);
-    return outcomeOfStatus(answer.status);
+    const now = eventTransport.now();
+    return { ...outcomeOfStatus(answer.status, answer.headers.get('Retry-After'), now), durationMs: took() };
   } catch {
-    return { delivered: false, error: 'network' };
+    return { delivered: false, error: 'network', durationMs: took() };
   } finally {
     clearTimeout(timer);
   }

@@ -132,6 +132,8 @@ export function mapFailure(f: Failure): MappedError {
       );
     case 'tooManyTokensForNamespace':
       return doc(403, 'tooManyTokensForNamespace', 'Too many tokens created for this namespace: at most 16.');
+    case 'tooManyEndpoints':
+      return doc(409, 'tooManyEndpoints', 'This merchant has 10 event endpoints already: delete one first.');
     case 'tokenizationNotEnabled':
       // Worldpay's v3 Tokens document answers this 500 (not a business-rule 400): kept for v3 clients.
       return doc(500, 'tokenizationNotEnabled', 'Tokenization is not enabled for this merchant entity.');

@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import { BRANDS, type Brand } from '../bin/model';
-import { endpointUrlProblem, EVENTS_BLOCK, eventsOf, type MerchantEvents } from './event-endpoints';
 import { isConfigurableOrigin, originListed } from './origins';
 import { REQUESTOR_BLOCK, type RequestorBlock } from './requestor';
 
@@ -33,8 +32,6 @@ export interface MerchantConfig {
    * from the listed origins (docs/card-bin.md "Publishable keys"). Not secrets.
    */
   publishableKeys: readonly PublishableKey[];
-  /** Where its events are posted (docs/events.md); no endpoints, no deliveries. */
-  events: MerchantEvents;
 }
 
 export interface PublishableKey {
@@ -78,7 +75,10 @@ const CONFIG = v.object({
           ),
           [],
         ),
-        events: v.optional(EVENTS_BLOCK),
+        // One way to configure: a merchant makes its endpoints through the API (docs/events.md).
+        events: v.optional(
+          v.never('event endpoints are made through the API now (POST /events/endpoints, docs/events.md)'),
+        ),
       }),
     ),
     v.check((ms) => new Set(ms.map((m) => m.username)).size === ms.length, 'usernames must be unique'),
@@ -139,11 +139,6 @@ export function parseMerchantConfig(input: unknown, options: { live?: boolean } 
         .filter(([, e]) => e.threeDS && e.threeDSRequestor === undefined)
         .map(([id]) => `merchants.${m.username}.entities.${id}.threeDSRequestor: needed for live 3-D Secure`),
     );
-    for (const m of result.output.merchants)
-      m.events?.endpoints.forEach((e, i) => {
-        const problem = endpointUrlProblem(e.url, true);
-        if (problem) missing.push(`merchants.${m.username}.events.endpoints.${i}.url: ${problem}`);
-      });
     if (missing.length > 0) throw new Error(`data/merchants.json is invalid: ${missing.join('; ')}`);
   }
   return new MerchantDirectory(
@@ -151,7 +146,6 @@ export function parseMerchantConfig(input: unknown, options: { live?: boolean } 
       username: m.username,
       entities: new Map(Object.entries(m.entities)),
       publishableKeys: m.publishableKeys.map((k) => ({ key: k.key, origins: new Set(k.origins) })),
-      events: eventsOf(m.events),
     })),
   );
 }

@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, convertSchemas, SCHEMAS } from '../../scripts/openapi/document';
+import { EVENT_TYPES } from '../../src/events/event-types';
 import { jsonObject, namedCheck } from '../../src/schemas/field-errors';
 
 /**
@@ -44,8 +45,16 @@ describe('the OpenAPI document', () => {
         'GET /verifications/customers/3ds/authentications/{transactionReference}',
         'POST /verifications/customers/3ds/sandbox/completeChallenge',
         'GET /events',
+        'GET /events/{eventId}',
         'POST /events/{eventId}/redeliver',
-        'POST /events/ping',
+        'POST /events/endpoints',
+        'GET /events/endpoints',
+        'GET /events/endpoints/{endpointId}',
+        'PATCH /events/endpoints/{endpointId}',
+        'DELETE /events/endpoints/{endpointId}',
+        'POST /events/endpoints/{endpointId}/rotateSecret',
+        'POST /events/endpoints/{endpointId}/ping',
+        'POST /events/endpoints/{endpointId}/recover',
         'POST /tokens',
         'GET /tokens',
         'GET /tokens/{tokenId}',
@@ -116,6 +125,65 @@ describe('the OpenAPI document', () => {
     expect(verification['application/vnd.worldpay.verifications.customers-v3.hal+json'].schema.$ref).toBe(
       '#/components/schemas/VerificationRequest',
     );
+  });
+
+  it("describes every event type as a webhook, signed the Standard Webhooks way, with the body's subject and sequence", () => {
+    const webhooks = document.webhooks as Json;
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    const schemas = (document.components as Json).schemas as Json;
+    for (const [eventType, item] of Object.entries(webhooks)) {
+      const hook = (item as Json).post as Json;
+      expect((hook.parameters as Json[]).map((p) => `${p.in} ${p.name}`)).toEqual([
+        'header webhook-id',
+        'header webhook-timestamp',
+        'header webhook-signature',
+      ]);
+      const body = schemas[(hook.requestBody.content['application/json'].schema.$ref as string).split('/').pop()!];
+      expect(body.required, eventType).toEqual(
+        expect.arrayContaining(['eventId', 'eventType', 'createdAt', 'subject', 'sequence', 'merchant', 'data']),
+      );
+    }
+    // The Standard Webhooks test vector's signature matches the documented header.
+    const signature = (webhooks.ping.post.parameters as Json[]).find((p) => p.name === 'webhook-signature')!;
+    const pattern = new RegExp(signature.schema.pattern as string);
+    expect(pattern.test('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=')).toBe(true);
+    expect(
+      pattern.test('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='),
+    ).toBe(true);
+    expect(pattern.test('t=1614265330,v1=' + 'a'.repeat(64))).toBe(false);
+  });
+
+  it("takes the events routes' own request schemas, and names their errors", () => {
+    const schemas = (document.components as Json).schemas as Json;
+    const paths = document.paths as Json;
+    expect(schemas.CreateEventEndpointRequest).toMatchObject({
+      type: 'object',
+      required: ['url', 'events'],
+      properties: {
+        url: { type: 'string', maxLength: 2048, description: expect.stringContaining('fieldHasInvalidValue') },
+      },
+    });
+    expect(schemas.UpdateEventEndpointRequest.properties.state).toMatchObject({ enum: ['enabled', 'disabled'] });
+    expect(schemas.RotateSecretRequest.properties.previousValidForSeconds).toMatchObject({
+      type: 'integer',
+      minimum: 0,
+      maximum: 604800,
+    });
+    expect(paths['/events/endpoints'].post.responses['409'].description).toContain('tooManyEndpoints');
+    expect(Object.keys(paths['/events/endpoints'].post.responses)).toContain('201');
+    expect(schemas.EventEndpointWithSecret.required).toContain('secret');
+    expect(schemas.EventEndpoint.properties).not.toHaveProperty('secret');
+    expect(paths['/events'].get.parameters.filter((p: Json) => p.in === 'query').map((p: Json) => p.name)).toEqual([
+      'since',
+      'type',
+      'deliveryState',
+      'endpointId',
+      'order',
+    ]);
+    expect(JSON.stringify(schemas.EventPage)).toContain('"held"');
+    // Only GET of one event has each delivery's history.
+    expect(JSON.stringify(schemas.EventPage)).not.toContain('"history"');
+    expect(schemas.Event.properties.deliveries.items.required).toContain('history');
   });
 
   it('says in description what JSON Schema cannot: the Luhn check and its error name', () => {

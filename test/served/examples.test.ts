@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyDelivery } from '../../examples/receive-events.mjs';
 import { startFakeProvider, startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
 import { startMiniflare, type Served } from './served-worker';
 
@@ -7,7 +10,8 @@ import { startMiniflare, type Served } from './served-worker';
  * The README's end-to-end examples (`npm run try:bin`, `try:tokens`, `try:3ds`, `try:live`:
  * examples/*.mjs) run as a merchant runs them, against a served Worker on a real port: each must
  * exit 0, so that they cannot rot. try:live runs against the live Worker (src/live.ts) pointed at
- * the fake 3DS Server provider on its own port, as `npm run start:live` serves them.
+ * the fake 3DS Server provider on its own port, as `npm run start:live` serves them. The events
+ * receiver (examples/receive-events.mjs) verifies a ping the served Worker sends to this machine.
  */
 
 function runExample(script: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
@@ -40,7 +44,7 @@ describe('the examples against the test Worker', () => {
     expectCardNumbersMasked(script, output);
   });
 
-  it("the README's events calls: try-3ds.mjs's transactions are in the merchant's event log, and a ping is accepted", async () => {
+  it("the README's events calls: try-3ds.mjs's transactions are in the merchant's event log, and a ping reaches an endpoint, signed", async () => {
     const { code, output } = await runExample('try-3ds.mjs', { BASE_URL: served.url.origin });
     expect(code, output).toBe(0);
     const references = [...new Set(output.match(/order-[a-z0-9]+-\d+/g) ?? [])];
@@ -66,9 +70,60 @@ describe('the examples against the test Worker', () => {
         { timeout: 15_000 },
       )
       .toBe(references.length);
-    const ping = await fetch(new URL('/events/ping', served.url), { method: 'POST', headers: auth });
-    expect(ping.status).toBe(202);
-    expect(((await ping.json()) as { eventId: string }).eventId).toMatch(/^evt_ping_/);
+    // A ping to an endpoint on this machine (http to 127.0.0.1 is allowed in test), verified as
+    // examples/receive-events.mjs verifies a delivery.
+    const received: { body: string; headers: Record<string, string> }[] = [];
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (c: Buffer) => chunks.push(c));
+      request.on('end', () => {
+        received.push({
+          body: Buffer.concat(chunks).toString('utf8'),
+          headers: request.headers as Record<string, string>,
+        });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const json = { ...auth, 'Content-Type': 'application/json' };
+      const created = await fetch(new URL('/events/endpoints', served.url), {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ url, events: 'all' }),
+      });
+      expect(created.status).toBe(201);
+      const endpoint = (await created.json()) as { endpointId: string; secret: string };
+      expect(endpoint.secret).toMatch(/^whsec_/);
+      const ping = await fetch(new URL(`/events/endpoints/${endpoint.endpointId}/ping`, served.url), {
+        method: 'POST',
+        headers: auth,
+      });
+      expect(ping.status).toBe(202);
+      const { eventId } = (await ping.json()) as { eventId: string };
+      expect(eventId).toMatch(/^evt_ping_/);
+      await expect
+        .poll(() => received.some((r) => r.headers['webhook-id'] === eventId), { timeout: 15_000 })
+        .toBe(true);
+      const delivery = received.find((r) => r.headers['webhook-id'] === eventId)!;
+      expect(verifyDelivery(delivery.body, delivery.headers, endpoint.secret)).toMatchObject({
+        eventId,
+        eventType: 'ping',
+        subject: `ping:${eventId}`,
+        data: { endpointId: endpoint.endpointId },
+      });
+      expect(() =>
+        verifyDelivery(delivery.body, delivery.headers, `whsec_${btoa('another secret of 32 bytes here!')}`),
+      ).toThrow();
+      const deleted = await fetch(new URL(`/events/endpoints/${endpoint.endpointId}`, served.url), {
+        method: 'DELETE',
+        headers: auth,
+      });
+      expect(deleted.status).toBe(204);
+    } finally {
+      receiver.close();
+    }
   });
 
   it('an example exits 1 when an answer is not the expected one', async () => {

@@ -27,6 +27,25 @@ const BUILT = [
   'public/docs/img',
 ];
 
+/**
+ * For a tree of the first events design (b9d926c and before): gives `username` one endpoint for
+ * every event type in data/merchants.json's `events` block (its events are replaced), signed
+ * with its EVENT_SIGNING_SECRETS secret. This tree refuses that block (endpoints are made through
+ * `POST /events/endpoints`): use it for an old tree only.
+ */
+export function withOldEndpoint(username: string, url: string): (config: MerchantFile) => void {
+  return (config) => {
+    const merchant = config.merchants.find((m) => m.username === username);
+    if (!merchant) throw new Error(`data/merchants.json has no ${username}`);
+    merchant.events = { endpoints: [{ url, events: 'all' }] };
+  };
+}
+
+/** For this tree: data/merchants.json with no `events` block (it refuses one at load). */
+export function withoutEvents(config: MerchantFile): void {
+  for (const merchant of config.merchants) delete merchant.events;
+}
+
 /** Whether `commit` is in the repository's history at `root` (a shallow clone may lack it). */
 export function hasCommit(root: string, commit: string): boolean {
   try {

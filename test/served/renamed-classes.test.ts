@@ -3,15 +3,17 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
-import { treeWithMerchants, withEndpoint } from '../../scripts/tree-copy';
+import { treeWithMerchants } from '../../scripts/tree-copy';
 import {
   defaultUniqueKey,
   hasCommit,
   serveTree,
   storedClasses,
   treeAtCommit,
+  withOldEndpoint,
+  withoutEvents,
   type ServedTree,
   type Tree,
 } from './renamed-classes-helpers';
@@ -27,8 +29,14 @@ import {
  *    looked up under the new `TokenGroup` (the same token for the same card, not a new one);
  * 2. a 3DS challenge opened before (`authenticate` answered `challenged`) is shown from its old
  *    JWT (which names the object by id), completed with the right code, and has its one result;
- * 3. events whose delivery failed before (the endpoint down) are delivered after, each once, in
- *    order per subject with the events the new code adds.
+ * 3. events whose delivery failed before (the endpoint down) are in the log after, their bodies
+ *    brought up to date (a subject and a sequence); their deliveries, to an endpoint of the
+ *    merchant file that the new code no longer has, are ended (`failed`, `endpointRemoved`); an
+ *    endpoint the merchant makes through the API then recovers them: each delivered once, in
+ *    order per subject with the events the new code adds, signed with the new endpoint's secret.
+ *
+ * The old tree's merchant file has its events block (the receiver's endpoint, down while the old
+ * code runs); this tree's has none: it refuses one at load.
  *
  * Miniflare does not apply `renamed_classes`. It keys a class's Durable Object storage (its folder
  * under the persist directory) and derives its object ids from the uniqueKey
@@ -47,7 +55,6 @@ import {
 const OLD = 'b9d926c';
 const RENAMED = { THREEDS_TRANSACTION: 'ThreeDsGuard', TOKEN_GROUP: 'TokenGuard' } as const;
 
-const SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
 const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;
 const THREEDS = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
 const TOKENS = 'application/vnd.worldpay.tokens-v3.hal+json';
@@ -66,18 +73,31 @@ if (!available)
 interface Received {
   headers: IncomingHttpHeaders;
   body: string;
-  event: { eventId: string; eventType: string; data: Record<string, any> };
+  event: {
+    eventId: string;
+    eventType: string;
+    createdAt: string;
+    subject: string;
+    sequence: number;
+    data: Record<string, any>;
+  };
 }
 
 interface Delivery {
+  endpointId: string;
+  url?: string;
   state: string;
   attempts: number;
   lastError?: string;
   lastStatus?: number;
+  nextAttemptAt?: string;
 }
 interface ListedEvent {
   eventId: string;
   eventType: string;
+  createdAt: string;
+  subject: string;
+  sequence: number;
   deliveries: Delivery[];
 }
 
@@ -91,6 +111,8 @@ interface Token {
 
 /** What the old code left: read back and completed by the new. */
 interface Before {
+  /** A moment before the old code wrote anything (ms). */
+  startedAt: number;
   token: Token;
   namespaced: Token;
   namespace: string;
@@ -115,6 +137,11 @@ let newTree: Tree | undefined;
 let served: ServedTree | undefined;
 const output: string[] = [];
 let before: Before;
+/** The receiver's endpoint, made through the new code's API, and its secret. */
+let endpoint: { endpointId: string; url: string; secret: string } | undefined;
+
+/** The receiver's URL (http to 127.0.0.1 is an endpoint in `test`, for the old code and the new). */
+const receiverUrl = (): string => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 
 async function api(base: URL, method: string, path: string, media: string | null, body?: unknown): Promise<Response> {
   return fetch(new URL(path, base), {
@@ -173,9 +200,24 @@ function tokenBody(cardNumber: string, namespace?: string): Record<string, unkno
 /** The href's path: the origin is each served Worker's own port. */
 const pathOf = (href: string): string => new URL(href).pathname;
 
+/** Whether a delivery verifies with `secret`, as a receiver checks it (standardwebhooks, on the real clock). */
+function verifies(r: Received, secret: string): boolean {
+  const headers = Object.fromEntries(
+    Object.entries(r.headers).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+  try {
+    new Webhook(secret).verify(r.body, headers);
+    return true;
+  } catch (e) {
+    if (e instanceof WebhookVerificationError) return false;
+    throw e;
+  }
+}
+
 /** Everything the old code wrote: tokens, an open challenge, two events whose delivery failed. */
 async function writeWithOldCode(old: ServedTree): Promise<Before> {
   const base = old.url;
+  const startedAt = Date.now() - 1000;
   const token = await json<Token>(await api(base, 'POST', '/tokens', TOKENS, tokenBody(CARD)), 201);
   const namespace = `renamed-${Math.random().toString(36).slice(2, 10)}`;
   const namespaced = await json<Token>(
@@ -223,6 +265,7 @@ async function writeWithOldCode(old: ServedTree): Promise<Before> {
     return failed(update) && failed(pinged) ? update!.eventId : undefined;
   });
   return {
+    startedAt,
     token,
     namespaced,
     namespace,
@@ -251,14 +294,11 @@ describe.skipIf(!available)(`renamed Durable Object classes (v5): state from ${O
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const endpoint = withEndpoint(
-      'test-merchant',
-      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
-    );
     state = mkdtempSync(join(tmpdir(), 'card-edge-renamed-state-'));
     stateCopy = mkdtempSync(join(tmpdir(), 'card-edge-renamed-state-copy-'));
-    oldTree = treeAtCommit(root, OLD, endpoint);
-    newTree = treeWithMerchants(root, endpoint);
+    // The old code's endpoint is in its merchant file; the new code's are made through its API.
+    oldTree = treeAtCommit(root, OLD, withOldEndpoint('test-merchant', receiverUrl()));
+    newTree = treeWithMerchants(root, withoutEvents);
 
     const old = await serveTree({ dir: oldTree.dir, state, output });
     try {
@@ -337,6 +377,123 @@ describe.skipIf(!available)(`renamed Durable Object classes (v5): state from ${O
     expect(againNamespaced.tokenId).toBe(namespaced.tokenId);
   });
 
+  it("ends the deliveries the old code left pending: the merchant file's endpoint is no more", async () => {
+    const base = served!.url;
+    const { token, tokenEventId, pingEventId } = before;
+    const events = await listEvents(base);
+    const update = events.find((e) => e.eventId === tokenEventId);
+    const ping = events.find((e) => e.eventId === pingEventId);
+    for (const e of [update, ping]) {
+      expect(e, JSON.stringify(events)).toBeDefined();
+      // The old delivery, with the attempts the old code made, is ended: its endpoint (named by
+      // its URL in the merchant file) is not one of the merchant's endpoints now.
+      expect(e!.deliveries).toHaveLength(1);
+      expect(e!.deliveries[0]).toMatchObject({ state: 'failed', lastError: 'endpointRemoved' });
+      expect(e!.deliveries[0]!.attempts).toBeGreaterThanOrEqual(1);
+      expect(e!.deliveries[0]!.url).toBeUndefined();
+      expect(e!.deliveries[0]!.nextAttemptAt).toBeUndefined();
+    }
+    // Their bodies carry a subject and a sequence now (the first of a subject: its time in ms).
+    expect(update!.subject).toBe(token.tokenId);
+    expect(update!.sequence).toBe(Date.parse(update!.createdAt));
+    expect(ping!.subject).toBe('ping');
+    expect(ping!.sequence).toBeGreaterThanOrEqual(Date.parse(ping!.createdAt));
+    const pending = await json<{ events: ListedEvent[] }>(
+      await api(base, 'GET', '/events?deliveryState=pending', 'application/json'),
+      200,
+    );
+    expect(pending.events.map((e) => e.eventId)).not.toContain(tokenEventId);
+    expect(pending.events.map((e) => e.eventId)).not.toContain(pingEventId);
+    // Nothing sent: the merchant has no endpoint yet.
+    expect(
+      (await json<{ endpoints: unknown[] }>(await api(base, 'GET', '/events/endpoints', null), 200)).endpoints,
+    ).toEqual([]);
+    expect(received).toEqual([]);
+  });
+
+  it('recovers them to an endpoint made through the API: each delivered once, in order with the new ones, signed with its secret', async () => {
+    const base = served!.url;
+    const { token, tokenEventId, pingEventId, startedAt } = before;
+    // A change under the new code, before the merchant has an endpoint: in the log, sent nowhere.
+    const described = await api(
+      base,
+      'PUT',
+      `${pathOf(token.tokenPaymentInstrument.href)}/description`,
+      TOKENS,
+      'After the rename',
+    );
+    expect(described.status, await described.text()).toBe(204);
+    const [old, later] = await until('the new event in the log', 30, async () => {
+      const mine = (await listEvents(base)).filter((e) => e.subject === token.tokenId);
+      return mine.length >= 2 ? mine : undefined;
+    });
+    expect(old!.eventId).toBe(tokenEventId);
+    expect(later!.deliveries).toEqual([]);
+    expect(later!.sequence).toBeGreaterThan(old!.sequence);
+
+    // The receiver (answering now) as the merchant's endpoint, and its secret, shown once.
+    const created = await json<{ endpointId: string; url: string; secret: string }>(
+      await api(base, 'POST', '/events/endpoints', 'application/json', { url: receiverUrl(), events: 'all' }),
+      201,
+    );
+    expect(created.secret).toMatch(/^whsec_/);
+    endpoint = created;
+    const since = new Date(startedAt).toISOString();
+    const recover = () =>
+      api(base, 'POST', `/events/endpoints/${created.endpointId}/recover`, 'application/json', { since });
+    const recovered = await json<{ queued: number }>(await recover(), 202);
+    // The token's two events (the old one ended as endpointRemoved, the new one sent nowhere): the
+    // ping is not among them. A ping is sent only to the endpoint it was made for, and recover
+    // sends an endpoint the events of the types it takes and the pings made for it alone; the old
+    // ping was made for the merchant file's endpoints (it has no audience, its type is `ping`,
+    // which no endpoint takes), so it stays failed and is never sent to the new endpoint.
+    expect(recovered.queued).toBe(2);
+
+    const tokenEvents = (): Received[] => received.filter((r) => r.event.data.tokenId === token.tokenId);
+    await until('the recovered events', 30, () => (tokenEvents().length >= 2 ? true : undefined));
+    expect(tokenEvents().map((r) => r.event.eventId)).toEqual([tokenEventId, later!.eventId]);
+    expect(tokenEvents().map((r) => [r.event.data.paymentInstrument.cardHolderName, r.event.data.description])).toEqual(
+      [
+        ['Augusta Ada King', 'Made before the rename'],
+        ['Augusta Ada King', 'After the rename'],
+      ],
+    );
+    // The old event's body as the migration rewrote it (its subject and sequence), the same bytes the log lists.
+    expect(tokenEvents().map((r) => [r.event.subject, r.event.sequence])).toEqual([
+      [token.tokenId, old!.sequence],
+      [token.tokenId, later!.sequence],
+    ]);
+    expect(tokenEvents()[0]!.event.createdAt).toBe(old!.createdAt);
+    for (const r of received) {
+      expect(r.headers['webhook-id']).toBe(r.event.eventId);
+      expect(verifies(r, created.secret)).toBe(true);
+      expect(verifies(r, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBe(false);
+      expect(r.body).not.toContain(CARD);
+    }
+    expect(received.some((r) => r.event.eventId === pingEventId)).toBe(false);
+
+    // The log: the old delivery stays ended, the new endpoint's is delivered, at the first attempt.
+    const events = await until('the deliveries recorded', 20, async () => {
+      const listed = await listEvents(base);
+      const mine = listed.filter((e) => e.subject === token.tokenId);
+      const delivered = (e: ListedEvent) =>
+        e.deliveries.some((d) => d.endpointId === created.endpointId && d.state === 'delivered');
+      return mine.length === 2 && mine.every(delivered) ? listed : undefined;
+    });
+    const update = events.find((e) => e.eventId === tokenEventId)!;
+    expect(update.deliveries.map((d) => [d.endpointId === created.endpointId, d.state, d.lastError])).toEqual([
+      [false, 'failed', 'endpointRemoved'],
+      [true, 'delivered', undefined],
+    ]);
+    expect(update.deliveries[1]).toMatchObject({ attempts: 1, lastStatus: 204, url: receiverUrl() });
+    const ping = events.find((e) => e.eventId === pingEventId)!;
+    expect(ping.deliveries).toHaveLength(1);
+    expect(ping.deliveries[0]).toMatchObject({ state: 'failed', lastError: 'endpointRemoved' });
+    // Nothing more to recover: what reached the endpoint is not sent again.
+    expect(await json<{ queued: number }>(await recover(), 202)).toEqual({ queued: 0 });
+    expect(tokenEvents()).toHaveLength(2);
+  });
+
   it('completes the challenge opened before, from its old JWT, with its one result', async () => {
     const base = served!.url;
     const { reference, challenge } = before;
@@ -391,7 +548,9 @@ describe.skipIf(!available)(`renamed Durable Object classes (v5): state from ${O
     );
     expect(completed).toMatchObject({ state: 'completed', result: { outcome: 'authenticated' } });
 
-    // Its event, from the renamed object's outbox to the merchant's log and its endpoint.
+    // Its event, from the renamed object's outbox to the merchant's log and the endpoint made
+    // through the API (the test before made it), signed with that endpoint's secret.
+    expect(endpoint, 'the endpoint the test before made').toBeDefined();
     const event = await until('3DS event', 30, () =>
       received.find(
         (r) =>
@@ -399,51 +558,10 @@ describe.skipIf(!available)(`renamed Durable Object classes (v5): state from ${O
       ),
     );
     expect(event.event.data.outcome).toBe('authenticated');
+    expect(event.event.subject).toMatch(/^3ds:/);
+    expect(verifies(event, endpoint!.secret)).toBe(true);
+    expect(received.filter((r) => r.event.eventId === event.event.eventId)).toHaveLength(1);
   });
-
-  it('delivers the events whose delivery failed before, each once, in order with the new ones', async () => {
-    const base = served!.url;
-    const { token, tokenEventId, pingEventId } = before;
-    // A change under the new code: its event waits behind the token's earlier one (same subject).
-    const described = await api(
-      base,
-      'PUT',
-      `${pathOf(token.tokenPaymentInstrument.href)}/description`,
-      TOKENS,
-      'After the rename',
-    );
-    expect(described.status, await described.text()).toBe(204);
-
-    const tokenEvents = (): Received[] => received.filter((r) => r.event.data.tokenId === token.tokenId);
-    // The log retries 30 s after the failed attempt (docs/events.md "Retries").
-    await until('the events that were pending', 60, () =>
-      received.some((r) => r.event.eventId === pingEventId) && tokenEvents().length >= 2 ? true : undefined,
-    );
-    expect(received.filter((r) => r.event.eventId === pingEventId)).toHaveLength(1);
-    expect(tokenEvents().map((r) => [r.event.eventType, r.event.eventId === tokenEventId])).toEqual([
-      ['tokens.token.updated', true],
-      ['tokens.token.updated', false],
-    ]);
-    expect(tokenEvents().map((r) => [r.event.data.paymentInstrument.cardHolderName, r.event.data.description])).toEqual(
-      [
-        ['Augusta Ada King', 'Made before the rename'],
-        ['Augusta Ada King', 'After the rename'],
-      ],
-    );
-    for (const r of received) {
-      const signature = r.headers['event-signature'];
-      expect(await verifyEventSignature(r.body, signature as string, [SECRET])).toBe(true);
-      expect(r.body).not.toContain(CARD);
-    }
-
-    // The log kept their history: the attempt made before, then the delivery.
-    const events = await until('the deliveries recorded', 20, async () => {
-      const listed = await listEvents(base);
-      const mine = listed.filter((e) => e.eventId === pingEventId || e.eventId === tokenEventId);
-      return mine.length === 2 && mine.every((e) => e.deliveries[0]?.state === 'delivered') ? mine : undefined;
-    });
-    for (const e of events) expect(e.deliveries[0]!.attempts).toBeGreaterThanOrEqual(2);
-  }, 120_000);
 
   it('sees none of it without the emulation: Miniflare does not apply renamed_classes', async () => {
     const bare = await serveTree({ dir: newTree!.dir, state: stateCopy });

@@ -1,25 +1,21 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import type { DeliveryView, EventType, NewEvent } from '../../src/events/event-types';
+import { Webhook } from 'standardwebhooks';
+import type { DeliveryView, EventType, NewEvent, SubscribableEventType } from '../../src/events/event-types';
 import { eventTransport } from '../../src/events/event-transport';
-import type { EventEndpoint } from '../../src/merchants/event-endpoints';
-import { eventSink, type EventLogApi } from '../../src/events/event-log-api';
+import type { EndpointView, Subscription } from '../../src/events/endpoint-rules';
+import { eventLog, eventSink, type EventLogApi } from '../../src/events/event-log-api';
 import type { EventLog } from '../../src/events/event-log';
-import type { SubscribableEventType } from '../../src/events/event-types';
 
 /**
  * The events in the Worker tests (docs/events.md): the objects run in the tests' isolate, so the
  * `eventTransport` seam puts an in-test receiver where the network would be, a clock the tests
  * move forward (retries and the retry window without waiting), and per-test merchants with their
- * own endpoints and secrets, each with an EventLog of its own.
+ * own endpoints, made through their EventLog as the API makes them. The receiver checks every
+ * request it gets with the `standardwebhooks` library, as a merchant's receiver would.
  */
 
 const DEFAULT_TRANSPORT = { ...eventTransport };
-
-/** Puts the seam back (call it in `afterEach`). */
-export function restoreTransport(): void {
-  Object.assign(eventTransport, DEFAULT_TRANSPORT);
-}
 
 /** The objects' appends to the merchants' event logs as the service has them. */
 export const DEFAULT_SINK = { ...eventSink };
@@ -47,23 +43,31 @@ export function failingAppends(how: 'refused' | 'hang' | 'late', times = 1): { r
   return counter;
 }
 
-/** The test merchant's endpoint in the tests that give it one, and its local signing secret (.dev.vars.example). */
+/** The test merchant's endpoint in the tests that give it one. */
 export const TEST_ENDPOINT = 'https://events.merchant.test/hooks';
-export const TEST_MERCHANT_SECRET = 'evt_test_merchant_local_secret_not_for_live_0001';
 
-/** An in-test receiver at the test merchant's endpoint (`restoreTransport` puts the seam back). */
-export function receivingAtTestEndpoint(): Receiver {
+/**
+ * An in-test receiver at a new endpoint of the local test merchant, for every event type (its log
+ * has none otherwise); the endpoint is deleted again by {@link restoreTransport}.
+ */
+export async function receivingAtTestEndpoint(url = TEST_ENDPOINT): Promise<Receiver> {
   const receiver = new Receiver();
   eventTransport.fetch = receiver.fetch;
-  withTestEndpoint(TEST_ENDPOINT);
+  const log = eventLog(env.EVENT_LOG, 'test-merchant', 5_000);
+  const created = await log.createEndpoint('test-merchant', { url, events: 'all' });
+  if (created === 'tooMany') throw new Error('the test merchant has 10 endpoints: a test did not restore the seam');
+  receiver.secrets.set(url, [created.secret]);
+  testEndpoints.push(created.endpoint.endpointId);
   return receiver;
 }
 
-/** Gives the local test merchant one endpoint for every event type (its configuration has none). */
-export function withTestEndpoint(url: string): void {
-  const configured = eventTransport.endpointsOf;
-  eventTransport.endpointsOf = (e, username) =>
-    username === 'test-merchant' ? [{ url, events: 'all' }] : configured(e, username);
+const testEndpoints: string[] = [];
+
+/** Puts the seam back and deletes the test merchant's endpoints a test made (call it in `afterEach`). */
+export async function restoreTransport(): Promise<void> {
+  Object.assign(eventTransport, DEFAULT_TRANSPORT);
+  const log = eventLog(env.EVENT_LOG, 'test-merchant', 5_000);
+  for (const endpointId of testEndpoints.splice(0)) await log.deleteEndpoint('test-merchant', endpointId);
 }
 
 /** One request an endpoint received. */
@@ -73,7 +77,17 @@ export interface Received {
   redirect: string;
   headers: Headers;
   body: string;
-  event: { eventId: string; eventType: EventType; createdAt: string; merchant: { entity: string }; data: any };
+  event: {
+    eventId: string;
+    eventType: EventType;
+    createdAt: string;
+    subject: string;
+    sequence: number;
+    merchant: { entity: string };
+    data: any;
+  };
+  /** Which of the secrets known for its URL its `webhook-signature` verifies with (standardwebhooks). */
+  verifiedWith: string[];
 }
 
 type Answer = Response | Promise<Response>;
@@ -84,6 +98,8 @@ type Answer = Response | Promise<Response>;
  */
 export class Receiver {
   readonly received: Received[] = [];
+  /** The secrets of each endpoint URL, as the merchant keeps them: each request is checked with them. */
+  readonly secrets = new Map<string, string[]>();
 
   constructor(public answer: (r: Received) => Answer = () => new Response('ok')) {}
 
@@ -96,6 +112,7 @@ export class Receiver {
       headers: request.headers,
       body,
       event: JSON.parse(body),
+      verifiedWith: (this.secrets.get(request.url) ?? []).filter((secret) => signedWith(request.headers, body, secret)),
     };
     this.received.push(r);
     return this.answer(r);
@@ -127,29 +144,48 @@ export class Clock {
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
 
-/** A signing secret of at least 32 bytes. */
-export const secret = (n: number): string => `whsec_test_${n}_${'x'.repeat(32)}`;
+/**
+ * Whether a request's Standard Webhooks signature verifies with a secret, through the
+ * `standardwebhooks` library: its `sign` for the request's own id and timestamp must be one of the
+ * header's signatures. (Its `verify` also checks the timestamp against the machine's clock, which
+ * the objects' test clock runs a day ahead of; the served tests use `verify` itself.)
+ */
+export function signedWith(headers: Headers, body: string, secret: string): boolean {
+  const id = headers.get('webhook-id');
+  const timestamp = Number(headers.get('webhook-timestamp'));
+  const signatures = (headers.get('webhook-signature') ?? '').split(' ');
+  if (id === null || !Number.isInteger(timestamp)) return false;
+  return signatures.includes(new Webhook(secret).sign(id, new Date(timestamp * 1000), body));
+}
 
-/** A merchant of one test: its endpoints and secrets, its own EventLog, and the seam pointed at `receiver`. */
-export function testMerchant(
+/** A merchant's endpoint in a test: what the API showed, and its secret. */
+export type TestEndpoint = EndpointView & { secret: string };
+
+/**
+ * A merchant of one test, with its own EventLog and the endpoints given, made through the log as
+ * the API makes them (their secrets given to the receiver); the seam pointed at `receiver` and
+ * `clock`, and the jitter at its top (retries at the full backoff, so that times can be asserted).
+ */
+export async function testMerchant(
   receiver: Receiver,
   clock: Clock,
-  endpoints: { url: string; events?: 'all' | SubscribableEventType[] }[] = [{ url: 'https://a.merchant.test/hooks' }],
-  secrets: string[] = [secret(1)],
+  endpoints: { url: string; events?: Subscription }[] = [{ url: 'https://a.merchant.test/hooks' }],
 ) {
   const username = `events-${crypto.randomUUID()}`;
-  const configured: EventEndpoint[] = endpoints.map((e) => ({
-    url: e.url,
-    events: e.events === undefined || e.events === 'all' ? 'all' : new Set(e.events),
-  }));
-  const merchant = { username, endpoints: configured, secrets };
-  const { endpointsOf, secretsOf } = eventTransport;
   eventTransport.fetch = (request) => receiver.fetch(request);
   eventTransport.now = () => clock.now;
-  eventTransport.endpointsOf = (e, u) => (u === username ? merchant.endpoints : endpointsOf(e, u));
-  eventTransport.secretsOf = (e, u) => (u === username ? merchant.secrets : secretsOf(e, u));
+  eventTransport.random = () => 1;
   const object = env.EVENT_LOG.get(env.EVENT_LOG.idFromName(username));
-  return { ...merchant, merchant, object, stub: logStub(object) };
+  const stub = logStub(object);
+  const made: TestEndpoint[] = [];
+  for (const { url, events = 'all' } of endpoints) {
+    const created = await stub.createEndpoint(username, { url, events: events as 'all' | SubscribableEventType[] });
+    if (created === 'tooMany') throw new Error('more than 10 endpoints');
+    receiver.secrets.set(url, [...(receiver.secrets.get(url) ?? []), created.secret]);
+    made.push({ ...created.endpoint, secret: created.secret });
+  }
+  const idOf = (url: string): string => made.find((e) => e.url === url)!.endpointId;
+  return { username, object, stub, endpoints: made, idOf };
 }
 
 let counter = 0;
@@ -176,8 +212,16 @@ export function logStub(object: DurableObjectStub<EventLog>): LogStub {
   return {
     append: (...args) => api.append(...args),
     list: (...args) => api.list(...args),
+    event: (...args) => api.event(...args),
     redeliver: (...args) => api.redeliver(...args),
+    createEndpoint: (...args) => api.createEndpoint(...args),
+    listEndpoints: (...args) => api.listEndpoints(...args),
+    getEndpoint: (...args) => api.getEndpoint(...args),
+    updateEndpoint: (...args) => api.updateEndpoint(...args),
+    deleteEndpoint: (...args) => api.deleteEndpoint(...args),
+    rotateSecret: (...args) => api.rotateSecret(...args),
     ping: (...args) => api.ping(...args),
+    recover: (...args) => api.recover(...args),
     whenIdle: () => api.whenIdle(),
     raw: object,
   };
@@ -199,7 +243,7 @@ export async function runAlarm(stub: LogStub) {
   await stub.whenIdle();
 }
 
-/** The deliveries of an event, by endpoint URL. */
+/** The deliveries of an event, by endpoint URL (by endpointId for one deleted since). */
 export async function deliveriesOf(
   stub: LogStub,
   username: string,
@@ -208,7 +252,7 @@ export async function deliveriesOf(
   const { events } = await stub.list(username);
   const event = events.find((e) => e.eventId === eventId);
   if (!event) throw new Error(`${eventId} is not listed`);
-  return Object.fromEntries(event.deliveries.map((d) => [d.url, d]));
+  return Object.fromEntries(event.deliveries.map((d) => [d.url ?? d.endpointId, d]));
 }
 
 /**

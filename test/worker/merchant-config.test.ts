@@ -79,88 +79,9 @@ describe('merchant configuration', () => {
 });
 
 describe('event endpoints in the merchant configuration', () => {
-  type Doc = { merchants: Record<string, any>[] };
-  const withEndpoints = (endpoints: unknown): Doc => {
-    const doc = structuredClone(merchantsJson) as Doc;
-    doc.merchants[1]!.events = { endpoints };
-    return doc;
-  };
-
-  it('gives the local merchants no endpoint (nothing is sent to a host that does not exist; the tests add theirs)', () => {
-    expect(MERCHANTS.merchant('test-merchant')!.events.endpoints).toEqual([]);
-    expect(MERCHANTS.merchant('other-merchant')!.events.endpoints).toEqual([]);
-  });
-
-  it('takes https endpoints, http ones to localhost or 127.0.0.1 in test, and a list of event types', () => {
-    const merchants = parseMerchantConfig(
-      withEndpoints([
-        { url: 'https://shop.example/hooks?k=1', events: ['tokens.token.deleted', 'threeDS.authentication.completed'] },
-        { url: 'http://localhost:3000/events', events: 'all' },
-        { url: 'http://127.0.0.1/events', events: ['tokens.token.extended'] },
-      ]),
-    );
-    const endpoints = merchants.merchant('other-merchant')!.events.endpoints;
-    expect(endpoints.map((e) => e.url)).toEqual([
-      'https://shop.example/hooks?k=1',
-      'http://localhost:3000/events',
-      'http://127.0.0.1/events',
-    ]);
-    expect(endpoints[0]!.events).toEqual(new Set(['tokens.token.deleted', 'threeDS.authentication.completed']));
-  });
-
-  it.each([
-    [
-      'http to another host',
-      [{ url: 'http://shop.example/hooks', events: 'all' }],
-      /events\.endpoints\.0\.url: an endpoint is an https URL/,
-    ],
-    ['not a URL', [{ url: 'hooks', events: 'all' }], /events\.endpoints\.0\.url/],
-    ['credentials in the URL', [{ url: 'https://u:p@shop.example/', events: 'all' }], /events\.endpoints\.0\.url/],
-    ['a fragment', [{ url: 'https://shop.example/#x', events: 'all' }], /events\.endpoints\.0\.url/],
-    [
-      'an unknown event type',
-      [{ url: 'https://shop.example/', events: ['tokens.token.created'] }],
-      /events\.endpoints\.0\.events\.0/,
-    ],
-    [
-      'ping as a type (every endpoint gets pings)',
-      [{ url: 'https://shop.example/', events: ['ping'] }],
-      /events\.endpoints\.0\.events\.0/,
-    ],
-    ['no event type', [{ url: 'https://shop.example/', events: [] }], /at least one event type/],
-    [
-      'a type twice',
-      [{ url: 'https://shop.example/', events: ['tokens.token.deleted', 'tokens.token.deleted'] }],
-      /listed once/,
-    ],
-    [
-      'the same URL twice',
-      [
-        { url: 'https://shop.example/', events: 'all' },
-        { url: 'https://shop.example/', events: 'all' },
-      ],
-      /endpoint URLs must be unique/,
-    ],
-    [
-      'eleven endpoints',
-      Array.from({ length: 11 }, (_, i) => ({ url: `https://shop.example/${i}`, events: 'all' })),
-      /at most 10 endpoints/,
-    ],
-    [
-      'an unknown field',
-      [{ url: 'https://shop.example/', events: 'all', secret: 'x' }],
-      /events\.endpoints\.0\.secret/,
-    ],
-  ])('refuses an endpoint with %s, naming it', (_, endpoints, message) => {
-    expect(() => parseMerchantConfig(withEndpoints(endpoints))).toThrow(message);
-  });
-
-  it('refuses, for live, an http endpoint even to localhost', () => {
-    const local = withEndpoints([{ url: 'http://localhost:3000/events', events: 'all' }]);
-    expect(() => parseMerchantConfig(local)).not.toThrow();
-    expect(() => parseMerchantConfig(local, { live: true })).toThrow(
-      /merchants\.other-merchant\.events\.endpoints\.0\.url: must be https in live/,
-    );
-    expect(() => parseMerchantConfig(merchantsJson, { live: true })).not.toThrow();
+  it('are refused: a merchant makes its endpoints through the API (one way to configure)', () => {
+    const doc = structuredClone(merchantsJson) as { merchants: Record<string, any>[] };
+    doc.merchants[1]!.events = { endpoints: [{ url: 'https://shop.example/hooks', events: 'all' }] };
+    expect(() => parseMerchantConfig(doc)).toThrow(/events: event endpoints are made through the API now/);
   });
 });

@@ -16,11 +16,22 @@ type Json = Record<string, any>;
 
 const DOC_ID = 'https://card-edge.invalid/openapi.json';
 const doc = inject('openapi') as Json;
-const paths = Object.entries(doc.paths as Record<string, Json>).map(([template, item]) => ({
-  template,
-  item,
-  pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-}));
+/**
+ * The document's paths, concrete before templated (OpenAPI 3.1, Paths Object): segment by segment,
+ * a fixed one wins over a parameter, so that `/events/endpoints` is not taken for `/events/{eventId}`.
+ */
+const paths = Object.entries(doc.paths as Record<string, Json>)
+  .map(([template, item]) => ({
+    template,
+    item,
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    rank: template.split('/').map((segment) => (segment.startsWith('{') ? '1' : '0')),
+  }))
+  .sort((a, b) => {
+    for (let i = 0; i < Math.min(a.rank.length, b.rank.length); i++)
+      if (a.rank[i] !== b.rank[i]) return a.rank[i]! < b.rank[i]! ? -1 : 1;
+    return 0;
+  });
 const validators = new Map<string, Validator>();
 
 function validatorFor(schema: Json): Validator {
@@ -104,7 +115,9 @@ export async function expectDocumentedAnswer(method: string, url: string, respon
 
 /**
  * The problems of an event as an endpoint received it, against the document's `webhooks` entry for
- * its type: the Event-Signature header's shape and the body's schema; empty when it matches.
+ * its type: the shape of each of its headers (the Standard Webhooks `webhook-id`, `webhook-timestamp`
+ * and `webhook-signature`), that `webhook-id` is the body's eventId, and the body's schema; empty
+ * when it matches. That the signature verifies is the receiver's check (standardwebhooks).
  */
 export function webhookProblems(headers: Headers, body: string): string[] {
   const event = JSON.parse(body) as Json;
@@ -117,6 +130,9 @@ export function webhookProblems(headers: Headers, body: string): string[] {
     else if (!new Validator(parameter.schema as Json, '2020-12', false).validate(value).valid)
       problems.push(`header ${parameter.name}: ${value} does not match ${JSON.stringify(parameter.schema)}`);
   }
+  const id = headers.get('webhook-id');
+  if (id !== null && id !== event.eventId)
+    problems.push(`header webhook-id: ${id} is not the eventId ${event.eventId}`);
   const result = validatorFor(hook.requestBody.content['application/json'].schema as Json).validate(event);
   for (const e of result.errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== '$ref'))
     problems.push(`body ${e.instanceLocation}: ${e.error}`);

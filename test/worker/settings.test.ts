@@ -70,33 +70,6 @@ describe('settings, parsed once from the environment', () => {
     });
   });
 
-  it("reads each merchant's event signing secrets: the current one, and the previous while rotating", () => {
-    expect(settingsOf(env).eventSigningSecrets.get('test-merchant')).toHaveLength(1);
-    const rotating = parseSettings({
-      ...env,
-      EVENT_SIGNING_SECRETS: JSON.stringify({ a: ['n'.repeat(32), 'o'.repeat(32)], b: 'c'.repeat(40) }),
-    });
-    expect(rotating).not.toBeInstanceOf(SettingsError);
-    const secrets = (rotating as Exclude<typeof rotating, SettingsError>).eventSigningSecrets;
-    expect(secrets.get('a')).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
-    expect(secrets.get('b')).toEqual(['c'.repeat(40)]);
-    const unset = parseSettings({ ...env, EVENT_SIGNING_SECRETS: '' });
-    expect((unset as Exclude<typeof unset, SettingsError>).eventSigningSecrets.size).toBe(0);
-  });
-
-  it.each([
-    ['not JSON', '{', 'EVENT_SIGNING_SECRETS is not JSON'],
-    ['an array', '[]', 'EVENT_SIGNING_SECRETS is not an object of usernames'],
-    ['a short secret', '{"a":"short"}', 'EVENT_SIGNING_SECRETS has a malformed entry for a'],
-    ['three secrets', JSON.stringify({ a: ['x'.repeat(32), 'y'.repeat(32), 'z'.repeat(32)] }), 'malformed entry for a'],
-    ['the same secret twice', JSON.stringify({ a: ['x'.repeat(32), 'x'.repeat(32)] }), 'malformed entry for a'],
-    ['no secret', '{"a":[]}', 'malformed entry for a'],
-    ['a number', '{"a":42}', 'malformed entry for a'],
-  ])('refuses EVENT_SIGNING_SECRETS that is %s, naming the problem', (_, value, problem) => {
-    const result = parseSettings({ ...env, EVENT_SIGNING_SECRETS: value });
-    expect(result).toBeInstanceOf(SettingsError);
-    expect((result as SettingsError).problems.join('; ')).toContain(problem);
-  });
 
   it.each([
     ['not JSON', '{', 'MERCHANT_PASSWORD_HASHES is not JSON'],

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { objectStorage } from '../../src/storage/object-storage';
-import { verifyEventSignature } from '../../examples/verify-event-signature.mjs';
 import { restoreObjects } from './faulty-env';
 import { webhookProblems } from './openapi-compat';
 import { burst } from './helpers';
@@ -11,7 +10,6 @@ import {
   restoreTransport,
   settledOwner,
   TEST_ENDPOINT as ENDPOINT,
-  TEST_MERCHANT_SECRET as SECRET,
   type Receiver,
   type Received,
 } from './event-helpers';
@@ -28,9 +26,9 @@ import { newToken, putAttribute, tokenCall, tokenGroupOf } from './token-helpers
 
 type Json = Record<string, any>;
 
-afterEach(() => {
+afterEach(async () => {
   restoreSink();
-  restoreTransport();
+  await restoreTransport();
   restoreObjects();
   vi.restoreAllMocks();
 });
@@ -44,7 +42,7 @@ const settled = (href: string): Promise<void> => settledOwner(tokenGroupOf(href)
 
 describe("a token's events", () => {
   it('emits updated for an update and deleted for a deletion, in order, signed, with the token as GET showed it', async () => {
-    const receiver = receiving();
+    const receiver = await receiving();
     const { token, href, cardNumber } = await newToken();
     expect((await putAttribute(href, 'cardHolderName', 'Augusta Ada King')).status).toBe(204);
     const shown = await (await tokenCall('GET', href)).json<Json>();
@@ -66,14 +64,14 @@ describe("a token's events", () => {
     });
     for (const r of [updated!, deleted!]) {
       expect(webhookProblems(r.headers, r.body)).toEqual([]);
-      expect(await verifyEventSignature(r.body, r.headers.get('Event-Signature'), [SECRET])).toBe(true);
+      expect(r.verifiedWith).toHaveLength(1);
       expect(r.body).not.toContain(cardNumber);
       expect(r.body).toContain(`${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`);
     }
   });
 
   it('emits one event for 20 identical updates at once, and none for a value the token holds', async () => {
-    const receiver = receiving();
+    const receiver = await receiving();
     const { token, href } = await newToken();
     const responses = await burst(20, () => putAttribute(href, 'description', 'Same for all'));
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
@@ -91,7 +89,7 @@ describe("a token's events", () => {
   });
 
   it('emits one deleted event for 20 identical deletions at once', async () => {
-    const receiver = receiving();
+    const receiver = await receiving();
     const { token, href } = await newToken();
     const responses = await burst(20, () => tokenCall('DELETE', href));
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
@@ -101,7 +99,7 @@ describe("a token's events", () => {
   });
 
   it("emits each of 20 different updates at once, in the order the token's object applied them", async () => {
-    const receiver = receiving();
+    const receiver = await receiving();
     const { token, href } = await newToken();
     const responses = await burst(20, (i) => putAttribute(href, 'description', `Update ${i}`));
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(204));
@@ -117,7 +115,7 @@ describe("a token's events", () => {
 
   it("keeps the events while the merchant's event log cannot be reached, and appends them once it can", async () => {
     vi.spyOn(console, 'log').mockImplementation(() => {});
-    const receiver = receiving();
+    const receiver = await receiving();
     const { token, href } = await newToken();
     // The token's object's own appends to the event log fail three times, then go through.
     objectStorage.retryBaseMs = 20;
