@@ -164,9 +164,9 @@
     list.replaceChildren();
     for (const e of events) {
       const item = document.createElement('li');
-      const about = e.data.outcome ?? e.data.tokenId ?? '';
+      const about = e.data.outcome ?? e.data.tokenId ?? e.data.endpointId ?? '';
       const deliveries = e.deliveries.length
-        ? e.deliveries.map((d) => `${d.state} at ${d.url}`).join(', ')
+        ? e.deliveries.map((d) => `${d.state} at ${d.url ?? `${d.endpointId} (deleted)`}`).join(', ')
         : 'no endpoint configured';
       item.textContent = `${e.createdAt.slice(11, 19)} ${e.eventType} ${about} (${deliveries})`;
       item.title = e.eventId;
@@ -270,6 +270,126 @@
     await showCards();
   });
   showCards();
+
+  // Event endpoints: the demo merchant's, through its server (/events/endpoints). A new endpoint's
+  // secret is shown once, in the page only: never stored, so a reload no longer has it.
+  const endpointsStatus = (text) => ($('endpoints-status').textContent = text);
+  /** Each endpoint's latest ping (its box), kept across a new listing. */
+  const pings = new Map();
+
+  async function showEndpoints() {
+    const { status, body } = await cardsApi('GET', 'endpoints');
+    if (status !== 200) return endpointsStatus(`${body.errorName}: ${body.message}`);
+    const list = $('endpoints-list');
+    list.replaceChildren();
+    for (const endpoint of body.endpoints) {
+      const item = document.createElement('li');
+      item.dataset.endpointId = endpoint.endpointId;
+      item.dataset.state = endpoint.state;
+      const line = document.createElement('div');
+      line.className = 'endpoint';
+      const state = endpoint.disabledReason ? `${endpoint.state} (${endpoint.disabledReason})` : endpoint.state;
+      const events = endpoint.events === 'all' ? 'all events' : endpoint.events.join(', ');
+      line.textContent = `${endpoint.url} · ${state} · ${events} · since ${endpoint.createdAt.slice(0, 10)}`;
+      line.title = endpoint.endpointId;
+      const ping = button('Ping', () => pingEndpoint(endpoint.endpointId));
+      ping.className = 'ping';
+      const remove = button('Delete', () => deleteEndpoint(endpoint.endpointId));
+      remove.className = 'delete';
+      item.append(line, ping, remove);
+      if (pings.has(endpoint.endpointId)) item.append(pings.get(endpoint.endpointId));
+      list.append(item);
+    }
+    if (body.endpoints.length === 0) endpointsStatus('No endpoint yet.');
+  }
+
+  $('endpoint-create').addEventListener('click', async () => {
+    $('endpoint-secret').hidden = true;
+    $('endpoint-secret-value').textContent = '';
+    const { status, body } = await cardsApi('POST', 'endpoints', { url: $('endpoint-url').value });
+    if (status !== 201) {
+      const where = body.validationErrors?.map((e) => e.message).join(' ') ?? '';
+      endpointsStatus(`${body.errorName}: ${body.message} ${where}`.trim());
+      return;
+    }
+    $('endpoint-secret-of').textContent = body.url;
+    $('endpoint-secret-value').textContent = body.secret;
+    $('endpoint-secret').hidden = false;
+    await showEndpoints();
+    endpointsStatus(`Endpoint ${body.endpointId} added.`);
+  });
+  $('endpoints-refresh').addEventListener('click', showEndpoints);
+
+  async function deleteEndpoint(endpointId) {
+    const { status, body } = await cardsApi('POST', `endpoints/${endpointId}/delete`);
+    pings.delete(endpointId);
+    await showEndpoints();
+    endpointsStatus(status === 200 ? `Endpoint ${endpointId} deleted.` : `${body.errorName}: ${body.message}`);
+    eventsSoon();
+  }
+
+  async function pingEndpoint(endpointId) {
+    const { status, body } = await cardsApi('POST', `endpoints/${endpointId}/ping`);
+    if (status !== 202) return endpointsStatus(`${body.errorName}: ${body.message}`);
+    const box = document.createElement('div');
+    box.className = 'ping-result';
+    box.dataset.eventId = body.eventId;
+    pings.get(endpointId)?.remove();
+    pings.set(endpointId, box);
+    document.querySelector(`#endpoints-list li[data-endpoint-id="${endpointId}"]`)?.append(box);
+    await followPing(box, body.eventId);
+    eventsSoon();
+  }
+
+  /** Shows the ping's deliveries again every second while one is pending (up to 30 times). */
+  async function followPing(box, eventId) {
+    for (let i = 0; i < 30; i++) {
+      const pending = await showPing(box, eventId);
+      if (!pending || !box.isConnected) return;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+
+  /** The ping's deliveries, each with its attempts (`GET /events/{eventId}`); true while one is pending. */
+  async function showPing(box, eventId) {
+    const { status, body } = await cardsApi('GET', `events/${eventId}`);
+    const title = document.createElement('div');
+    title.className = 'ping-title';
+    const again = button('Check again', () => followPing(box, eventId));
+    again.className = 'check-again';
+    if (status !== 200) {
+      title.textContent = `Ping ${eventId}: ${body.errorName}: ${body.message}`;
+      box.replaceChildren(title, again);
+      return false;
+    }
+    title.textContent = `Ping ${eventId} (${body.createdAt.slice(11, 19)})`;
+    const deliveries = document.createElement('ul');
+    deliveries.className = 'deliveries';
+    for (const d of body.deliveries) {
+      const item = document.createElement('li');
+      item.className = 'delivery';
+      item.dataset.state = d.state;
+      const next = d.nextAttemptAt ? `, next attempt ${d.nextAttemptAt.slice(11, 19)}` : '';
+      const line = document.createElement('div');
+      line.textContent = `Delivery: ${d.state}, ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${next}`;
+      const attempts = document.createElement('ol');
+      attempts.className = 'attempts';
+      for (const a of d.history ?? []) {
+        const attempt = document.createElement('li');
+        attempt.className = 'attempt';
+        if (a.status !== undefined) attempt.dataset.status = String(a.status);
+        const answer = a.status !== undefined ? `HTTP ${a.status}` : '';
+        const error = a.error !== undefined && a.error !== 'status' ? a.error : '';
+        attempt.textContent = `${a.at.slice(11, 19)} · ${[answer, error].filter(Boolean).join(' ')} · ${a.durationMs} ms`;
+        attempts.append(attempt);
+      }
+      item.append(line, attempts);
+      deliveries.append(item);
+    }
+    box.replaceChildren(title, again, deliveries);
+    return body.deliveries.some((d) => d.state === 'pending');
+  }
+  showEndpoints();
 
   $('checkout').addEventListener('submit', async (event) => {
     event.preventDefault();

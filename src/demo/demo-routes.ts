@@ -1,6 +1,8 @@
 import { fail } from '../failures';
 import type { EndpointResult, RequestContext } from '../http/endpoint';
-import { THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../media-types';
+import { EVENTS_MEDIA_TYPE, THREE_DS_MEDIA_TYPE, TOKENS_MEDIA_TYPE } from '../media-types';
+import { ENDPOINT_ID } from '../events/endpoint-rules';
+import { EVENT_ID } from '../events/event-types';
 import { readBodyText, readJsonObject } from '../http/body';
 import { originListed } from '../merchants/origins';
 import type { Route } from '../app/route-table';
@@ -202,7 +204,7 @@ async function demoEvents(rc: RequestContext): Promise<EndpointResult> {
       rc,
       'GET',
       `/events${since && `?since=${encodeURIComponent(since)}`}`,
-      'application/json',
+      EVENTS_MEDIA_TYPE,
     );
     if (listed.status !== 200) return listed;
     const body = listed.body as { events: { eventId: string }[]; hasMore: boolean };
@@ -211,6 +213,63 @@ async function demoEvents(rc: RequestContext): Promise<EndpointResult> {
     since = body.events[body.events.length - 1]!.eventId;
   }
   return { status: 200, body: { events: latest.reverse() } };
+}
+
+/** An endpoint's id from the page's path, checked before it goes into the API's path. */
+function endpointIdOf(params: Record<string, string>): string {
+  const endpointId = params.endpointId ?? '';
+  if (!ENDPOINT_ID.test(endpointId)) fail({ kind: 'resourceNotFound' });
+  return endpointId;
+}
+
+/** An event's id from the page's path, checked before it goes into the API's path. */
+function eventIdOf(params: Record<string, string>): string {
+  const eventId = params.eventId ?? '';
+  if (!EVENT_ID.test(eventId)) fail({ kind: 'resourceNotFound' });
+  return eventId;
+}
+
+/** `GET /demo/merchant/endpoints`: the demo merchant's event endpoints (`GET /events/endpoints`). */
+async function demoEndpoints(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  return callApi(rc, 'GET', '/events/endpoints', EVENTS_MEDIA_TYPE);
+}
+
+/**
+ * `POST /demo/merchant/endpoints` `{url}`: a new endpoint that takes every event type
+ * (`POST /events/endpoints`); its 201 answer carries the signing secret, which the page shows once.
+ */
+async function demoCreateEndpoint(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  // The page's URL goes into the API's request as it is: its validation answers anything wrong.
+  const input = await readJsonObject(rc.request);
+  return callApi(rc, 'POST', '/events/endpoints', EVENTS_MEDIA_TYPE, {
+    url: input.url,
+    events: 'all',
+    description: 'Added in the demo checkout',
+  });
+}
+
+/** `POST /demo/merchant/endpoints/:endpointId/ping`: a ping to the endpoint: 202 `{eventId}`. */
+async function demoPingEndpoint(rc: RequestContext, params: Record<string, string>): Promise<EndpointResult> {
+  testOnly(rc);
+  const endpointId = endpointIdOf(params);
+  return callApi(rc, 'POST', `/events/endpoints/${endpointId}/ping`, EVENTS_MEDIA_TYPE);
+}
+
+/** `POST /demo/merchant/endpoints/:endpointId/delete`: deletes the endpoint (`DELETE`, 204): 200 `{deleted}`. */
+async function demoDeleteEndpoint(rc: RequestContext, params: Record<string, string>): Promise<EndpointResult> {
+  testOnly(rc);
+  const endpointId = endpointIdOf(params);
+  const deleted = await callApi(rc, 'DELETE', `/events/endpoints/${endpointId}`, EVENTS_MEDIA_TYPE);
+  return deleted.status === 204 ? { status: 200, body: { deleted: endpointId } } : deleted;
+}
+
+/** `GET /demo/merchant/events/:eventId`: one event with its deliveries and their attempts (`GET /events/{eventId}`). */
+async function demoEvent(rc: RequestContext, params: Record<string, string>): Promise<EndpointResult> {
+  testOnly(rc);
+  const eventId = eventIdOf(params);
+  return callApi(rc, 'GET', `/events/${eventId}`, EVENTS_MEDIA_TYPE);
 }
 
 /** `POST /demo/merchant/cards`: saves the card (POST /tokens in the shopper's namespace): 201, 200 or 409. */
@@ -331,6 +390,11 @@ export const DEMO_ROUTES: readonly Route[] = [
   { method: 'POST', path: '/demo/merchant/cards', page: demoSaveCard },
   { method: 'POST', path: '/demo/merchant/cards/change', page: demoChangeCard },
   { method: 'GET', path: '/demo/merchant/events', page: demoEvents },
+  { method: 'GET', path: '/demo/merchant/events/:eventId', page: demoEvent },
+  { method: 'GET', path: '/demo/merchant/endpoints', page: demoEndpoints },
+  { method: 'POST', path: '/demo/merchant/endpoints', page: demoCreateEndpoint },
+  { method: 'POST', path: '/demo/merchant/endpoints/:endpointId/ping', page: demoPingEndpoint },
+  { method: 'POST', path: '/demo/merchant/endpoints/:endpointId/delete', page: demoDeleteEndpoint },
   { method: 'GET', path: '/demo/*', page: demoFile },
 ];
 

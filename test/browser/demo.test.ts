@@ -1,7 +1,10 @@
 import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
 import { launchChromium } from './chromium';
@@ -9,8 +12,9 @@ import { launchChromium } from './chromium';
 /**
  * The demo checkout at /demo in Chromium, driven as a shopper would: the BIN answer while typing
  * (binLookup with the publishable key, from the page), then a frictionless and a challenged 3DS
- * flow end to end. The challenged run takes the screenshot the README shows: written to
- * public/demo/checkout.png when UPDATE_SCREENSHOTS=1, else to the temporary directory.
+ * flow end to end; saved cards, events, and an event endpoint on a receiver of the test's own. The
+ * challenged run takes the screenshot the README shows: written to public/demo/checkout.png when
+ * UPDATE_SCREENSHOTS=1, else to the temporary directory.
  */
 
 let worker: LocalWorker;
@@ -174,6 +178,83 @@ describe('the demo checkout', () => {
     await shownEvent(page, 'tokens.token.deleted', tokenId);
     expect(await page.locator(`#events-list li[data-about="${tokenId}"]`).count()).toBeGreaterThanOrEqual(2);
     await page.close();
+  });
+
+  it('adds an event endpoint, shows its secret once, pings it and shows the delivery, then deletes it', async () => {
+    // A merchant's receiver on this machine: verifies each delivery's signature with the secret the page showed.
+    let secret = '';
+    const received: { headers: IncomingHttpHeaders; body: string; verified: boolean }[] = [];
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (c: Buffer) => chunks.push(c));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let verified = false;
+        try {
+          new Webhook(secret).verify(body, request.headers as Record<string, string>);
+          verified = true;
+        } catch {
+          // not signed with the secret: a 400, which the delivery's history shows
+        }
+        received.push({ headers: request.headers, body, verified });
+        response.writeHead(verified ? 200 : 400).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    let endpointId = '';
+    try {
+      const page = await openDemo();
+      expect(await page.inputValue('#endpoint-url')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks$/);
+      await page.fill('#endpoint-url', url);
+      await page.click('#endpoint-create');
+      await page.locator('#endpoint-secret').waitFor();
+      secret = (await page.textContent('#endpoint-secret-value'))!;
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(await page.textContent('#endpoint-secret')).toContain('shown once');
+      const item = page.locator('#endpoints-list li').filter({ hasText: url });
+      await expect.poll(() => item.count()).toBe(1);
+      endpointId = (await item.getAttribute('data-endpoint-id'))!;
+      expect(endpointId).toMatch(/^ep_[a-z2-7]{26}$/);
+      expect(await item.textContent()).toContain(`${url} · enabled · all events`);
+
+      // Shown once: not kept anywhere, so a reload lists the endpoint without its secret.
+      await page.reload();
+      await expect.poll(() => item.count()).toBe(1);
+      expect(await page.locator('#endpoint-secret').isHidden()).toBe(true);
+      expect(await page.content()).not.toContain(secret);
+      const stored = await page.evaluate(() => JSON.stringify([{ ...localStorage }, { ...sessionStorage }]));
+      expect(stored).not.toContain(secret);
+
+      // A ping: delivered, signed with that secret, and its attempt shown under the endpoint.
+      await item.locator('.ping').click();
+      const delivery = item.locator('.ping-result .delivery');
+      await expect.poll(() => delivery.getAttribute('data-state'), { timeout: 15_000 }).toBe('delivered');
+      const attempt = delivery.locator('.attempt[data-status="200"]');
+      expect(await attempt.count()).toBe(1);
+      expect(await attempt.textContent()).toMatch(/^\d\d:\d\d:\d\d · HTTP 200 · \d+ ms$/);
+      const eventId = (await item.locator('.ping-result').getAttribute('data-event-id'))!;
+      const ping = received.find((r) => r.headers['webhook-id'] === eventId);
+      expect(ping?.verified).toBe(true);
+      expect(JSON.parse(ping!.body)).toMatchObject({ eventId, eventType: 'ping', data: { endpointId } });
+
+      // The demo merchant's server puts only ids of the right form into the API's paths.
+      for (const path of ['endpoints/ep_nope/ping', 'endpoints/..%2Fevents/delete']) {
+        const response = await fetch(new URL(`/demo/merchant/${path}`, worker.url), { method: 'POST' });
+        expect(response.status, path).toBe(404);
+      }
+
+      await item.locator('.delete').click();
+      await expect.poll(() => item.count()).toBe(0);
+      expect(await page.textContent('#endpoints-status')).toContain(`Endpoint ${endpointId} deleted.`);
+      endpointId = '';
+      await page.close();
+    } finally {
+      // The demo merchant has at most 10 endpoints: a failed run leaves none behind.
+      if (endpointId !== '')
+        await fetch(new URL(`/demo/merchant/endpoints/${endpointId}/delete`, worker.url), { method: 'POST' });
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('fits a 390 px wide phone screen: nothing wider than the screen, the selects and the challenge frame included', async () => {
