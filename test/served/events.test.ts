@@ -4,6 +4,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBody, EventView } from '../../src/events/event-types';
 import { startLocalWorker, type LocalWorker } from '../../scripts/local-worker';
+import { authenticateBody, pollUntil } from './served-worker';
 
 /**
  * Events over a real network (docs/events.md): this tree's Worker, bundled once as deployed and
@@ -141,21 +142,13 @@ async function json<T>(response: Response, status: number): Promise<T> {
 }
 
 /** Polls `probe` until it gives a value, for at most `seconds`. */
-async function until<T>(
-  what: string,
-  seconds: number,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  const giveUp = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > giveUp)
-      throw new Error(
-        `no ${what} after ${seconds} s; received: ${received.map((r) => `${r.path} ${r.event.eventId}`).join(', ')}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function until<T>(what: string, seconds: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  return pollUntil(
+    what,
+    seconds,
+    probe,
+    () => `received: ${received.map((r) => `${r.path} ${r.event.eventId}`).join(', ')}`,
+  );
 }
 
 /** A new endpoint of the merchant on the receiver's `path`, and its secret (kept for the verifications). */
@@ -317,21 +310,12 @@ describe('events over the network', () => {
     for (const [scenario, expected] of Object.entries(outcomes)) {
       const reference = `served-${Math.random().toString(36).slice(2, 10)}`;
       const authenticated = await json<{ outcome: string }>(
-        await api('POST', '/verifications/customers/3ds/authenticate', THREEDS, {
-          transactionReference: reference,
-          merchant: { entity: 'default' },
-          instruction: {
-            value: { amount: 1999, currency: 'GBP' },
-            paymentInstrument: {
-              type: 'card/front',
-              cardNumber: CARD,
-              cardExpiryDate: { month: 12, year: 2035 },
-              cardHolderName: scenario,
-            },
-          },
-          deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0' },
-          challenge: { returnUrl: 'https://shop.example/3ds/return', windowSize: '390x400' },
-        }),
+        await api(
+          'POST',
+          '/verifications/customers/3ds/authenticate',
+          THREEDS,
+          authenticateBody(reference, CARD, scenario),
+        ),
         200,
       );
       expect(authenticated.outcome).toBe(expected);

@@ -17,6 +17,7 @@ import {
   type ServedTree,
   type Tree,
 } from './renamed-classes-helpers';
+import { authenticateBody, pollUntil } from './served-worker';
 
 /**
  * The `v5` migration (wrangler.toml: `renamed_classes`, ThreeDsGuard → ThreeDsTransaction and
@@ -165,22 +166,16 @@ async function listEvents(base: URL): Promise<ListedEvent[]> {
   return (await json<{ events: ListedEvent[] }>(await api(base, 'GET', '/events', 'application/json'), 200)).events;
 }
 
-async function until<T>(
-  what: string,
-  seconds: number,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  const giveUp = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > giveUp)
-      throw new Error(
-        `no ${what} after ${seconds} s; received: ${received.map((r) => `${r.event.eventType} ${r.event.eventId}`).join(', ')}` +
-          `\nworkerd output:\n${output.join('').slice(-4000)}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function until<T>(what: string, seconds: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  return pollUntil(
+    what,
+    seconds,
+    probe,
+    () =>
+      `received: ${received.map((r) => `${r.event.eventType} ${r.event.eventId}`).join(', ')}` +
+      `\nworkerd output:\n${output.join('').slice(-4000)}`,
+    100,
+  );
 }
 
 function tokenBody(cardNumber: string, namespace?: string): Record<string, unknown> {
@@ -235,21 +230,13 @@ async function writeWithOldCode(old: ServedTree): Promise<Before> {
 
   const reference = `renamed-${Math.random().toString(36).slice(2, 10)}`;
   const authenticated = await json<{ outcome: string; challenge: Before['challenge'] }>(
-    await api(base, 'POST', '/verifications/customers/3ds/authenticate', THREEDS, {
-      transactionReference: reference,
-      merchant: { entity: 'default' },
-      instruction: {
-        value: { amount: 1999, currency: 'GBP' },
-        paymentInstrument: {
-          type: 'card/front',
-          cardNumber: CARD,
-          cardExpiryDate: { month: 12, year: 2035 },
-          cardHolderName: '3ds2-challenge-identified',
-        },
-      },
-      deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0' },
-      challenge: { returnUrl: 'https://shop.example/3ds/return', windowSize: '390x400' },
-    }),
+    await api(
+      base,
+      'POST',
+      '/verifications/customers/3ds/authenticate',
+      THREEDS,
+      authenticateBody(reference, CARD, '3ds2-challenge-identified'),
+    ),
     200,
   );
   expect(authenticated.outcome).toBe('challenged');

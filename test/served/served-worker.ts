@@ -171,3 +171,37 @@ export class Client {
     this.agent.destroy();
   }
 }
+
+/**
+ * Polls `probe` every `everyMs` until it gives a value, for at most `seconds`; then fails naming
+ * `what` and what `context` says of the state (what a receiver got, a process's output).
+ */
+export async function pollUntil<T>(
+  what: string,
+  seconds: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+  context: () => string,
+  everyMs = 50,
+): Promise<T> {
+  const giveUp = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > giveUp) throw new Error(`no ${what} after ${seconds} s; ${context()}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** An `authenticate` body for a served Worker: the card and the cardholder name (which picks the scenario in `test`). */
+export function authenticateBody(transactionReference: string, cardNumber: string, cardHolderName: string) {
+  return {
+    transactionReference,
+    merchant: { entity: 'default' },
+    instruction: {
+      value: { amount: 1999, currency: 'GBP' },
+      paymentInstrument: { type: 'card/front', cardNumber, cardExpiryDate: { month: 12, year: 2035 }, cardHolderName },
+    },
+    deviceData: { acceptHeader: 'text/html', userAgentHeader: 'Mozilla/5.0' },
+    challenge: { returnUrl: 'https://shop.example/3ds/return', windowSize: '390x400' },
+  };
+}

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { Webhook } from 'standardwebhooks';
-import type { DeliveryView, EventType, NewEvent, SubscribableEventType } from '../../src/events/event-types';
+import type { DeliveryView, EventBody, NewEvent, SubscribableEventType } from '../../src/events/event-types';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EndpointView, Subscription } from '../../src/events/endpoint-rules';
 import { eventLog, eventSink, type EventLogApi } from '../../src/events/event-log-api';
@@ -77,15 +77,8 @@ export interface Received {
   redirect: string;
   headers: Headers;
   body: string;
-  event: {
-    eventId: string;
-    eventType: EventType;
-    createdAt: string;
-    subject: string;
-    sequence: number;
-    merchant: { entity: string };
-    data: any;
-  };
+  /** The body as sent, its data of whatever shape the test reads. */
+  event: Omit<EventBody, 'data'> & { data: any };
   /** Which of the secrets known for its URL its `webhook-signature` verifies with (standardwebhooks). */
   verifiedWith: string[];
 }
