@@ -70,7 +70,6 @@ describe('settings, parsed once from the environment', () => {
     });
   });
 
-
   it.each([
     ['not JSON', '{', 'MERCHANT_PASSWORD_HASHES is not JSON'],
     ['an array', '[]', 'MERCHANT_PASSWORD_HASHES is not an object'],
