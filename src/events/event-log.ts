@@ -58,8 +58,10 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
   /** Deliveries being sent (key → endpoint): the immediate run and the alarm's may overlap. */
   private readonly inFlight = new Map<string, string>();
   private readonly running = new Set<Promise<void>>();
-  /** Runs of {@link deliverDue} under way (the immediate one, the alarm's). */
-  private readonly runs = new Set<Promise<void>>();
+  /** The one run of {@link deliverDue} under way, if any: every caller shares it. */
+  private run: Promise<void> | undefined;
+  /** Wakes the run's wait: new work arrived while its attempts are out. */
+  private wake: (() => void) | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -211,7 +213,8 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
 
   /** Resolves once no delivery is in flight (for the tests: the attempts an alarm or an append started are over). */
   async whenIdle(): Promise<void> {
-    while (this.runs.size > 0 || this.running.size > 0) await Promise.allSettled([...this.runs, ...this.running]);
+    while (this.run !== undefined || this.running.size > 0)
+      await Promise.allSettled([...(this.run ? [this.run] : []), ...this.running]);
   }
 
   // --- ownership -------------------------------------------------------------------------------
@@ -275,16 +278,27 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
       .catch((e: unknown) => logLine({ level: 'error', event: 'event.deliver', cause: describeError(e) }));
   }
 
+  /**
+   * One delivery loop per object: a call while one runs wakes it (to look for what is due now)
+   * and shares it, so appends in a burst never stack loops that each wake on every attempt.
+   */
   private deliverDue(): Promise<void> {
-    const run: Promise<void> = this.deliverRun().finally(() => this.runs.delete(run));
-    this.runs.add(run);
+    if (this.run !== undefined) {
+      this.wake?.();
+      return this.run;
+    }
+    const run = this.deliverRun().finally(() => {
+      if (this.run === run) this.run = undefined;
+    });
+    this.run = run;
     return run;
   }
 
   /**
    * Sends what is due, each endpoint within its share of the slots, starting the next as each
    * ends (so the next event of a subject follows its predecessor at once); returns once nothing is
-   * in flight and nothing more is due, or after {@link MAX_ATTEMPTS_PER_RUN}.
+   * in flight and nothing more is due, or once it started {@link MAX_ATTEMPTS_PER_RUN} (its
+   * attempts still out finish by themselves; the alarm, set for what is due, goes on).
    */
   private async deliverRun(): Promise<void> {
     let started = 0;
@@ -312,8 +326,10 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
           this.running.add(attempt);
         }
       }
-      if (this.running.size === 0) return;
-      await Promise.race(this.running);
+      if (this.running.size === 0 || started >= MAX_ATTEMPTS_PER_RUN) return;
+      const woken = new Promise<void>((resolve) => (this.wake = resolve));
+      await Promise.race([...this.running, woken]);
+      this.wake = undefined;
     }
   }
 
