@@ -17,9 +17,12 @@
  *    run, flows/s ÷ the floor's against the target; the storage calls of each step; where the
  *    rest goes (each step and object call timed inside the Worker, and the first call to a new
  *    object beside the floor's). With `--baseline REF`, an earlier commit's Worker too.
- * 5. Events: the same 3DS flows against this commit with and without an endpoint for the test
- *    merchant (a local HTTP receiver): the answers' times side by side, and at the receiver the
- *    events delivered per second and the time from each change to its delivery.
+ * 5. Events: the same 3DS flows against this commit with no endpoint for the test merchant and
+ *    with 1, 10, and 10 of which one never answers (local HTTP receivers): the answers' times side
+ *    by side, and at the receivers the deliveries per second and the time from each change to its
+ *    delivery (`--events-flows` flows a run, default 50); then held backlogs (`--events-held`,
+ *    default 1000,10000 pings to a disabled endpoint) and the time until all of them arrive once it
+ *    is enabled again.
  * 6. Tokens: 20 different updates of one token at once, KV's write limit emulated, against
  *    `--tokens-baseline`.
  * 7. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
@@ -28,7 +31,7 @@
  *   npm run bench -- [--only bin|scale|requests|path|threeds|events|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
- *                    [--population FILE [--population-format NAME]]
+ *                    [--population FILE [--population-format NAME]] [--events-flows 50] [--events-held 1000,10000]
  *   npx tsx scripts/bench.ts --source ../shared/eval/openbiin/openbiin.csv --format openbiin
  *
  * Datasets: always the synthetic set (scripts/bench/synthetic-bins.ts, seed 1) and the embedded
@@ -133,6 +136,9 @@ async function main(): Promise<void> {
       'scale-rows': { type: 'string', default: '375000' },
       population: { type: 'string' },
       'population-format': { type: 'string' },
+      // Events: flows per run (fewer than the 3DS report's: 10 endpoints make 10 deliveries a flow).
+      'events-flows': { type: 'string', default: '50' },
+      'events-held': { type: 'string', default: '1000,10000' },
     },
   });
   const parts = ['bin', 'scale', 'threeds', 'events', 'tokens', 'live', 'requests', 'path'];
@@ -206,12 +212,13 @@ async function main(): Promise<void> {
     const report = await runEventsBench({
       root: ROOT,
       runs: runCount,
-      flows: positiveInt(values.flows, 'flows'),
+      flows: positiveInt(values['events-flows'], 'events-flows'),
       concurrency: positiveInt(values.concurrency, 'concurrency'),
+      held: list([values['events-held']]).map((n) => positiveInt(n, 'events-held')),
       log,
     });
     console.log(
-      `\n## Events beside the 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+      `\n## Events (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }
