@@ -7,6 +7,8 @@ declare namespace Cloudflare {
     PUBLIC_BASE_URL?: string;
     /** Deadline of every KV and Durable Object call, in ms (default 5000). */
     STORAGE_TIMEOUT_MS?: string;
+    /** Into how many objects each merchant's event log is split by subject (default 8; fixed for a deployment's life). */
+    EVENT_LOG_SHARDS?: string;
     /** Live: the deadline of an AReq at the 3DS Server provider, in ms (default 15000). */
     THREEDS_SERVER_TIMEOUT_MS?: string;
     /**

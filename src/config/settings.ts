@@ -36,6 +36,12 @@ export interface Settings {
   /** The deadline of every KV and Durable Object call (STORAGE_TIMEOUT_MS, 100–5000 ms). */
   storageTimeoutMs: number;
   /**
+   * Into how many objects each merchant's event log is split, by subject (EVENT_LOG_SHARDS, 1–32,
+   * default 8; src/events/event-shards.ts). Fixed for a deployment's life: a subject's shard follows
+   * from it, so changing it would split a subject's order between two objects.
+   */
+  eventLogShards: number;
+  /**
    * The 3DS Server provider of live 3-D Secure (THREEDS_SERVER_URL, secret THREEDS_SERVER_API_KEY):
    * required in `live`, ignored in `test` (where the built-in issuer answers).
    */
@@ -112,6 +118,7 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const credentialKey = secretBytes('MERCHANT_CREDENTIAL_KEY', env.MERCHANT_CREDENTIAL_KEY, problems);
   const storageTimeoutMs = storageTimeout(env.STORAGE_TIMEOUT_MS, problems);
   const threeDsServer = provider(env, environment === 'live', problems);
+  const eventLogShards = integerMs('EVENT_LOG_SHARDS', env.EVENT_LOG_SHARDS, { min: 1, max: 32, default: 8 }, problems);
   if (problems.length > 0) return new SettingsError(problems);
   return {
     environment: environment as Environment,
@@ -123,6 +130,7 @@ export function parseSettings(env: Env): Settings | SettingsError {
     passwordHashesSource: env.MERCHANT_PASSWORD_HASHES,
     credentialKey,
     storageTimeoutMs,
+    eventLogShards,
     ...(threeDsServer ? { threeDsServer } : {}),
   };
 }

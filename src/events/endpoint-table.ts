@@ -12,6 +12,7 @@ import {
   type Subscription,
   takes,
 } from './endpoint-rules';
+import type { EndpointSet } from './event-shards';
 import { newSecret, signingKey } from './webhook-signature';
 
 /**
@@ -34,8 +35,10 @@ interface EndpointRow extends Record<string, SqlStorageValue> {
   secret: string;
   previous_secret: string | null;
   previous_expires_at: number | null;
-  /** The first failure since the last success (none: the last attempt succeeded, or none was made). */
+  /** The first failure here since the last success (none: the last attempt succeeded, or none was made). */
   failing_since: number | null;
+  /** The last success known (shard 0: its own and those the other shards report). */
+  last_success_at: number | null;
 }
 
 /** An endpoint as a delivery uses it: one version, its signing keys (current first). */
@@ -49,7 +52,9 @@ export interface SendingEndpoint {
 export const ENDPOINT_TABLES = `CREATE TABLE IF NOT EXISTS endpoints (endpoint_id TEXT PRIMARY KEY, url TEXT NOT NULL,
     events TEXT NOT NULL, description TEXT, state TEXT NOT NULL, disabled_reason TEXT, created_at INTEGER NOT NULL,
     version INTEGER NOT NULL, secret TEXT NOT NULL, previous_secret TEXT, previous_expires_at INTEGER,
-    failing_since INTEGER)`;
+    failing_since INTEGER, last_success_at INTEGER);
+  CREATE TABLE IF NOT EXISTS endpoint_set (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS endpoint_copies (shard INTEGER PRIMARY KEY, version INTEGER NOT NULL)`;
 
 /** What a change to an endpoint did to its deliveries: the event log holds or releases them. */
 export type StateChange = 'disabled' | 'enabled' | undefined;
@@ -65,7 +70,104 @@ export class EndpointTable {
   constructor(
     private readonly sql: SqlStorage,
     private readonly env: Env,
-  ) {}
+  ) {
+    sql.exec(ENDPOINT_TABLES);
+    const columns = sql.exec<{ name: string }>('PRAGMA table_info(endpoints)').toArray();
+    if (!columns.some((c) => c.name === 'last_success_at'))
+      sql.exec('ALTER TABLE endpoints ADD COLUMN last_success_at INTEGER');
+  }
+
+  /** The version of the set (shard 0: of its last change; another shard: of the copy it has), undefined before the first. */
+  setVersion(): number | undefined {
+    return this.sql.exec<{ version: number }>('SELECT version FROM endpoint_set').toArray()[0]?.version;
+  }
+
+  /** Every change to the set bumps its version, in the change's own synchronous block. */
+  private changed(): void {
+    this.sql.exec(
+      'INSERT INTO endpoint_set (id, version) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET version = version + 1',
+    );
+  }
+
+  /** The whole set as shard 0 sends it to the others (secrets sealed). */
+  copy(): EndpointSet {
+    return {
+      version: this.setVersion() ?? 0,
+      endpoints: this.sql
+        .exec<EndpointRow>('SELECT * FROM endpoints ORDER BY created_at, endpoint_id')
+        .toArray()
+        .map((r) => ({
+          endpointId: r.endpoint_id,
+          url: r.url,
+          events: r.events,
+          description: r.description,
+          state: r.state,
+          disabledReason: r.disabled_reason,
+          createdAt: r.created_at,
+          version: r.version,
+          secret: r.secret,
+          previousSecret: r.previous_secret,
+          previousExpiresAt: r.previous_expires_at,
+        })),
+    };
+  }
+
+  /** The version of the set a shard was last sent (shard 0), -1 when none. */
+  copyVersion(shard: number): number {
+    return (
+      this.sql.exec<{ version: number }>('SELECT version FROM endpoint_copies WHERE shard = ?', shard).toArray()[0]
+        ?.version ?? -1
+    );
+  }
+
+  /** Shard `shard` has the set at `version` (or a newer one). */
+  copied(shard: number, version: number): void {
+    this.sql.exec(
+      `INSERT INTO endpoint_copies (shard, version) VALUES (?, ?)
+       ON CONFLICT (shard) DO UPDATE SET version = MAX(version, excluded.version)`,
+      shard,
+      version,
+    );
+  }
+
+  /**
+   * Takes shard 0's set in place of the copy here, unless this one is as new: returns what
+   * changed for the deliveries (endpoints gone, disabled, enabled), or undefined when nothing was
+   * taken. This shard's own health of each endpoint is kept (a new start once enabled again).
+   */
+  replace(set: EndpointSet): { removed: string[]; disabled: string[]; enabled: string[] } | undefined {
+    const current = this.setVersion();
+    if (current !== undefined && current >= set.version) return undefined;
+    const before = new Map(
+      this.sql
+        .exec<EndpointRow>('SELECT * FROM endpoints')
+        .toArray()
+        .map((r) => [r.endpoint_id, r]),
+    );
+    const kept = new Set(set.endpoints.map((e) => e.endpointId));
+    const removed = [...before.keys()].filter((id) => !kept.has(id));
+    const disabled: string[] = [];
+    const enabled: string[] = [];
+    for (const id of removed) this.delete(id);
+    for (const e of set.endpoints) {
+      const old = before.get(e.endpointId);
+      if (old?.state === 'enabled' && e.state === 'disabled') disabled.push(e.endpointId);
+      if (old?.state === 'disabled' && e.state === 'enabled') enabled.push(e.endpointId);
+      const failingSince = old && !enabled.includes(e.endpointId) ? old.failing_since : null;
+      this.sql.exec(
+        `INSERT OR REPLACE INTO endpoints (endpoint_id, url, events, description, state, disabled_reason, created_at,
+           version, secret, previous_secret, previous_expires_at, failing_since, last_success_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ...[e.endpointId, e.url, e.events, e.description, e.state, e.disabledReason, e.createdAt, e.version],
+        ...[e.secret, e.previousSecret, e.previousExpiresAt, failingSince, old?.last_success_at ?? null],
+      );
+    }
+    this.sql.exec(
+      'INSERT INTO endpoint_set (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version',
+      set.version,
+    );
+    return { removed, disabled, enabled };
+  }
 
   count(): number {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM endpoints').one().n;
@@ -107,6 +209,7 @@ export class EndpointTable {
        VALUES (?, ?, ?, ?, 'enabled', ?, 1, ?)`,
       ...[endpointId, input.url, JSON.stringify(input.events), input.description ?? null, now, sealed],
     );
+    this.changed();
     return { endpoint: view(this.row(endpointId)!), secret };
   }
 
@@ -134,6 +237,7 @@ export class EndpointTable {
         endpointId,
       ],
     );
+    this.changed();
     return { endpoint: view(this.row(endpointId)!), stateChange };
   }
 
@@ -145,10 +249,18 @@ export class EndpointTable {
       reason,
       endpointId,
     ).rowsWritten;
+    if (changed > 0) this.changed();
     return changed > 0;
   }
 
-  delete(endpointId: string): boolean {
+  /** Deletes an endpoint (shard 0: a change of the set). */
+  remove(endpointId: string): boolean {
+    const removed = this.delete(endpointId);
+    if (removed) this.changed();
+    return removed;
+  }
+
+  private delete(endpointId: string): boolean {
     this.keys.delete(endpointId);
     return this.sql.exec('DELETE FROM endpoints WHERE endpoint_id = ?', endpointId).rowsWritten > 0;
   }
@@ -175,6 +287,7 @@ export class EndpointTable {
        WHERE endpoint_id = ?`,
       ...[sealed, validMs > 0 ? row.secret : null, validMs > 0 ? now + validMs : null, endpointId],
     );
+    this.changed();
     return { endpoint: view(this.row(endpointId)!), secret };
   }
 
@@ -205,24 +318,45 @@ export class EndpointTable {
   }
 
   /**
-   * Records an attempt's outcome on the endpoint's health: a success clears it; a failure starts
-   * (or continues) its run of failures. Returns how long the endpoint has failed without a success.
+   * Records an attempt's outcome on the endpoint's health here: a success clears it; a failure
+   * starts (or continues) its run of failures. Returns since when the endpoint has failed here
+   * without a success (undefined after a success).
    */
-  health(endpointId: string, delivered: boolean, now: number): number {
+  health(endpointId: string, delivered: boolean, now: number): number | undefined {
     if (delivered) {
-      this.sql.exec(
-        'UPDATE endpoints SET failing_since = NULL WHERE endpoint_id = ? AND failing_since IS NOT NULL',
-        endpointId,
-      );
-      return 0;
+      this.delivered(endpointId, now);
+      return undefined;
     }
     this.sql.exec(
       'UPDATE endpoints SET failing_since = ? WHERE endpoint_id = ? AND failing_since IS NULL',
       now,
       endpointId,
     );
-    const since = this.row(endpointId)?.failing_since ?? now;
-    return now - since;
+    return this.row(endpointId)?.failing_since ?? now;
+  }
+
+  /** A success at `at` (here, or reported by another shard): the run of failures is over. */
+  delivered(endpointId: string, at: number): void {
+    this.sql.exec(
+      `UPDATE endpoints SET last_success_at = MAX(COALESCE(last_success_at, 0), ?),
+         failing_since = CASE WHEN failing_since <= ? THEN NULL ELSE failing_since END
+       WHERE endpoint_id = ?`,
+      ...[at, at, endpointId],
+    );
+  }
+
+  /** The last success known, if any. */
+  lastSuccessAt(endpointId: string): number | undefined {
+    return this.row(endpointId)?.last_success_at ?? undefined;
+  }
+
+  /** Shard 0 knew of a success at `at`: the run of failures here counts from then at the earliest. */
+  failingNoEarlierThan(endpointId: string, at: number): void {
+    this.sql.exec(
+      'UPDATE endpoints SET failing_since = MAX(failing_since, ?) WHERE endpoint_id = ? AND failing_since IS NOT NULL',
+      at,
+      endpointId,
+    );
   }
 
   private row(endpointId: string): EndpointRow | undefined {

@@ -9,28 +9,26 @@ import {
   MAX_IN_FLIGHT_PER_ENDPOINT,
   type AttemptOutcome,
 } from './delivery-rules';
-import type { EventLogMethods } from './event-log-api';
-import { EndpointTable, ENDPOINT_TABLES } from './endpoint-table';
+import { shardLinks, type EventLogMethods } from './event-log-api';
+import { EndpointTable } from './endpoint-table';
 import { endpointUrlProblem, type DisabledReason, type EndpointChange, type NewEndpoint } from './endpoint-rules';
 import { audienceText, EventStore, inAudience, type Audience, type SendableRow } from './event-store';
 import { eventTransport } from './event-transport';
-import {
-  EVENT_RETENTION_MS,
-  newEventProblem,
-  PING,
-  type EventPage,
-  type EventQuery,
-  type EventView,
-  type NewEvent,
-} from './event-types';
+import type { EndpointReport, EndpointSet, ShardQuery } from './event-shards';
+import { EVENT_RETENTION_MS, newEventProblem, PING, type EventView, type NewEvent } from './event-types';
 import { sendEvent } from './send-event';
 
 /**
- * A merchant's event log (docs/events.md): one object per merchant, named by its username. It
- * owns the merchant's endpoints (made, changed and rotated through the API, effective at once) and
- * its events: the owners of what events are about (the 3DS transaction and token objects) append
- * to it from their own alarms; it keeps each event for 30 days with one delivery per endpoint that
- * takes it, and delivers them itself, after the answer, from its alarm:
+ * A shard of a merchant's event log (docs/events.md): the log is split by subject into
+ * `EVENT_LOG_SHARDS` objects (src/events/event-shards.ts), and each owns the events of its
+ * subjects: the owners of what events are about (the 3DS transaction and token objects) append to
+ * it from their own alarms; it keeps each event for 30 days with one delivery per endpoint that
+ * takes it, and delivers them itself, after the answer, from its alarm. Shard 0 (named by the
+ * username) also owns the merchant's endpoints: made, changed and rotated through the API, and
+ * sent as a whole set to every other shard before the answer (effective at once everywhere; a
+ * shard it could not reach gets it from shard 0's alarm, or asks for it before its first append).
+ * A shard that meets a `410` or 3 days of failures tells shard 0, which alone disables.
+ *
  *
  * - `append` is idempotent by eventId and only writes SQLite and the alarm: it never waits on a delivery;
  * - a delivery is a POST signed the Standard Webhooks way with its endpoint's own secrets; a 2xx
@@ -48,6 +46,10 @@ const DELIVERY_SAFETY_MS = 2_000;
 const MAX_ATTEMPTS_PER_RUN = 200;
 /** A delivery being sent is not due again before its deadline and this margin (also after a reset). */
 const SENDING_MARGIN_MS = 5_000;
+/** Shard 0 sends the endpoints again this long after a shard could not take them. */
+const COPY_RETRY_MS = 5_000;
+/** A shard other than 0 tells shard 0 of a success at most this often per endpoint. */
+const SUCCESS_REPORT_MS = 60 * 60 * 1000;
 
 export class EventLog extends DurableObject<Env> implements EventLogMethods {
   private readonly sql: SqlStorage;
@@ -62,12 +64,13 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
   private run: Promise<void> | undefined;
   /** Wakes the run's wait: new work arrived while its attempts are out. */
   private wake: (() => void) | undefined;
+  /** When this shard last told shard 0 of a success, per endpoint (kept in memory: a reset only reports again). */
+  private readonly successReported = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.alarms = new AlarmRunner(ctx, 'EventLog');
     this.sql = ctx.storage.sql;
-    this.sql.exec(ENDPOINT_TABLES);
     this.store = new EventStore(this.sql);
     this.endpoints = new EndpointTable(this.sql, env);
   }
@@ -88,12 +91,18 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
    * ]); // { appended: 1 }, then { appended: 0 } when sent again
    * ```
    */
-  async append(username: string, events: NewEvent[]): Promise<{ appended: number }> {
+  async append(username: string, events: NewEvent[], shard = 0): Promise<{ appended: number }> {
     for (const event of events) {
       const problem = newEventProblem(event);
       if (problem !== undefined) throw new Error(`EventLog.append: ${problem}`);
     }
-    this.claim(username);
+    this.claim(username, shard);
+    // A shard that never had the endpoints asks shard 0 first (once in its life): a log from
+    // before the split has endpoints its new shards were never sent.
+    if (shard !== 0 && this.endpoints.setVersion() === undefined) {
+      const set = await this.shard(0).endpointSet(username, shard);
+      this.applySet(set);
+    }
     const now = eventTransport.now();
     let appended = 0;
     for (const event of events) if (this.add(event, undefined, now)) appended++;
@@ -101,10 +110,15 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     return { appended };
   }
 
-  /** The merchant's events of the last 30 days (docs/events.md "Listing"), filtered, a page at a time. */
-  list(username: string, query: EventQuery = {}): EventPage {
-    if (!this.owns(username)) return { events: [], hasMore: false };
-    return this.store.page(query, this.urlOf, eventTransport.now());
+  /** This shard's part of a page of `GET /events` (docs/events.md "Listing"); the caller merges the shards'. */
+  page(username: string, query: ShardQuery) {
+    if (!this.owns(username)) return { events: [] };
+    return this.store.page(query, this.shardIndex(), this.urlOf, eventTransport.now());
+  }
+
+  /** Where an event stands here (the cursor of `GET /events`), or undefined for one not here. */
+  position(username: string, eventId: string) {
+    return this.owns(username) ? this.store.position(eventId, eventTransport.now()) : undefined;
   }
 
   /** One event with each delivery's last attempts; undefined for one not here (another merchant's, unknown, older than 30 days). */
@@ -132,46 +146,50 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
 
   /** A new endpoint and its secret (shown this once), or `tooMany` when the merchant has its ten. */
   async createEndpoint(username: string, input: NewEndpoint) {
-    this.claim(username);
-    return this.endpoints.create(username, this.checked(input), eventTransport.now());
+    this.claim(username, 0);
+    const created = await this.endpoints.create(username, this.checked(input), eventTransport.now());
+    await this.copyToShards();
+    return created;
   }
 
   listEndpoints(username: string) {
-    return this.owns(username) ? this.endpoints.list() : [];
+    return this.ownsEndpoints(username) ? this.endpoints.list() : [];
   }
 
   getEndpoint(username: string, endpointId: string) {
-    return this.owns(username) ? this.endpoints.get(endpointId) : undefined;
+    return this.ownsEndpoints(username) ? this.endpoints.get(endpointId) : undefined;
   }
 
-  /** Changes an endpoint; disabling holds its deliveries, enabling sends what was held, in order. */
+  /** Changes an endpoint; disabling holds its deliveries, enabling sends what was held, in order (in every shard). */
   async updateEndpoint(username: string, endpointId: string, change: EndpointChange) {
-    if (!this.owns(username)) return undefined;
+    if (!this.ownsEndpoints(username)) return undefined;
     const now = eventTransport.now();
     const updated = this.endpoints.update(endpointId, this.checked(change));
     if (updated?.stateChange === 'disabled') this.store.hold(endpointId);
-    if (updated?.stateChange === 'enabled') {
-      this.store.release(endpointId, now);
-      await this.deliverSoon();
-    }
+    if (updated?.stateChange === 'enabled') this.store.release(endpointId, now);
+    if (updated) await this.copyToShards();
+    if (updated?.stateChange === 'enabled') await this.deliverSoon();
     return updated?.endpoint;
   }
 
-  /** Deletes an endpoint: its deliveries not ended are ended (`endpointRemoved`). */
-  deleteEndpoint(username: string, endpointId: string): boolean {
-    if (!this.owns(username) || !this.endpoints.delete(endpointId)) return false;
+  /** Deletes an endpoint: its deliveries not ended are ended (`endpointRemoved`), in every shard. */
+  async deleteEndpoint(username: string, endpointId: string): Promise<boolean> {
+    if (!this.ownsEndpoints(username) || !this.endpoints.remove(endpointId)) return false;
     this.store.endAll(endpointId);
+    await this.copyToShards();
     return true;
   }
 
   async rotateSecret(username: string, endpointId: string, previousValidForSeconds?: number) {
-    if (!this.owns(username)) return undefined;
-    return this.endpoints.rotate(username, endpointId, previousValidForSeconds, eventTransport.now());
+    if (!this.ownsEndpoints(username)) return undefined;
+    const rotated = await this.endpoints.rotate(username, endpointId, previousValidForSeconds, eventTransport.now());
+    if (rotated) await this.copyToShards();
+    return rotated;
   }
 
-  /** A `ping` to one endpoint, with a subject of its own (docs/events.md "Ping"). */
+  /** A `ping` to one endpoint, with a subject of its own, kept in shard 0 (docs/events.md "Ping"). */
   async ping(username: string, endpointId: string, entity: string): Promise<{ eventId: string } | undefined> {
-    if (!this.owns(username) || !this.endpoints.get(endpointId)) return undefined;
+    if (!this.ownsEndpoints(username) || !this.endpoints.get(endpointId)) return undefined;
     const eventId = `evt_ping_${crypto.randomUUID().replaceAll('-', '')}`;
     const now = eventTransport.now();
     const ping: NewEvent = {
@@ -187,6 +205,37 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     return { eventId };
   }
 
+  /** Shard 0: the set of endpoints, for a shard that never had it (it has it now). */
+  endpointSet(username: string, shard: number): EndpointSet {
+    // Named by the username: shard 0 of this merchant, though it may have nothing yet.
+    this.claim(username, 0);
+    const set = this.endpoints.copy();
+    this.endpoints.copied(shard, set.version);
+    return set;
+  }
+
+  /** Another shard: shard 0's set of endpoints, taken unless the copy here is as new. */
+  async syncEndpoints(username: string, shard: number, set: EndpointSet): Promise<void> {
+    if (shard === 0) throw new Error('EventLog.syncEndpoints: shard 0 owns the endpoints');
+    this.claim(username, shard);
+    if (this.applySet(set)) await this.deliverSoon();
+  }
+
+  /**
+   * Shard 0: what another shard met at an endpoint. `gone` disables it; `failing` (3 days there)
+   * disables it unless a success is known since; `delivered` is such a success. Answers the last
+   * success known, from which the shard counts its failures again.
+   */
+  async reportEndpoint(username: string, endpointId: string, report: EndpointReport) {
+    if (!this.ownsEndpoints(username)) throw new Error('EventLog.reportEndpoint: not shard 0 of this merchant');
+    const now = eventTransport.now();
+    if (report.kind === 'delivered') this.endpoints.delivered(endpointId, report.at);
+    else if (report.kind === 'gone' || this.failingLongEnough(endpointId, report.since, now))
+      await this.disable(endpointId, report.kind, now);
+    const lastSuccessAt = this.endpoints.lastSuccessAt(endpointId);
+    return lastSuccessAt !== undefined ? { lastSuccessAt } : {};
+  }
+
   /**
    * Queues again to an endpoint every event since `since` that did not reach it, in order per
    * subject; returns how many, or undefined for an endpoint not here.
@@ -194,6 +243,7 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
   async recover(username: string, endpointId: string, since: number): Promise<{ queued: number } | undefined> {
     const endpoint = this.owns(username) ? this.endpoints.get(endpointId) : undefined;
     if (!endpoint) return undefined;
+    // The endpoint as shard 0 last sent it (a shard not yet sent it has none of its events to recover).
     const now = eventTransport.now();
     const queued = this.store.recover(endpointId, endpoint.events, since, endpoint.state !== 'enabled', now);
     if (queued > 0) await this.deliverSoon();
@@ -205,6 +255,7 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     await this.alarms.run(
       async () => {
         this.store.prune(eventTransport.now());
+        if (this.shardIndex() === 0) await this.copyToShards();
         await this.deliverDue();
       },
       () => this.schedule(),
@@ -219,10 +270,24 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
 
   // --- ownership -------------------------------------------------------------------------------
 
-  /** The object's merchant is set by its first write; its name holds the username (event-log-api.ts). */
-  private claim(username: string): void {
-    this.sql.exec('INSERT OR IGNORE INTO owner (id, username) VALUES (1, ?)', username);
-    if (!this.owns(username)) throw new Error("an event log named for one merchant was asked to write another's");
+  /** The object's merchant and shard are set by its first write; its name holds both (event-shards.ts). */
+  private claim(username: string, shard: number): void {
+    this.sql.exec('INSERT OR IGNORE INTO owner (id, username, shard) VALUES (1, ?, ?)', username, shard);
+    if (!this.owns(username) || this.shardIndex() !== shard)
+      throw new Error("an event log shard named for one merchant and shard was asked to write another's");
+  }
+
+  /** Shard 0 of this merchant: the owner of its endpoints. */
+  private ownsEndpoints(username: string): boolean {
+    return this.owns(username) && this.shardIndex() === 0;
+  }
+
+  private shardIndex(): number {
+    return this.sql.exec<{ shard: number }>('SELECT shard FROM owner').toArray()[0]?.shard ?? 0;
+  }
+
+  private shard(index: number) {
+    return shardLinks.shard(this.env, this.owner()!, index, settingsOf(this.env).storageTimeoutMs);
   }
 
   private owns(username: string): boolean {
@@ -242,6 +307,66 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
   }
 
   private readonly urlOf = (endpointId: string): string | undefined => this.endpoints.get(endpointId)?.url;
+
+  // --- the endpoints' copies ---------------------------------------------------------------------
+
+  /**
+   * Shard 0, after each change of the endpoints (and from its alarm): sends the set to every shard
+   * that has an older one, at once, and waits for them. A shard it cannot reach gets it from the
+   * alarm, a moment later; the change itself is made, and answered, either way.
+   */
+  private async copyToShards(): Promise<void> {
+    const username = this.owner();
+    const shards = settingsOf(this.env).eventLogShards;
+    // No change yet (none made, or a log from before the split): the shards ask for it instead.
+    if (username === undefined || shards <= 1 || this.endpoints.setVersion() === undefined) return;
+    const set = this.endpoints.copy();
+    const behind = Array.from({ length: shards - 1 }, (_, i) => i + 1).filter(
+      (i) => this.endpoints.copyVersion(i) < set.version,
+    );
+    const sent = await Promise.allSettled(behind.map((i) => this.shard(i).syncEndpoints(username, i, set)));
+    let missed = 0;
+    sent.forEach((r, k) => {
+      if (r.status === 'fulfilled') this.endpoints.copied(behind[k]!, set.version);
+      else {
+        missed++;
+        logLine({ level: 'warn', event: 'event.endpoints.copy', shard: behind[k], cause: describeError(r.reason) });
+      }
+    });
+    if (missed > 0) await this.alarmBy(eventTransport.now() + COPY_RETRY_MS);
+  }
+
+  /** Takes shard 0's set here; true when deliveries were released (to be sent). */
+  private applySet(set: EndpointSet): boolean {
+    const change = this.endpoints.replace(set);
+    if (!change) return false;
+    const now = eventTransport.now();
+    for (const id of change.removed) this.store.endAll(id);
+    for (const id of change.disabled) this.store.hold(id);
+    for (const id of change.enabled) this.store.release(id, now);
+    return change.enabled.length > 0;
+  }
+
+  /** Shard 0: an endpoint failing since `since` (in some shard) with no success known for 3 days. */
+  private failingLongEnough(endpointId: string, since: number, now: number): boolean {
+    const lastSuccess = this.endpoints.lastSuccessAt(endpointId) ?? -Infinity;
+    return now - since >= ENDPOINT_FAILING_MS && now - lastSuccess >= ENDPOINT_FAILING_MS;
+  }
+
+  /**
+   * Tells shard 0 what this shard met at an endpoint (shard 0 acts on it itself); a report that
+   * fails is made again at the next attempt's outcome. Never throws.
+   */
+  private async report(endpointId: string, report: EndpointReport): Promise<void> {
+    const username = this.owner()!;
+    try {
+      const answer = await this.shard(0).reportEndpoint(username, endpointId, report);
+      if (report.kind === 'delivered') this.successReported.set(endpointId, report.at);
+      if (answer.lastSuccessAt !== undefined) this.endpoints.failingNoEarlierThan(endpointId, answer.lastSuccessAt);
+    } catch (e) {
+      logLine({ level: 'warn', event: 'event.endpoint.report', endpointId, cause: describeError(e) });
+    }
+  }
 
   /** One event and its deliveries, in one synchronous block; false when it was here already or is too old. */
   private add(event: NewEvent, audience: Audience, now: number): boolean {
@@ -270,12 +395,16 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
    * write: the answer leaves once it is stored (the output gate), never later.
    */
   private async deliverSoon(): Promise<void> {
-    const at = eventTransport.now() + DELIVERY_SAFETY_MS;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    await this.alarmBy(eventTransport.now() + DELIVERY_SAFETY_MS);
     void this.deliverDue()
       .then(() => this.schedule())
       .catch((e: unknown) => logLine({ level: 'error', event: 'event.deliver', cause: describeError(e) }));
+  }
+
+  /** The alarm at `at` at the latest. */
+  private async alarmBy(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   /**
@@ -355,11 +484,15 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
       return;
     }
     const outcome = await sendEvent(endpoint.endpoint.url, row.event_id, row.body, keys);
-    this.record(row, endpoint.endpoint.version, outcome);
+    await this.record(row, endpoint.endpoint.version, outcome);
   }
 
-  /** Records an attempt's outcome on its delivery and its endpoint's health. */
-  private record(row: SendableRow, version: number, outcome: AttemptOutcome): void {
+  /**
+   * Records an attempt's outcome on its delivery and its endpoint's health. A `410`, or 3 days
+   * of failures here, disables the endpoint: shard 0 does it, another shard asks shard 0 (whose
+   * new set then holds the deliveries here); meanwhile the delivery goes on with its backoff.
+   */
+  private async record(row: SendableRow, version: number, outcome: AttemptOutcome): Promise<void> {
     const now = eventTransport.now();
     const status = outcome.status;
     const error = outcome.delivered ? undefined : outcome.error;
@@ -375,13 +508,24 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
       if (current) this.store.delivered(row, now);
       state = 'delivered';
     } else if (current) {
-      const failingFor = this.endpoints.health(row.endpoint_id, false, now);
-      const disable: DisabledReason | undefined =
-        status === 410 ? 'gone' : failingFor >= ENDPOINT_FAILING_MS ? 'failing' : undefined;
-      if (disable) {
-        this.disable(row.endpoint_id, disable, now);
+      const failingSince = this.endpoints.health(row.endpoint_id, false, now) ?? now;
+      const report: EndpointReport | undefined =
+        status === 410
+          ? { kind: 'gone' }
+          : now - failingSince >= ENDPOINT_FAILING_MS
+            ? { kind: 'failing', since: failingSince }
+            : undefined;
+      if (
+        report &&
+        this.shardIndex() === 0 &&
+        (report.kind === 'gone' || this.failingLongEnough(row.endpoint_id, failingSince, now))
+      ) {
+        // Disabled here: the delivery is held with the endpoint's others, not failed.
+        await this.disable(row.endpoint_id, report.kind, now);
         state = 'held';
       } else {
+        // Another shard asks shard 0 first: once disabled, shard 0's new set has held it here.
+        if (report && this.shardIndex() !== 0) await this.report(row.endpoint_id, report);
         const next = afterFailure(
           { windowStart: row.window_start, failures: row.failures + 1, retryAfterMs: outcome.retryAfterMs },
           now,
@@ -391,6 +535,11 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
         else this.store.retryAt(row, next.nextAt);
         state = next.state;
       }
+    }
+    if (outcome.delivered && this.shardIndex() !== 0) {
+      const reported = this.successReported.get(row.endpoint_id);
+      if (reported === undefined || now - reported >= SUCCESS_REPORT_MS)
+        await this.report(row.endpoint_id, { kind: 'delivered', at: now });
     }
     const url = this.endpoints.get(row.endpoint_id)?.url;
     // The endpoint's origin only: a URL's path or query may hold the merchant's own secret.
@@ -409,10 +558,11 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
   }
 
   /**
-   * Disables an endpoint for the log's own reason: its deliveries are held, and the merchant's
-   * other endpoints get an `events.endpoint.disabled` event (one per disabling).
+   * Shard 0: disables an endpoint for the log's own reason: its deliveries are held (here, and in
+   * the other shards once they have the new set), and the merchant's other endpoints get an
+   * `events.endpoint.disabled` event (one per disabling).
    */
-  private disable(endpointId: string, reason: DisabledReason, now: number): void {
+  private async disable(endpointId: string, reason: DisabledReason, now: number): Promise<void> {
     if (!this.endpoints.disable(endpointId, reason)) return;
     this.store.hold(endpointId);
     const endpoint = this.endpoints.get(endpointId)!;
@@ -432,6 +582,17 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
       reason,
       endpoint: new URL(endpoint.url).origin,
     });
+    await this.copyToShards();
+    await this.deliverSoon();
+  }
+
+  /** Shard 0: some shard has not taken the latest set of endpoints. */
+  private copiesBehind(): boolean {
+    const shards = settingsOf(this.env).eventLogShards;
+    const version = this.endpoints.setVersion();
+    if (version === undefined) return false;
+    for (let i = 1; i < shards; i++) if (this.endpoints.copyVersion(i) < version) return true;
+    return false;
   }
 
   /** The alarm: at the next delivery due, else when the oldest event is to be dropped; none when the log is empty. */
@@ -441,6 +602,7 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
       .filter((e) => e.state === 'enabled')
       .map((e) => this.store.nextDue(e.endpointId));
     times.push(this.store.nextExpiry());
+    if (this.shardIndex() === 0 && this.copiesBehind()) times.push(eventTransport.now() + COPY_RETRY_MS);
     const defined = times.filter((t): t is number => t !== undefined);
     if (defined.length > 0) await this.ctx.storage.setAlarm(Math.min(...defined));
     else await this.ctx.storage.deleteAlarm();

@@ -7,11 +7,10 @@ import {
   type DeliveryState,
   type DeliveryView,
   type EventBody,
-  type EventPage,
-  type EventQuery,
   type EventView,
   type NewEvent,
 } from './event-types';
+import type { ShardPage, ShardQuery } from './event-shards';
 
 /**
  * The rows of a merchant's event log (docs/events.md "Delivery"): its events, one delivery per
@@ -29,7 +28,8 @@ export const WAITING = Number.MAX_SAFE_INTEGER;
 /** Attempts kept per delivery (the newest). */
 export const ATTEMPTS_KEPT = 10;
 
-export const EVENT_TABLES = `CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
+export const EVENT_TABLES = `CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL,
+    shard INTEGER NOT NULL DEFAULT 0);
   CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE,
     event_type TEXT NOT NULL, subject TEXT NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER NOT NULL, endpoint_id TEXT NOT NULL, subject TEXT NOT NULL,
@@ -50,6 +50,7 @@ const EVENT_COLUMNS = [
 
 const INDEXES = `CREATE INDEX IF NOT EXISTS events_subject ON events (subject, sequence);
   CREATE INDEX IF NOT EXISTS events_created ON events (created_at);
+  CREATE INDEX IF NOT EXISTS events_appended ON events (appended_at, seq);
   CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (endpoint_id, state, next_at);
   CREATE INDEX IF NOT EXISTS deliveries_order ON deliveries (endpoint_id, subject, state, seq);
   CREATE INDEX IF NOT EXISTS attempts_of ON attempts (seq, endpoint_id, at)`;
@@ -104,6 +105,9 @@ export class EventStore {
       .toArray()
       .some((c) => c.name === 'endpoint');
     if (old) this.fromFirstLog();
+    const ownerColumns = sql.exec<{ name: string }>('PRAGMA table_info(owner)').toArray();
+    if (!ownerColumns.some((c) => c.name === 'shard'))
+      sql.exec('ALTER TABLE owner ADD COLUMN shard INTEGER NOT NULL DEFAULT 0');
     sql.exec(INDEXES);
   }
 
@@ -375,19 +379,26 @@ export class EventStore {
   }
 
   /**
-   * A page of the merchant's events of the last 30 days, oldest first (newest first with
-   * `order: 'desc'`), after (before) the event `since`, filtered by type and by a delivery's state
-   * or endpoint, each with every endpoint's delivery.
+   * A page of this shard's events of the last 30 days, each with its position in the merchant's
+   * order (append time, shard, seq): oldest first (newest first with `order: 'desc'`), after (before)
+   * the cursor's position, filtered by type and by a delivery's state or endpoint, each with every
+   * endpoint's delivery. At most a page and one: the caller merges the shards' pages (event-shards.ts).
    */
-  page(query: EventQuery, urlOf: (endpointId: string) => string | undefined, now: number): EventPage {
+  page(query: ShardQuery, shard: number, urlOf: (endpointId: string) => string | undefined, now: number): ShardPage {
     const desc = query.order === 'desc';
     const where = ['e.created_at > ?'];
     const args: SqlStorageValue[] = [now - EVENT_RETENTION_MS];
-    if (query.since !== undefined) {
-      const at = this.sql.exec<{ seq: number }>('SELECT seq FROM events WHERE event_id = ?', query.since).toArray()[0];
-      if (at) {
-        where.push(desc ? 'e.seq < ?' : 'e.seq > ?');
-        args.push(at.seq);
+    const after = query.after;
+    if (after !== undefined) {
+      // Past the cursor in the merchant's order: by time, then shard, then seq.
+      const later = desc ? '<' : '>';
+      if (after.shard === shard) {
+        where.push(`(e.appended_at ${later} ? OR (e.appended_at = ? AND e.seq ${later} ?))`);
+        args.push(after.at, after.at, after.seq);
+      } else {
+        const sameTimeAfter = desc ? shard < after.shard : shard > after.shard;
+        where.push(`e.appended_at ${sameTimeAfter ? `${later}=` : later} ?`);
+        args.push(after.at);
       }
     }
     if (query.type !== undefined) {
@@ -406,15 +417,16 @@ export class EventStore {
       }
       where.push(`EXISTS (SELECT 1 FROM deliveries d WHERE ${inner.join(' AND ')})`);
     }
+    const order = desc ? 'DESC' : 'ASC';
     const rows = this.sql
-      .exec<EventRow>(
-        `SELECT e.seq, e.body FROM events e WHERE ${where.join(' AND ')} ORDER BY e.seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`,
+      .exec<EventRow & { appended_at: number }>(
+        `SELECT e.seq, e.body, e.appended_at FROM events e WHERE ${where.join(' AND ')}
+         ORDER BY e.appended_at ${order}, e.seq ${order} LIMIT ?`,
         ...args,
         EVENT_PAGE_SIZE + 1,
       )
       .toArray();
-    const page = rows.slice(0, EVENT_PAGE_SIZE);
-    const seqs = page.map((r) => r.seq);
+    const seqs = rows.map((r) => r.seq);
     const deliveries = new Map<number, DeliveryView[]>();
     if (seqs.length > 0) {
       for (const d of this.sql.exec<DeliveryRow>(
@@ -426,12 +438,24 @@ export class EventStore {
       }
     }
     return {
-      events: page.map((row) => ({
+      events: rows.map((row) => ({
         ...(JSON.parse(row.body) as EventBody),
         deliveries: deliveries.get(row.seq) ?? [],
+        position: { at: row.appended_at, shard, seq: row.seq },
       })),
-      hasMore: rows.length > EVENT_PAGE_SIZE,
     };
+  }
+
+  /** Where an event of the last 30 days stands in this shard (the cursor of `GET /events`), or undefined. */
+  position(eventId: string, now: number): { at: number; seq: number } | undefined {
+    const row = this.sql
+      .exec<{ appended_at: number; seq: number }>(
+        'SELECT appended_at, seq FROM events WHERE event_id = ? AND created_at > ?',
+        eventId,
+        now - EVENT_RETENTION_MS,
+      )
+      .toArray()[0];
+    return row && { at: row.appended_at, seq: row.seq };
   }
 
   /** One event with each delivery and its last attempts. */

@@ -12,12 +12,13 @@ import { EVENTS_API } from '../http/api-headers';
 import type { Endpoint, EndpointCall } from '../http/endpoint';
 import { validateBody } from '../http/validation';
 import { toFieldError } from '../schemas/field-errors';
-import { eventLog, type EventLogApi } from '../events/event-log-api';
+import { merchantEventLog, type MerchantEventLog } from '../events/event-log-api';
 
 /**
- * The merchant's events and endpoints (docs/events.md): each route is one call to the merchant's
- * own EventLog object, which answers at once: no request waits for a delivery. Another merchant's
- * endpoint or event is another object's, so it is 404 here.
+ * The merchant's events and endpoints (docs/events.md): an endpoint route is one call to shard 0
+ * of the merchant's own event log, an event route one call to each of its shards at once
+ * (src/events/event-shards.ts); each answers at once: no request waits for a delivery. Another
+ * merchant's endpoint or event is in other objects, so it is 404 here.
  */
 
 const EVENT_ID_VALUE = v.pipe(v.string(), v.regex(EVENT_ID, 'Not an event id.'));
@@ -31,9 +32,9 @@ export const EVENTS_QUERY = v.object({
   order: v.optional(v.picklist(['asc', 'desc'], 'The order is asc or desc.')),
 });
 
-function logOf(call: EndpointCall): EventLogApi {
+function logOf(call: EndpointCall): MerchantEventLog {
   const { rc, merchant } = call;
-  return eventLog(rc.env.EVENT_LOG, merchant.username, rc.settings.storageTimeoutMs);
+  return merchantEventLog(rc.env, merchant.username, rc.settings.storageTimeoutMs);
 }
 
 const live = (call: EndpointCall): boolean => call.rc.settings.environment === 'live';
@@ -65,7 +66,7 @@ export const listEventsEndpoint: Endpoint = {
   async handle(call) {
     const parsed = v.safeParse(EVENTS_QUERY, Object.fromEntries(call.rc.url.searchParams), { abortPipeEarly: true });
     if (!parsed.success) fail({ kind: 'urlContainsInvalidValue', errors: parsed.issues.map(toFieldError) });
-    const page = await logOf(call).list(call.merchant.username, parsed.output);
+    const page = await logOf(call).list(parsed.output);
     call.rc.log.events = page.events.length;
     return { status: 200, body: page };
   },
@@ -76,7 +77,7 @@ export const getEventEndpoint: Endpoint = {
   hasBody: false,
   async handle(call) {
     const eventId = eventIdOf(call);
-    return { status: 200, body: found(await logOf(call).event(call.merchant.username, eventId)) };
+    return { status: 200, body: found(await logOf(call).event(eventId)) };
   },
 };
 
@@ -85,8 +86,7 @@ export const redeliverEventEndpoint: Endpoint = {
   hasBody: false,
   async handle(call) {
     const eventId = eventIdOf(call);
-    if ((await logOf(call).redeliver(call.merchant.username, eventId)) === 'notFound')
-      fail({ kind: 'resourceNotFound' });
+    if ((await logOf(call).redeliver(eventId)) === 'notFound') fail({ kind: 'resourceNotFound' });
     return { status: 202 };
   },
 };
@@ -96,7 +96,7 @@ export const createEventEndpointEndpoint: Endpoint = {
   hasBody: true,
   async handle(call) {
     const input = validateBody(createEndpointBody(live(call)), call.body);
-    const created = await logOf(call).createEndpoint(call.merchant.username, input);
+    const created = await logOf(call).owner.createEndpoint(call.merchant.username, input);
     if (created === 'tooMany') fail({ kind: 'tooManyEndpoints' });
     call.rc.log.endpointId = created.endpoint.endpointId;
     return { status: 201, body: { ...created.endpoint, secret: created.secret } };
@@ -107,7 +107,7 @@ export const listEventEndpointsEndpoint: Endpoint = {
   api: EVENTS_API,
   hasBody: false,
   async handle(call) {
-    return { status: 200, body: { endpoints: await logOf(call).listEndpoints(call.merchant.username) } };
+    return { status: 200, body: { endpoints: await logOf(call).owner.listEndpoints(call.merchant.username) } };
   },
 };
 
@@ -116,7 +116,7 @@ export const getEventEndpointEndpoint: Endpoint = {
   hasBody: false,
   async handle(call) {
     const endpointId = endpointIdOf(call);
-    return { status: 200, body: found(await logOf(call).getEndpoint(call.merchant.username, endpointId)) };
+    return { status: 200, body: found(await logOf(call).owner.getEndpoint(call.merchant.username, endpointId)) };
   },
 };
 
@@ -126,7 +126,10 @@ export const updateEventEndpointEndpoint: Endpoint = {
   async handle(call) {
     const endpointId = endpointIdOf(call);
     const change = validateBody(updateEndpointBody(live(call)), call.body);
-    return { status: 200, body: found(await logOf(call).updateEndpoint(call.merchant.username, endpointId, change)) };
+    return {
+      status: 200,
+      body: found(await logOf(call).owner.updateEndpoint(call.merchant.username, endpointId, change)),
+    };
   },
 };
 
@@ -135,7 +138,8 @@ export const deleteEventEndpointEndpoint: Endpoint = {
   hasBody: false,
   async handle(call) {
     const endpointId = endpointIdOf(call);
-    if (!(await logOf(call).deleteEndpoint(call.merchant.username, endpointId))) fail({ kind: 'resourceNotFound' });
+    if (!(await logOf(call).owner.deleteEndpoint(call.merchant.username, endpointId)))
+      fail({ kind: 'resourceNotFound' });
     return { status: 204 };
   },
 };
@@ -146,7 +150,9 @@ export const rotateSecretEndpoint: Endpoint = {
   async handle(call) {
     const endpointId = endpointIdOf(call);
     const { previousValidForSeconds } = validateBody(ROTATE_SECRET_BODY, call.body);
-    const rotated = found(await logOf(call).rotateSecret(call.merchant.username, endpointId, previousValidForSeconds));
+    const rotated = found(
+      await logOf(call).owner.rotateSecret(call.merchant.username, endpointId, previousValidForSeconds),
+    );
     return { status: 200, body: { ...rotated.endpoint, secret: rotated.secret } };
   },
 };
@@ -158,7 +164,7 @@ export const pingEventEndpointEndpoint: Endpoint = {
   async handle(call) {
     const endpointId = endpointIdOf(call);
     const entity = call.merchant.entities.keys().next().value ?? '';
-    const { eventId } = found(await logOf(call).ping(call.merchant.username, endpointId, entity));
+    const { eventId } = found(await logOf(call).owner.ping(call.merchant.username, endpointId, entity));
     call.rc.log.eventId = eventId;
     return { status: 202, body: { eventId } };
   },
@@ -170,7 +176,7 @@ export const recoverEventEndpointEndpoint: Endpoint = {
   async handle(call) {
     const endpointId = endpointIdOf(call);
     const { since } = validateBody(RECOVER_BODY, call.body);
-    const recovered = found(await logOf(call).recover(call.merchant.username, endpointId, Date.parse(since)));
+    const recovered = found(await logOf(call).recover(endpointId, Date.parse(since)));
     call.rc.log.queued = recovered.queued;
     return { status: 202, body: recovered };
   },

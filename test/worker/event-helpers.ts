@@ -4,7 +4,10 @@ import { Webhook } from 'standardwebhooks';
 import type { DeliveryView, EventBody, NewEvent, SubscribableEventType } from '../../src/events/event-types';
 import { eventTransport } from '../../src/events/event-transport';
 import type { EndpointView, Subscription } from '../../src/events/endpoint-rules';
-import { eventLog, eventSink, type EventLogApi } from '../../src/events/event-log-api';
+import { eventLogShard, eventSink, merchantEventLog, type EventLogApi } from '../../src/events/event-log-api';
+import type { EventPage, EventQuery } from '../../src/events/event-types';
+import { settingsOf } from '../../src/config/settings';
+import { shardName } from '../../src/events/event-shards';
 import type { EventLog } from '../../src/events/event-log';
 
 /**
@@ -53,7 +56,7 @@ export const TEST_ENDPOINT = 'https://events.merchant.test/hooks';
 export async function receivingAtTestEndpoint(url = TEST_ENDPOINT): Promise<Receiver> {
   const receiver = new Receiver();
   eventTransport.fetch = receiver.fetch;
-  const log = eventLog(env.EVENT_LOG, 'test-merchant', 5_000);
+  const log = eventLogShard(env.EVENT_LOG, 'test-merchant', 0, 5_000);
   const created = await log.createEndpoint('test-merchant', { url, events: 'all' });
   if (created === 'tooMany') throw new Error('the test merchant has 10 endpoints: a test did not restore the seam');
   receiver.secrets.set(url, [created.secret]);
@@ -66,7 +69,7 @@ const testEndpoints: string[] = [];
 /** Puts the seam back and deletes the test merchant's endpoints a test made (call it in `afterEach`). */
 export async function restoreTransport(): Promise<void> {
   Object.assign(eventTransport, DEFAULT_TRANSPORT);
-  const log = eventLog(env.EVENT_LOG, 'test-merchant', 5_000);
+  const log = eventLogShard(env.EVENT_LOG, 'test-merchant', 0, 5_000);
   for (const endpointId of testEndpoints.splice(0)) await log.deleteEndpoint('test-merchant', endpointId);
 }
 
@@ -197,14 +200,26 @@ export function newEvent(clock: Clock, over: Partial<NewEvent> = {}): NewEvent {
   };
 }
 
-/** An EventLog's stub, typed as its callers see it (the runtime's RPC types lose `data`'s unknowns). */
-export type LogStub = EventLogApi & { whenIdle(): Promise<void>; raw: DurableObjectStub<EventLog> };
+/**
+ * An EventLog's stub, typed as its callers see it (the runtime's RPC types lose `data`'s
+ * unknowns), and `list`: the merchant's events over all its shards, as `GET /events` lists them.
+ */
+export type LogStub = EventLogApi & {
+  whenIdle(): Promise<void>;
+  list(username: string, query?: EventQuery): Promise<EventPage>;
+  raw: DurableObjectStub<EventLog>;
+};
 
 export function logStub(object: DurableObjectStub<EventLog>): LogStub {
   const api = object as unknown as EventLogApi & { whenIdle(): Promise<void> };
   return {
     append: (...args) => api.append(...args),
-    list: (...args) => api.list(...args),
+    list: (username, query = {}) => merchantEventLog(env, username, 5_000).list(query),
+    page: (...args) => api.page(...args),
+    position: (...args) => api.position(...args),
+    endpointSet: (...args) => api.endpointSet(...args),
+    reportEndpoint: (...args) => api.reportEndpoint(...args),
+    syncEndpoints: (...args) => api.syncEndpoints(...args),
     event: (...args) => api.event(...args),
     redeliver: (...args) => api.redeliver(...args),
     createEndpoint: (...args) => api.createEndpoint(...args),
@@ -259,7 +274,22 @@ export async function settledOwner(owner: DurableObjectStub): Promise<void> {
     if (left === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  await logStub(env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant'))).whenIdle();
+  await shardsIdle('test-merchant');
+}
+
+/** One shard of a merchant's event log (shard 0 owns its endpoints). */
+export function shardStub(username: string, shard: number): LogStub {
+  return logStub(env.EVENT_LOG.get(env.EVENT_LOG.idFromName(shardName(username, shard))));
+}
+
+/** Every shard of a merchant's event log. */
+export function shardStubs(username: string): LogStub[] {
+  return Array.from({ length: settingsOf(env).eventLogShards }, (_, i) => shardStub(username, i));
+}
+
+/** Until no shard of the merchant's log has a delivery in flight. */
+export async function shardsIdle(username: string): Promise<void> {
+  await Promise.all(shardStubs(username).map((s) => s.whenIdle()));
 }
 
 /**

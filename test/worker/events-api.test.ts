@@ -4,9 +4,10 @@ import { eventTransport } from '../../src/events/event-transport';
 import type { EndpointView } from '../../src/events/endpoint-rules';
 import type { EventView } from '../../src/events/event-types';
 import { StorageHarness } from './faulty-env';
+import { settingsOf } from '../../src/config/settings';
 import { webhookProblems } from './openapi-compat';
 import { burst, call, OTHER_AUTH, quiet, TEST_AUTH, type Fetch } from './helpers';
-import { logStub, Receiver, releaseInside, restoreTransport } from './event-helpers';
+import { logStub, Receiver, releaseInside, restoreTransport, shardsIdle } from './event-helpers';
 
 /**
  * The events routes (docs/events.md) through the Worker with Basic auth: the merchant makes its
@@ -26,7 +27,7 @@ afterEach(async () => {
     ).json<{ endpoints: EndpointView[] }>();
     for (const e of endpoints) await eventsCall(`/events/endpoints/${e.endpointId}`, 'DELETE', auth);
   }
-  await testMerchantLog().whenIdle();
+  await shardsIdle('test-merchant');
   vi.restoreAllMocks();
 });
 
@@ -213,7 +214,7 @@ describe('the events routes', () => {
     const again = await ping(a.endpointId);
     expect(eventId).toMatch(/^evt_ping_[0-9a-f]{32}$/);
     await receiver.until((r) => r.filter((x) => x.event.eventType === 'ping').length === 2);
-    await testMerchantLog().whenIdle();
+    await shardsIdle('test-merchant');
     const pings = receiver.received.filter((x) => x.event.eventType === 'ping');
     expect(pings.map((r) => r.url)).toEqual([A, A]);
     expect(new Set(pings.map((r) => r.event.subject))).toEqual(new Set([`ping:${eventId}`, `ping:${again}`]));
@@ -262,7 +263,7 @@ describe('the events routes', () => {
     expect(mine.status).toBe(202);
     expect(await mine.text()).toBe('');
     await receiver.until((r) => r.filter((x) => x.event.eventId === eventId).length === 2);
-    await testMerchantLog().whenIdle();
+    await shardsIdle('test-merchant');
     expect((await listed()).find((e) => e.eventId === eventId)!.deliveries[0]).toMatchObject({
       state: 'delivered',
       attempts: 2,
@@ -277,7 +278,7 @@ describe('the events routes', () => {
     const first = await ping(a.endpointId);
     const second = await ping(b.endpointId);
     await receiver.until((r) => r.length === 2);
-    await testMerchantLog().whenIdle();
+    await shardsIdle('test-merchant');
     const ids = async (query: string) => (await listed(TEST_AUTH, query)).map((e) => e.eventId);
     expect(await ids(`endpointId=${b.endpointId}&deliveryState=pending`)).toEqual([second]);
     expect(await ids(`endpointId=${a.endpointId}&deliveryState=delivered`)).toEqual([first]);
@@ -372,50 +373,68 @@ describe('the events routes', () => {
   });
 });
 
-describe('the events routes with their one object call failing', () => {
+describe('the events routes with one of their object calls failing', () => {
+  // [name, method, path, the object method, body, whether it asks every shard]
   const routes = [
-    ['GET /events', 'GET', () => '/events', 'list', undefined],
-    ['GET /events/{id}', 'GET', (id: string) => `/events/${id}`, 'event', undefined],
-    ['POST /events/{id}/redeliver', 'POST', (id: string) => `/events/${id}/redeliver`, 'redeliver', undefined],
-    ['GET /events/endpoints', 'GET', () => '/events/endpoints', 'listEndpoints', undefined],
+    ['GET /events', 'GET', () => '/events', 'page', undefined, true],
+    ['GET /events/{id}', 'GET', (id: string) => `/events/${id}`, 'event', undefined, true],
+    ['POST /events/{id}/redeliver', 'POST', (id: string) => `/events/${id}/redeliver`, 'redeliver', undefined, true],
+    ['GET /events/endpoints', 'GET', () => '/events/endpoints', 'listEndpoints', undefined, false],
     [
       'PATCH /events/endpoints/{id}',
       'PATCH',
       (_: string, ep: string) => `/events/endpoints/${ep}`,
       'updateEndpoint',
       { description: 'x' },
+      false,
     ],
-    ['POST …/ping', 'POST', (_: string, ep: string) => `/events/endpoints/${ep}/ping`, 'ping', undefined],
+    ['POST …/ping', 'POST', (_: string, ep: string) => `/events/endpoints/${ep}/ping`, 'ping', undefined, false],
     [
       'POST …/recover',
       'POST',
       (_: string, ep: string) => `/events/endpoints/${ep}/recover`,
       'recover',
       { since: '2026-01-01T00:00:00Z' },
+      true,
     ],
   ] as const;
-  const cases = routes.flatMap(([name, method, path, op, body]) =>
-    (['before', 'after', 'hang'] as const).map(
-      (when) => [name, when === 'hang' ? 'hanging' : `failing ${when}`, when, method, path, op, body] as const,
+  // A route that asks every shard is failed at shard 0 and at another shard.
+  const cases = routes.flatMap(([name, method, path, op, body, everyShard]) =>
+    (everyShard ? [0, 5] : [0]).flatMap((nth) =>
+      (['before', 'after', 'hang'] as const).map(
+        (when) =>
+          [
+            `${name}${everyShard ? ` (shard ${nth})` : ''}`,
+            when === 'hang' ? 'hanging' : `failing ${when}`,
+            when,
+            method,
+            path,
+            op,
+            body,
+            everyShard,
+            nth,
+          ] as const,
+      ),
     ),
   );
 
   it.each(cases)(
     '%s, the call %s: 503 with Retry-After, and the retry answers',
-    async (_n, _w, when, method, path, op, body) => {
+    async (_n, _w, when, method, path, op, body, everyShard, nth) => {
       quiet();
       eventTransport.fetch = new Receiver().fetch;
       const { endpointId } = await createEndpoint(undefined, { url: A, events: 'all' });
       const known = await ping(endpointId);
       const h = new StorageHarness(when === 'hang' ? { STORAGE_TIMEOUT_MS: '1000' } : {}).failOn({
-        nth: 0,
+        nth,
         of: 'do',
         when,
       });
       const failed = await eventsCall(path(known, endpointId), method, TEST_AUTH, (r) => h.fetch(r), {}, body);
       expect(failed.status).toBe(503);
       expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
-      expect(h.calls.map((c) => `${c.store}.${c.op}`)).toEqual([`do.${op}`]);
+      const shards = settingsOf(env).eventLogShards;
+      expect(h.calls.map((c) => `${c.store}.${c.op}`)).toEqual(Array(everyShard ? shards : 1).fill(`do.${op}`));
       const retried = await eventsCall(path(known, endpointId), method, TEST_AUTH, (r) => h.fetch(r), {}, body);
       expect(retried.status).toBe(method === 'GET' || method === 'PATCH' ? 200 : 202);
     },

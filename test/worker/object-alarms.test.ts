@@ -1,3 +1,4 @@
+import { merchantEventLog } from '../../src/events/event-log-api';
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -98,8 +99,7 @@ describe('an event that can never be rendered', () => {
     }));
     expect(dead).toEqual([{ event_id: 'tok_broken_v1', stage: 'render' }]);
     expect(staged).toBe(0);
-    const log = env.EVENT_LOG.get(env.EVENT_LOG.idFromName('test-merchant'));
-    const page = await runInDurableObject(log, (o) => o.list('test-merchant'));
+    const page = await merchantEventLog(env, 'test-merchant', 5_000).list({});
     const ids = page.events.map((e) => e.eventId);
     expect(ids).toContain(`tok_${token.tokenId}_v2`);
     expect(ids).not.toContain('tok_broken_v1');
