@@ -28,10 +28,10 @@
  * 7. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
  *    tree's `test` flows, and the provider calls of each flow.
  *
- *   npm run bench -- [--only bin|scale|requests|path|threeds|events|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|path|threeds|events|events-scale|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
- *                    [--population FILE [--population-format NAME]] [--events-flows 50] [--events-held 1000,10000]
+ *                    [--population FILE [--population-format NAME]] [--events-flows 50] [--events-held 1000,10000] [--events-scale 2000]
  *   npx tsx scripts/bench.ts --source ../shared/eval/openbiin/openbiin.csv --format openbiin
  *
  * Datasets: always the synthetic set (scripts/bench/synthetic-bins.ts, seed 1) and the embedded
@@ -58,6 +58,7 @@ import { runHttpBench } from './bench/http-bench';
 import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
 import { runEventsBench } from './bench/events-bench';
+import { runEventsScale } from './bench/events-scale';
 import { runTokenBench } from './bench/token-bench';
 import { generateSyntheticCsv } from './bench/synthetic-bins';
 
@@ -139,9 +140,10 @@ async function main(): Promise<void> {
       // Events: flows per run (fewer than the 3DS report's: 10 endpoints make 10 deliveries a flow).
       'events-flows': { type: 'string', default: '50' },
       'events-held': { type: 'string', default: '1000,10000' },
+      'events-scale': { type: 'string', default: '2000' },
     },
   });
-  const parts = ['bin', 'scale', 'threeds', 'events', 'tokens', 'live', 'requests', 'path'];
+  const parts = ['bin', 'scale', 'threeds', 'events', 'events-scale', 'tokens', 'live', 'requests', 'path'];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -219,6 +221,19 @@ async function main(): Promise<void> {
     });
     console.log(
       `\n## Events (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('events-scale')) {
+    starting('events at scale');
+    const report = await runEventsScale({
+      root: ROOT,
+      runs: runCount,
+      events: positiveInt(values['events-scale'], 'events-scale'),
+      log,
+    });
+    console.log(
+      `\n## Events: one merchant at scale (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }

@@ -11,6 +11,9 @@ import type { LocalWorker } from '../local-worker';
  * never answers (the Worker gives up at its deadline), and only counts the attempts.
  */
 
+/** How long a `slow/` endpoint takes to answer. */
+export const SLOW_ENDPOINT_MS = 50;
+
 export const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;
 
 export interface Arrival {
@@ -27,8 +30,8 @@ export interface Arrival {
 }
 
 export interface Receiver {
-  /** The URL of the endpoint `name`: answering, or never answering with `hang`. */
-  url(name: string, hang?: boolean): string;
+  /** The URL of the endpoint `name`: answering, never answering with `hang`, or answering after 50 ms with `slow`. */
+  url(name: string, hang?: boolean | 'slow'): string;
   /** The secret each endpoint verifies with, by name (set once `POST /events/endpoints` answered it). */
   secrets: Map<string, string>;
   arrivals: Arrival[];
@@ -55,8 +58,10 @@ export async function startReceiver(): Promise<Receiver> {
         response.on('close', () => waiting.delete(response));
         return;
       }
-      response.writeHead(kind === 'hooks' ? 204 : 404).end();
-      if (kind !== 'hooks') return;
+      // `slow/`: an endpoint that takes SLOW_ENDPOINT_MS to answer, as a real one across the network does.
+      if (kind === 'slow') setTimeout(() => response.writeHead(204).end(), SLOW_ENDPOINT_MS);
+      else response.writeHead(kind === 'hooks' ? 204 : 404).end();
+      if (kind !== 'hooks' && kind !== 'slow') return;
       const body = Buffer.concat(chunks).toString('utf8');
       const event = JSON.parse(body) as { createdAt: string; eventType: string; eventId: string };
       let signed = true;
@@ -81,7 +86,8 @@ export async function startReceiver(): Promise<Receiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: (name, hang = false) => `http://127.0.0.1:${port}/${hang ? 'hang' : 'hooks'}/${name}`,
+    url: (name, hang = false) =>
+      `http://127.0.0.1:${port}/${hang === 'slow' ? 'slow' : hang ? 'hang' : 'hooks'}/${name}`,
     secrets,
     arrivals,
     hung,
@@ -120,7 +126,7 @@ export async function createEndpoint(
   worker: LocalWorker,
   receiver: Receiver,
   name: string,
-  hang = false,
+  hang: boolean | 'slow' = false,
 ): Promise<string> {
   const created = await eventsApi<{ endpointId: string; secret: string }>(worker, 'POST', '/events/endpoints', 201, {
     url: receiver.url(name, hang),
