@@ -277,4 +277,68 @@ describe('the endpoints, owned by shard 0 and copied to every shard', () => {
     expect(receiver.idsAt(A)).toEqual([event.eventId]);
     expect((await copyIn(username, shard)).endpoints.map((e) => e.url)).toEqual([A]);
   });
+
+  it('a shard whose ask for the endpoints fails refuses the append, and the retry delivers', async () => {
+    quiet();
+    const receiver = new Receiver();
+    const clock = new Clock();
+    const { username } = await testMerchant(receiver, clock, [{ url: A }]);
+    const shard = SHARDS - 1;
+    await runInDurableObject(shardStub(username, shard).raw, (_o, state) => {
+      state.storage.sql.exec('DELETE FROM endpoint_set');
+      state.storage.sql.exec('DELETE FROM endpoints');
+    });
+    let asks = 0;
+    shardLinks.shard = (e, user, index, timeoutMs): EventLogApi => {
+      const real = DEFAULT_LINKS.shard(e, user, index, timeoutMs);
+      return new Proxy(real, {
+        get(target, property, receiverArg) {
+          if (property !== 'endpointSet') return Reflect.get(target, property, receiverArg);
+          return async (...args: Parameters<EventLogApi['endpointSet']>) => {
+            if (asks++ === 0) throw new Error('shard 0 unreachable');
+            return target.endpointSet(...args);
+          };
+        },
+      });
+    };
+    const event = newEvent(clock, { subject: subjectIn(shard, 'ask-') });
+    await expect(eventSink.append(env, username, [event])).rejects.toThrow();
+    // Nothing was kept: the owner appends again (its outbox), and that one goes through.
+    await eventSink.append(env, username, [event]);
+    await receiver.until((r) => r.length >= 1);
+    expect(receiver.idsAt(A)).toEqual([event.eventId]);
+    expect(asks).toBe(2);
+  });
+
+  it('a 410 whose report to shard 0 fails is reported again at the next attempt', async () => {
+    quiet();
+    const receiver = new Receiver((r) => new Response(null, { status: r.url === A ? 410 : 200 }));
+    const clock = new Clock();
+    const { username, stub, idOf } = await testMerchant(receiver, clock, [{ url: A }]);
+    let reports = 0;
+    shardLinks.shard = (e, user, index, timeoutMs): EventLogApi => {
+      const real = DEFAULT_LINKS.shard(e, user, index, timeoutMs);
+      return new Proxy(real, {
+        get(target, property, receiverArg) {
+          if (property !== 'reportEndpoint') return Reflect.get(target, property, receiverArg);
+          return async (...args: Parameters<EventLogApi['reportEndpoint']>) => {
+            if (reports++ === 0) throw new Error('shard 0 unreachable');
+            return target.reportEndpoint(...args);
+          };
+        },
+      });
+    };
+    const shard = SHARDS - 1;
+    await eventSink.append(env, username, [newEvent(clock, { subject: subjectIn(shard, 'gone2-') })]);
+    await receiver.until((r) => r.length >= 1);
+    await shardsIdle(username);
+    expect(await stub.getEndpoint(username, idOf(A))).toMatchObject({ state: 'enabled' });
+    // The retry, after its backoff: 410 again, reported, disabled.
+    clock.advance(60_000);
+    await runDurableObjectAlarm(shardStub(username, shard).raw);
+    await shardsIdle(username);
+    expect(reports).toBe(2);
+    expect(await stub.getEndpoint(username, idOf(A))).toMatchObject({ state: 'disabled', disabledReason: 'gone' });
+    expect(receiver.idsAt(A)).toHaveLength(2);
+  });
 });
