@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { EXEMPTION_TYPES } from '../../src/schemas/threeds-requests';
 import {
   ANONYMOUS_PREPAID,
   BRANDS,
@@ -128,7 +129,9 @@ export const THREEDS_ANSWER = v.object({
   status: v.optional(
     v.pipe(
       v.picklist(['Y', 'A', 'N', 'U', 'I', 'R']),
-      v.description('The EMV transaction status; I (exemption acknowledged) and R (rejected) in live only.'),
+      v.description(
+        'The EMV transaction status; I: an exemption granted (see `exemption`); R (rejected) in live only.',
+      ),
     ),
   ),
   enrolled: v.optional(v.picklist(['Y', 'N', 'U', 'B'])),
@@ -140,6 +143,25 @@ export const THREEDS_ANSWER = v.object({
       jwt: v.string(),
       payload: v.string(),
     }),
+  ),
+  dataOnly: v.optional(
+    v.pipe(v.literal(true), v.description('An extension: a data-only authentication (nothing was authenticated).')),
+  ),
+  exemption: v.optional(
+    v.pipe(
+      v.object({
+        requested: v.picklist(EXEMPTION_TYPES),
+        sent: v.object({
+          threeDSRequestorChallengeInd: v.pipe(v.string(), v.regex(/^\d\d$/)),
+          messageCategory: v.picklist(['01', '80']),
+        }),
+        applied: v.boolean(),
+        downgraded: v.boolean(),
+      }),
+      v.description(
+        'An extension (docs/threeds.md "Exemptions"): the exemption asked for, what the AReq said for it, whether the issuer granted it, and whether the version had no indicator for it (sent as 02).',
+      ),
+    ),
   ),
   _links: v.optional(links('3ds:authenticate', '3ds:verify')),
 });

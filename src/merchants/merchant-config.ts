@@ -20,6 +20,11 @@ export interface EntityConfig {
   currencies: 'all' | readonly string[];
   /** Frictionless 3DS below this amount in minor units (docs/threeds.md "Risk rules"). */
   frictionlessThreshold: number;
+  /**
+   * The low value exemption's limit per currency, in minor units, where the schemes set none
+   * (they set 30 EUR and 25 GBP; docs/threeds.md "Exemptions"). Empty: low value only in EUR and GBP.
+   */
+  lowValueLimits: Readonly<Record<string, number>>;
   /** Who the merchant is to the card schemes in a live authentication (required for `live`). */
   threeDSRequestor?: RequestorBlock;
 }
@@ -52,6 +57,10 @@ const ENTITY = v.strictObject({
   brands: v.union([v.literal('all'), v.array(v.picklist(BRANDS))]),
   currencies: v.union([v.literal('all'), v.array(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)))]),
   frictionlessThreshold: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3000),
+  lowValueLimits: v.optional(
+    v.record(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)), v.pipe(v.number(), v.integer(), v.minValue(0))),
+    {},
+  ),
   threeDSRequestor: v.optional(REQUESTOR_BLOCK),
 });
 

@@ -184,6 +184,16 @@ export const CHALLENGE_PREFERENCES = [
   'noChallengeRequestedTRAPerformed',
 ] as const;
 
+/** The exemptions `authenticate` takes (src/threeds/exemptions.ts says what each is in EMV). */
+export const EXEMPTION_TYPES = [
+  'lowValue',
+  'TRA',
+  'trustedBeneficiary',
+  'secureCorporate',
+  'scaDelegation',
+  'dataOnly',
+] as const;
+
 /** authenticate's merchant: the entity, and the name and acquirer Worldpay lets a merchant pass on. */
 const AUTHENTICATE_MERCHANT = jsonObject({
   entity: MERCHANT_ENTITY,
@@ -240,6 +250,15 @@ export const AUTHENTICATE = jsonObject({
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
   }),
   riskData: v.optional(RISK_DATA),
+  // An extension of Worldpay's API (docs/compatibility.md): the exemption asked for, and its explicit result.
+  exemption: v.optional(
+    jsonObject({
+      type: v.picklist(
+        EXEMPTION_TYPES,
+        'The exemption is lowValue, TRA, trustedBeneficiary, secureCorporate, scaDelegation or dataOnly.',
+      ),
+    }),
+  ),
 });
 
 export const VERIFICATION = jsonObject({

@@ -1,5 +1,6 @@
 import type { Brand } from '../bin/model';
 import { toBase64 } from '../bytes';
+import { exemptionEci, type ExemptionResult } from './exemptions';
 import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
 
 /**
@@ -14,7 +15,7 @@ import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
 export type WireOutcome =
   'authenticated' | 'authenticationFailed' | 'unavailable' | 'bypassed' | 'notEnrolled' | 'signatureFailed';
 
-export type ResultKind = WireOutcome | 'authenticatedAttempted';
+export type ResultKind = WireOutcome | 'authenticatedAttempted' | 'exempted' | 'dataOnly';
 
 export interface Authentication {
   version: string;
@@ -38,6 +39,10 @@ export interface ThreeDsAnswer {
   status?: 'Y' | 'A' | 'N' | 'U' | 'I' | 'R';
   enrolled?: 'Y' | 'N' | 'U' | 'B';
   authentication?: Authentication;
+  /** A data-only authentication: nothing was authenticated, the issuer has the data (an extension). */
+  dataOnly?: true;
+  /** The exemption asked for, what was sent and what the issuer did (an extension; src/threeds/exemptions.ts). */
+  exemption?: ExemptionResult;
   _links?: Record<string, { href: string }>;
 }
 
@@ -103,6 +108,13 @@ export function unavailableFor(c: Pick<AnswerContext, 'transactionReference' | '
       };
 }
 
+/** An answer with the exemption's result, in its place (before `_links`). */
+export function withExemption<T extends object>(answer: T, exemption: ExemptionResult | undefined): T {
+  if (!exemption) return answer;
+  const { _links, ...rest } = answer as { _links?: unknown };
+  return { ...rest, exemption, ...(_links !== undefined ? { _links } : {}) } as T;
+}
+
 /** The wire answer for a result, shaped per outcome as Worldpay's document and examples show it. */
 export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
   const { version, ids } = c;
@@ -137,6 +149,20 @@ export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
         authentication: { version, eci: none, transactionId: ids.transactionId },
         _links: authenticateLink,
       };
+    case 'exempted':
+      // Granted, nothing authenticated: the exemption's ECI and no authentication value.
+      return {
+        outcome: 'authenticated',
+        ...head,
+        acsTransactionId: ids.acsTransactionId,
+        status: 'I',
+        enrolled: 'Y',
+        authentication: { version, eci: exemptionEci(c.brands, false), transactionId: ids.transactionId },
+      };
+    case 'dataOnly': {
+      const { _links, ...unavailable } = unavailableFor(c);
+      return { ...unavailable, dataOnly: true, ...(_links ? { _links } : {}) };
+    }
     case 'unavailable':
       return unavailableFor(c);
     case 'bypassed':

@@ -11,7 +11,11 @@ export type AuthenticateOutcome =
   | 'unavailable'
   | 'challenged'
   | 'bypassed'
-  | 'notEnrolled';
+  | 'notEnrolled'
+  /** An exemption granted (EMV `I`). */
+  | 'exempted'
+  /** A data-only authentication (`unavailable`, `dataOnly: true`). */
+  | 'dataOnly';
 
 /** What verification answers after a challenge completed with the right code. */
 export type VerificationOutcome =
@@ -19,7 +23,7 @@ export type VerificationOutcome =
 
 export interface Scenario {
   name: string;
-  version: '2.2.0' | '1.0.2';
+  version: '2.3.1' | '2.2.0' | '1.0.2';
   authenticate: AuthenticateOutcome;
   /** Only for challenged scenarios. */
   verification?: VerificationOutcome;
@@ -28,6 +32,11 @@ export interface Scenario {
    * versions 1 and 2 the `authenticate` outcome (`unavailable`); src/threeds/api-versions.ts.
    */
   outage?: true;
+  /**
+   * What the issuer does with an exemption it can read (docs/threeds.md "Exemptions"): grants it,
+   * or refuses it and challenges. Without: the scenario's outcome whatever the exemption.
+   */
+  exemption?: 'granted' | 'refused';
 }
 
 const S = (
@@ -49,6 +58,16 @@ const TABLE: [string[], Scenario][] = [
   [
     ['3ds2-authentication-outage'],
     { name: '3ds2-authentication-outage', version: '2.2.0', authenticate: 'unavailable', outage: true },
+  ],
+  // No legacy names: this service's scenarios for exemptions (docs/threeds.md "Exemptions"), on
+  // 2.3.1, which has an indicator for each. Without an exemption, both are frictionless.
+  [
+    ['3ds2-exemption-granted'],
+    { name: '3ds2-exemption-granted', version: '2.3.1', authenticate: 'authenticated', exemption: 'granted' },
+  ],
+  [
+    ['3ds2-exemption-refused'],
+    { name: '3ds2-exemption-refused', version: '2.3.1', authenticate: 'authenticated', exemption: 'refused' },
   ],
   S('3ds2-challenge-identified', '3DS_V2_CHALLENGE_IDENTIFIED', '2.2.0', 'challenged', 'authenticated'),
   S(

@@ -9,6 +9,7 @@ import type { AReqCard } from './live/areq-builder';
 import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
 import { liveRunMs } from './live/live-state';
 import type { SessionScope } from './session-record';
+import type { ExemptionResult } from './exemptions';
 
 /**
  * The RPC interface of a 3DS transaction's Durable Object (src/threeds/transaction/): what the
@@ -40,6 +41,8 @@ export interface AuthClaim {
   version: string;
   brands: string[];
   scenario: string;
+  /** The exemption asked for and its result (docs/threeds.md "Exemptions"): on every answer of the transaction. */
+  exemption?: ExemptionResult;
   /** Present when authenticate answered `challenged`: the challenge this object will decide. */
   challenge?: { reference: string; expiresAt: number; onSuccess: string };
 }
@@ -61,7 +64,11 @@ export type SubmitOutcome =
 
 /** What authenticate decided that verification needs, with the challenge's one result. */
 export type ConcludeOutcome =
-  | { kind: 'ended'; result: ChallengeResult; session: { brands: string[]; version: string; onSuccess: string } }
+  | {
+      kind: 'ended';
+      result: ChallengeResult;
+      session: { brands: string[]; version: string; onSuccess: string; exemption?: ExemptionResult };
+    }
   | { kind: 'unknown' };
 
 /** What GET of a transaction is built from ({@link ThreeDsTransactionMethods.transaction}). */

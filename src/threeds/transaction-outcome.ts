@@ -4,7 +4,7 @@ import type { TransactionFacts } from './transaction-api';
 import { THREEDS_PATH } from './api-paths';
 import { outageAnswer, verificationKind } from './api-versions';
 import { rendered } from './live/stored-answer';
-import { answerFor, answerIds, unavailableFor, type ResultKind } from './outcomes';
+import { answerFor, answerIds, unavailableFor, withExemption, type ResultKind } from './outcomes';
 import { scenarioNamed } from './scenarios';
 
 /**
@@ -102,7 +102,7 @@ async function testResult(
     step: 'verification',
     apiBase: `${context.baseUrl}${THREEDS_PATH}`,
   });
-  return { ...answer };
+  return { ...withExemption(answer, auth.exemption) };
 }
 
 function liveResult(

@@ -46,6 +46,9 @@ const EXPECTED: Record<
   '3ds2-authentication-unavailable': { auth: 'unavailable', version: '2.2.0' },
   // Version 1 of the API; version 3 gets authenticationOutage (test/worker/media-types.test.ts).
   '3ds2-authentication-outage': { auth: 'unavailable', version: '2.2.0' },
+  // Without an exemption in the request (test/worker/threeds-exemptions.test.ts has it).
+  '3ds2-exemption-granted': { auth: 'authenticated', version: '2.3.1' },
+  '3ds2-exemption-refused': { auth: 'authenticated', version: '2.3.1' },
   '3ds2-challenge-identified': { auth: 'challenged', verify: 'authenticated', version: '2.2.0' },
   '3ds2-challenge-unknown-identity': { auth: 'challenged', verify: 'authenticationFailed', version: '2.2.0' },
   '3ds2-verification-unavailable': { auth: 'challenged', verify: 'unavailable', version: '2.2.0' },

@@ -49,6 +49,7 @@ export interface AuthOptions {
   preference?: string;
   collectionReference?: string;
   riskData?: unknown;
+  exemption?: string;
 }
 
 export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
@@ -66,6 +67,7 @@ export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
     },
     challenge: { returnUrl: RETURN_URL, ...(o.preference ? { preference: o.preference } : {}) },
     ...(o.riskData ? { riskData: o.riskData } : {}),
+    ...(o.exemption ? { exemption: { type: o.exemption } } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Brand } from '../../bin/model';
 import { resolveCard } from '../../cards/resolve-card';
-import { failed, ok, type Result } from '../../failures';
+import { failed, fieldFailure, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
 import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
@@ -12,7 +12,8 @@ import { PAGES, THREEDS_PATH } from '../api-paths';
 import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { liveAuthenticate } from '../live/live-authenticate';
-import { answerFor, answerIds, randomAnswerIds } from '../outcomes';
+import { answerFor, answerIds, randomAnswerIds, withExemption } from '../outcomes';
+import { exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from '../challenged-answer';
@@ -48,6 +49,9 @@ export async function authenticate(
   const card = resolved.value;
   const currency = currencyRule(caller.entity, request.instruction.value.currency);
   if (!currency.ok) return currency;
+  const exemption = askedExemption(request, caller);
+  if (!exemption.ok) return exemption;
+  const asked = exemption.value;
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
@@ -60,9 +64,10 @@ export async function authenticate(
   let claim: Awaited<ReturnType<ThreeDsTransactionApi['authenticate']>> | undefined;
   for (let pass = 0; pass < 2 && claim?.kind !== 'done'; pass++) {
     if (claim?.kind === 'stale') collected = claim.collected;
-    const risk = riskScenario(caller, request, collected, deps.now);
-    const scenario = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
-    const candidate = await decide(deps, caller, request, id, card.brands, scenario);
+    const risk = riskScenario(caller, request, collected, deps.now, asked !== undefined);
+    const named = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
+    const { scenario, result } = exemptionScenario(named, asked, card.brands, risk.grantsExemption);
+    const candidate = await decide(deps, caller, request, id, card.brands, scenario, result);
     const assumption =
       scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
     // A claim whose answer was lost is found by the retry, which gets its answer: nothing to undo.
@@ -107,9 +112,11 @@ function riskScenario(
   request: AuthenticateRequest,
   collected: boolean,
   now: number,
-): { scenario: Scenario; dependsOnCollection: boolean } {
+  exemption: boolean,
+): { scenario: Scenario; dependsOnCollection: boolean; grantsExemption: boolean } {
   const input = {
-    preference: request.challenge.preference,
+    // An exemption the version cannot carry is sent as "no challenge requested" (exemptions.ts).
+    preference: exemption ? ('noChallengeRequested' as const) : request.challenge.preference,
     amount: request.instruction.value.amount,
     frictionlessThreshold: caller.entity.frictionlessThreshold,
     riskData: request.riskData,
@@ -126,7 +133,69 @@ function riskScenario(
           authenticate: 'challenged',
           verification: 'authenticated',
         };
-  return { scenario, dependsOnCollection };
+  // The built-in issuer grants an exemption unless the risk data alone would challenge (the
+  // amount and the device data collection are what an exemption vouches for).
+  const grantsExemption = decideRisk({ ...input, amount: 0, deviceDataCollected: true }).kind === 'frictionless';
+  return { scenario, dependsOnCollection, grantsExemption };
+}
+
+/**
+ * The exemption asked for: `exemption.type`, or `noChallengeRequestedTRAPerformed` (TRA, as
+ * Worldpay has it). Refused: an exemption beside a challenge preference (the exemption is the
+ * AReq's challenge indicator), and low value above its limit (docs/threeds.md "Exemptions").
+ */
+function askedExemption(request: AuthenticateRequest, caller: Caller): Result<ExemptionType | undefined> {
+  const preference = request.challenge.preference;
+  const type = request.exemption?.type;
+  if (type === undefined) return ok(preference === 'noChallengeRequestedTRAPerformed' ? 'TRA' : undefined);
+  if (preference !== 'noPreference')
+    return fieldFailure(
+      'fieldHasInvalidValue',
+      'An exemption sets the challenge indicator: leave the challenge preference out.',
+      '$.challenge.preference',
+    );
+  if (type === 'lowValue') {
+    const { amount, currency } = request.instruction.value;
+    const problem = lowValueProblem(amount, currency, caller.entity.lowValueLimits);
+    if (problem !== undefined) return fieldFailure('fieldHasInvalidValue', problem, '$.exemption.type');
+  }
+  return ok(type);
+}
+
+/**
+ * The test issuer and an exemption (docs/threeds.md "Exemptions"): one the version cannot carry
+ * is downgraded and the scenario decides; one it can is granted (the risk rules' issuer, unless the
+ * risk data would challenge; `3ds2-exemption-granted`) or refused with a challenge
+ * (`3ds2-exemption-refused`); any other test name decides as it does without one.
+ */
+function exemptionScenario(
+  scenario: Scenario,
+  asked: ExemptionType | undefined,
+  brands: readonly Brand[],
+  riskGrants: boolean,
+): { scenario: Scenario; result?: ExemptionResult } {
+  if (asked === undefined) return { scenario };
+  const { sent, downgraded } = exemptionToSend(asked, scenario.version, brands);
+  const result = (applied: boolean): ExemptionResult => ({ requested: asked, sent, applied, downgraded });
+  const risk = scenario.name.startsWith('risk-');
+  const grants = scenario.exemption === 'granted' || (risk && riskGrants);
+  if (downgraded || (!grants && !risk && scenario.exemption !== 'refused')) return { scenario, result: result(false) };
+  if (grants) {
+    const authenticate = asked === 'dataOnly' ? 'dataOnly' : 'exempted';
+    return {
+      scenario: { name: `${scenario.name} (${asked} granted)`, version: scenario.version, authenticate },
+      result: result(true),
+    };
+  }
+  return {
+    scenario: {
+      name: `${scenario.name} (${asked} refused)`,
+      version: scenario.version,
+      authenticate: 'challenged',
+      verification: 'authenticated',
+    },
+    result: result(false),
+  };
 }
 
 /**
@@ -141,8 +210,14 @@ async function decide(
   objectId: string,
   brands: readonly Brand[],
   scenario: Scenario,
+  exemption: ExemptionResult | undefined,
 ): Promise<AuthClaim> {
-  const base = { version: scenario.version, brands: [...brands], scenario: scenario.name };
+  const base = {
+    version: scenario.version,
+    brands: [...brands],
+    scenario: scenario.name,
+    ...(exemption ? { exemption } : {}),
+  };
   if (scenario.authenticate !== 'challenged') {
     const answer = answerFor(scenario.authenticate, {
       transactionReference: request.transactionReference,
@@ -152,24 +227,27 @@ async function decide(
       step: 'authenticate',
       apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
     });
-    return { ...base, answer: { ...answer } };
+    return { ...base, answer: { ...withExemption(answer, exemption) } };
   }
   const reference = newChallengeReference();
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
   return {
     ...base,
-    answer: await challengedAnswer(deps, caller.scope, {
-      transactionReference: request.transactionReference,
-      returnUrl: request.challenge.returnUrl,
-      // The service's own test ACS: the challenge page itself.
-      acsUrl: `${deps.baseUrl}${PAGES.challenge}`,
-      payload,
-      reference,
-      version: scenario.version,
-      objectId,
-      ttlMs: CHALLENGE_TTL_MS,
-      issuedAt: deps.now,
-    }),
+    answer: withExemption(
+      await challengedAnswer(deps, caller.scope, {
+        transactionReference: request.transactionReference,
+        returnUrl: request.challenge.returnUrl,
+        // The service's own test ACS: the challenge page itself.
+        acsUrl: `${deps.baseUrl}${PAGES.challenge}`,
+        payload,
+        reference,
+        version: scenario.version,
+        objectId,
+        ttlMs: CHALLENGE_TTL_MS,
+        issuedAt: deps.now,
+      }),
+      exemption,
+    ),
     challenge: {
       reference,
       expiresAt: deps.now + CHALLENGE_TTL_MS,

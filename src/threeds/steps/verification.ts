@@ -7,7 +7,7 @@ import { THREEDS_PATH } from '../api-paths';
 import { verificationKind } from '../api-versions';
 import { verificationResult } from '../live/live-challenge-result';
 import { liveParts } from './live-parts';
-import { answerFor, answerIds, type ResultKind } from '../outcomes';
+import { answerFor, answerIds, withExemption, type ResultKind } from '../outcomes';
 import { threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Verified {
@@ -51,7 +51,7 @@ export async function verification(
     step: 'verification',
     apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
   });
-  return ok({ answer: { ...answer }, outcome: answer.outcome });
+  return ok({ answer: { ...withExemption(answer, session.exemption) }, outcome: answer.outcome });
 }
 
 /**

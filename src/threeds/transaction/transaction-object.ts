@@ -398,7 +398,12 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       if (auth?.challenge?.reference !== reference) return { kind: 'unknown' };
       const result = this.challenges.conclude(reference, now, ending);
       if (!result) return { kind: 'unknown' };
-      const session = { brands: auth.brands, version: auth.version, onSuccess: auth.challenge.onSuccess };
+      const session = {
+        brands: auth.brands,
+        version: auth.version,
+        onSuccess: auth.challenge.onSuccess,
+        ...(auth.exemption ? { exemption: auth.exemption } : {}),
+      };
       return { kind: 'ended', result, session };
     });
   }
