@@ -38,3 +38,31 @@ export function emvProblems(
     .filter((e) => !['properties', 'allOf', 'if', 'then', 'anyOf', 'items'].includes(e.keyword))
     .map((e) => ({ at: e.instanceLocation, keyword: e.keyword, error: e.error }));
 }
+
+/**
+ * The rules' scenario of a transaction, from its AReq: the channel by `deviceChannel` (01 app,
+ * 03 3RI, else browser), the category by `messageCategory` (02 non-payment, else payment).
+ */
+export function emvScenarioOf(areq: unknown): EmvScenario {
+  const fields = typeof areq === 'object' && areq !== null ? (areq as Record<string, unknown>) : {};
+  const channel = fields['deviceChannel'] === '03' ? '3RI' : fields['deviceChannel'] === '01' ? 'APP' : 'BRW';
+  return { channel, category: fields['messageCategory'] === '02' ? 'NPA' : 'PA' };
+}
+
+/**
+ * The problems of a message of a transaction whose AReq is `areq` (the message itself when it is
+ * the AReq), in that AReq's scenario. The rules' scenarios are payment or not: a message category
+ * of the Directory Server's range (80–99, which every version's pattern allows; Mastercard's data
+ * only is 80) is checked as a payment.
+ */
+export function emvMessageProblems(
+  message: EmvMessageType,
+  version: EmvVersion,
+  value: unknown,
+  areq: unknown = value,
+): EmvProblem[] {
+  const fields = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  const category = fields?.['messageCategory'];
+  const dsCategory = typeof category === 'string' && /^[89][0-9]$/.test(category);
+  return emvProblems(message, version, emvScenarioOf(areq), dsCategory ? { ...fields, messageCategory: '01' } : value);
+}

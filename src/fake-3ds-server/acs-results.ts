@@ -36,7 +36,7 @@ export function newAuthenticationValue(): string {
 
 /** The result of a frictionless ARes (any outcome but C and the DS timeout). */
 export function frictionlessResult(
-  outcome: Exclude<AResOutcome, 'C' | 'dsTimeout'>,
+  outcome: Exclude<AResOutcome, 'C' | 'dsTimeout' | 'grants' | 'refuses'>,
   version: EmvVersion,
   acctNumber: string,
   cavv: string,

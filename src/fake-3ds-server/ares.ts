@@ -1,7 +1,7 @@
 import type { EmvVersion } from '../emv/emv-rules';
 import { challengeRequired, frictionlessResult } from './acs-results';
 import type { AuthenticationResponse } from './messages';
-import type { Scenario } from './scenarios';
+import { isMastercard, type Scenario } from './scenarios';
 import { acsChallengeUrl } from './urls';
 
 /** The reference numbers EMVCo assigns to the ACS and the DS; the fake's name itself. */
@@ -20,6 +20,23 @@ export interface AResInput {
   origin: string;
   /** The CAVV, when the result has one. */
   cavv: string;
+  /** The AReq: what it asks decides the `grants` and `refuses` scenarios. */
+  areq: Record<string, unknown>;
+}
+
+/** The exemption indicators an ACS may grant (06 is data only). */
+const EXEMPTION_INDICATORS = ['05', '07', '08', '10', '11'];
+
+/** What an AReq asks for: an exemption (its indicator), data only, or nothing. */
+function exemptionAsked(
+  areq: Record<string, unknown>,
+): { kind: 'exemption'; indicator: string } | { kind: 'dataOnly' } | undefined {
+  const raw = areq['threeDSRequestorChallengeInd'];
+  const indicator: unknown = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
+  if (areq['messageCategory'] === '80' || indicator === '06') return { kind: 'dataOnly' };
+  if (typeof indicator === 'string' && EXEMPTION_INDICATORS.includes(indicator))
+    return { kind: 'exemption', indicator };
+  return undefined;
 }
 
 /**
@@ -41,8 +58,27 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
     dsReferenceNumber: DS_REFERENCE_NUMBER,
     acsOperatorID: ACS_OPERATOR_ID,
   };
-  const outcome = p.scenario.ares;
+  let outcome = p.scenario.ares;
   if (outcome === 'dsTimeout') throw new Error('a DS that times out sends no ARes');
+  if (outcome === 'grants' || outcome === 'refuses') {
+    const asked = exemptionAsked(p.areq);
+    if (asked === undefined) outcome = 'Y';
+    else if (outcome === 'refuses') outcome = 'C';
+    else if (asked.kind === 'dataOnly') {
+      return {
+        ...head,
+        transStatus: 'U',
+        transStatusReason: '80',
+        ...(isMastercard(p.acctNumber) ? { eci: '04' } : {}),
+      };
+    } else {
+      return {
+        ...head,
+        ...frictionlessResult('I', p.version, p.acctNumber, p.cavv),
+        ...(p.version === '2.3.1' ? { transChallengeExemption: asked.indicator } : {}),
+      };
+    }
+  }
   if (outcome === 'C') {
     return {
       ...head,
@@ -51,5 +87,8 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
       acsChallengeMandated: 'Y',
     };
   }
-  return { ...head, ...frictionlessResult(outcome, p.version, p.acctNumber, p.cavv) };
+  return {
+    ...head,
+    ...frictionlessResult(outcome, p.version, p.acctNumber, p.cavv),
+  };
 }

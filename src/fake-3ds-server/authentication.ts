@@ -159,6 +159,7 @@ export function authenticate(
     acctNumber: accepted.acctNumber,
     origin: ctx.origin,
     cavv: ctx.cavv,
+    areq,
   });
   const challenge = ares.transStatus === 'C' ? { challenge: { wrongCodes: 0, interactions: 0 } } : {};
   return { record: { ...accepted, areq, ares, aresAt: ctx.now, ...challenge }, answer: { kind: 'ares', ares } };

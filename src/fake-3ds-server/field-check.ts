@@ -1,5 +1,5 @@
 import type { EmvMessageType, EmvVersion } from '../emv/emv-rules';
-import { emvProblems } from '../emv/emv-validator';
+import { emvMessageProblems } from '../emv/emv-validator';
 
 /**
  * The Directory Server's field check, as the names of the fields at fault: a missing required
@@ -16,11 +16,11 @@ export interface FieldFaults {
 
 const QUOTED = /"([^"]+)"/;
 
-/** The fields of a browser payment message (BRW/PA) that break its version's rules. */
+/** The fields of a message that break its version's rules, in its AReq's scenario (emv-validator.ts). */
 export function fieldFaults(message: EmvMessageType, version: EmvVersion, value: unknown): FieldFaults {
   const missing = new Set<string>();
   const invalid = new Set<string>();
-  for (const problem of emvProblems(message, version, { channel: 'BRW', category: 'PA' }, value)) {
+  for (const problem of emvMessageProblems(message, version, value)) {
     const parent = problem.at.replace(/^#\/?/, '').split('/').filter(Boolean).join('.');
     const named = QUOTED.exec(problem.error)?.[1];
     const child = (name: string | undefined): string => [parent, name].filter(Boolean).join('.');

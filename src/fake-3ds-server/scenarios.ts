@@ -64,7 +64,7 @@ export const METHOD_BEHAVIOURS: Readonly<Record<string, { behaviour: MethodBehav
   '2': { behaviour: 'timeout', summary: 'a method URL; the method never completes' },
 };
 
-export type AResOutcome = 'Y' | 'N' | 'A' | 'R' | 'I' | 'U' | 'dsTimeout' | 'C';
+export type AResOutcome = 'Y' | 'N' | 'A' | 'R' | 'I' | 'U' | 'dsTimeout' | 'C' | 'grants' | 'refuses';
 
 /** Digit 3: what the AReq gets. */
 export const ARES_OUTCOMES: Readonly<Record<string, { outcome: AResOutcome; summary: string }>> = {
@@ -76,6 +76,16 @@ export const ARES_OUTCOMES: Readonly<Record<string, { outcome: AResOutcome; summ
   '5': { outcome: 'U', summary: 'unavailable U (reason 22; 14 in 2.1.0, which has no 22)' },
   '6': { outcome: 'dsTimeout', summary: 'the DS times out: Erro 405' },
   '7': { outcome: 'C', summary: 'challenge C (digit 4 says how it goes)' },
+  '8': {
+    outcome: 'grants',
+    summary:
+      'extension: grants the exemption the AReq asks for (threeDSRequestorChallengeInd 05, 07, 08, 10, 11): I, with transChallengeExemption naming it in 2.3.1; data only (06, or message category 80): U reason 80 (Mastercard ECI 04); no exemption asked: Y',
+  },
+  '9': {
+    outcome: 'refuses',
+    summary:
+      'extension: refuses the exemption the AReq asks for: challenge C (digit 4 says how it goes); none asked: Y',
+  },
 };
 
 export type ChallengeFlow = 'autoPass' | 'autoFail' | 'manual' | 'manualLateRReq' | 'manualExpiredRReq';
@@ -107,7 +117,7 @@ export interface Scenario {
   versions: VersionOffer;
   method: MethodBehaviour;
   ares: AResOutcome;
-  /** Only when `ares` is C. */
+  /** Only when `ares` is C (or `refuses`). */
   challenge?: ChallengeFlow;
 }
 
@@ -127,7 +137,7 @@ export function scenarioFor(acctNumber: string): Scenario | undefined {
   const ares = ARES_OUTCOMES[d3]?.outcome;
   if (!versions || !method || !ares) return undefined;
   if (ares === 'I' && !versions.acs.some((v) => v !== '2.1.0')) return undefined;
-  if (ares !== 'C') return { code, versions, method, ares };
+  if (ares !== 'C' && ares !== 'refuses') return { code, versions, method, ares };
   const challenge = CHALLENGE_FLOWS[d4]?.flow;
   return challenge ? { code, versions, method, ares, challenge } : undefined;
 }

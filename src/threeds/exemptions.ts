@@ -73,6 +73,39 @@ export function exemptionToSend(
   };
 }
 
+/** What the AReq carries for the exemption asked: the type, what is sent, and whether it was downgraded. */
+export interface ExemptionAsked {
+  requested: ExemptionType;
+  sent: ExemptionSent;
+  downgraded: boolean;
+}
+
+/** The exemption a request asks for: `exemption.type`, or TRA as `noChallengeRequestedTRAPerformed` asks it. */
+export function exemptionOf(request: {
+  exemption?: { type: ExemptionType } | undefined;
+  challenge: { preference: string };
+}): ExemptionType | undefined {
+  return (
+    request.exemption?.type ?? (request.challenge.preference === 'noChallengeRequestedTRAPerformed' ? 'TRA' : undefined)
+  );
+}
+
+/**
+ * The result once the issuer answered (live): granted when the ARes or RReq says `I`, when a 2.3.1
+ * `transChallengeExemption` names it, or (data only) when the answer's reason is 80, data only.
+ */
+export function exemptionResult(
+  asked: ExemptionAsked,
+  answer: { transStatus?: string; transStatusReason?: string; transChallengeExemption?: string },
+): ExemptionResult {
+  const granted =
+    !asked.downgraded &&
+    (asked.requested === 'dataOnly'
+      ? answer.transStatusReason === '80'
+      : answer.transStatus === 'I' || answer.transChallengeExemption === INDICATORS[asked.requested].indicator);
+  return { ...asked, applied: granted };
+}
+
 /** The indicator of an exemption (what a 2.3.1 ACS names in `transChallengeExemption` when it grants it). */
 export function exemptionIndicator(type: ExemptionType): string {
   return INDICATORS[type].indicator;

@@ -42,6 +42,40 @@ it('the AReq fixture of each version passes its rules (so that the tests below t
   }
 });
 
+describe('exemptions, by the third digit (8 grants, 9 refuses)', () => {
+  it.each([
+    ['2.2.0', '05', {}],
+    ['2.3.1', '10', { transChallengeExemption: '10' }],
+  ] as const)('8 on %s: I for %s', async (version, indicator, more) => {
+    const ind = version === '2.3.1' ? [indicator] : indicator;
+    const { answer } = await prepareAndAuthenticate(scenarioCard(`${only(version)}180`), version, {
+      threeDSRequestorChallengeInd: ind,
+    });
+    expect(expectAres(answer)).toMatchObject({ transStatus: 'I', eci: '07', ...more });
+  });
+
+  it('8: data only (message category 80) is U, reason 80, Mastercard ECI 04', async () => {
+    const { answer } = await prepareAndAuthenticate(scenarioCard('2180', '510010'), '2.2.0', {
+      messageCategory: '80',
+      threeDSRequestorChallengeInd: '06',
+    });
+    expect(expectAres(answer)).toMatchObject({ transStatus: 'U', transStatusReason: '80', eci: '04' });
+  });
+
+  it('8 and 9 with no exemption asked: Y; 9 with one: a challenge', async () => {
+    for (const suffix of ['2180', '2192']) {
+      const { answer } = await prepareAndAuthenticate(scenarioCard(suffix), '2.2.0', {
+        threeDSRequestorChallengeInd: '02',
+      });
+      expect(expectAres(answer).transStatus).toBe('Y');
+    }
+    const { answer } = await prepareAndAuthenticate(scenarioCard('2192'), '2.2.0', {
+      threeDSRequestorChallengeInd: '07',
+    });
+    expect(expectAres(answer)).toMatchObject({ transStatus: 'C', acsChallengeMandated: 'Y' });
+  });
+});
+
 describe('the ARes, by the third digit', () => {
   const isCavv = (value: unknown) => expect(value).toMatch(/^[A-Za-z0-9+/]{27}=$/);
 
@@ -202,6 +236,23 @@ describe('Erro, in the order of the checks', () => {
     expect(expectErro(await api('auth', { ...areq, notAField: '1' }), '203', 'D').errorDetail).toBe('notAField');
     expect(expectErro(await api('auth', { ...areq, acctInfo: { chAccAgeInd: '09' } }), '203', 'D').errorDetail).toBe(
       'acctInfo.chAccAgeInd',
+    );
+  });
+
+  it('203: an exemption indicator the version does not have (05 in 2.1.0, 10 in 2.2.0)', async () => {
+    const { areq } = await prepared();
+    expect(expectErro(await api('auth', { ...areq, threeDSRequestorChallengeInd: '10' }), '203', 'D').errorDetail).toBe(
+      'threeDSRequestorChallengeInd',
+    );
+    const card = scenarioCard('1103');
+    const crd = await preauth(card);
+    const old = areqFor('2.1.0', {
+      threeDSServerTransID: crd.threeDSServerTransID,
+      acctNumber: card,
+      threeDSCompInd: 'U',
+    });
+    expect(expectErro(await api('auth', { ...old, threeDSRequestorChallengeInd: '05' }), '203', 'D').errorDetail).toBe(
+      'threeDSRequestorChallengeInd',
     );
   });
 

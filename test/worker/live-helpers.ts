@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { fromBase64Url } from '../../src/bytes';
 import type { EmvMessageType, EmvVersion } from '../../src/emv/emv-rules';
-import { emvProblems } from '../../src/emv/emv-validator';
+import { emvMessageProblems } from '../../src/emv/emv-validator';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { StorageHarness } from './faulty-env';
 import { call } from './helpers';
@@ -231,9 +231,9 @@ export function verifyBodyOf(body: Json, answer: Json): Json {
 export { newReference };
 
 /** Asserts an EMV message passes its version's field rules (browser channel, payment). */
-export function expectValidEmv(message: EmvMessageType, value: Json): void {
+export function expectValidEmv(message: EmvMessageType, value: Json, areq: Json = value): void {
   const version = value.messageVersion as EmvVersion;
-  expect(emvProblems(message, version, { channel: 'BRW', category: 'PA' }, value), `${message} ${version}`).toEqual([]);
+  expect(emvMessageProblems(message, version, value, areq), `${message} ${version}`).toEqual([]);
 }
 
 /**
@@ -243,9 +243,9 @@ export function expectValidEmv(message: EmvMessageType, value: Json): void {
 export async function expectValidMessages(threeDSServerTransID: string): Promise<Json> {
   const saw = await fakeTransaction(threeDSServerTransID);
   if (saw.areq) expectValidEmv('AReq', saw.areq);
-  if (saw.ares) expectValidEmv('ARes', saw.ares);
-  if (saw.lastErro) expectValidEmv('Erro', saw.lastErro);
-  if (saw.rreq) expectValidEmv('RReq', saw.rreq);
-  if (saw.challenge?.cres) expectValidEmv('CRes', saw.challenge.cres);
+  if (saw.ares) expectValidEmv('ARes', saw.ares, saw.areq);
+  if (saw.lastErro) expectValidEmv('Erro', saw.lastErro, saw.areq);
+  if (saw.rreq) expectValidEmv('RReq', saw.rreq, saw.areq);
+  if (saw.challenge?.cres) expectValidEmv('CRes', saw.challenge.cres, saw.areq);
   return saw;
 }

@@ -5,6 +5,7 @@ import type { RequestorBlock } from '../../merchants/requestor';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import { countryNumeric, currencyNumeric } from '../../reference-data/iso-codes';
 import type { AuthenticationRequest, EmvVersion } from './emv-messages';
+import { exemptionOf, exemptionToSend, type ExemptionAsked } from '../exemptions';
 
 /**
  * The AReq of a live authentication (docs/threeds.md "Live": "The AReq"), built from Worldpay's
@@ -58,7 +59,9 @@ export interface AReqInput {
   requestor: RequestorBlock;
 }
 
-export type AReqResult = { ok: true; areq: AuthenticationRequest } | { ok: false; errors: FieldError[] };
+export type AReqResult =
+  /** The AReq, and the exemption it carries when one was asked for (exemptions.ts). */
+  { ok: true; areq: AuthenticationRequest; exemption?: ExemptionAsked } | { ok: false; errors: FieldError[] };
 
 const CARD = '$.instruction.paymentInstrument';
 const DEVICE = '$.deviceData';
@@ -167,17 +170,22 @@ export function buildAReq(input: AReqInput): AReqResult {
 
   if (errors.length > 0) return { ok: false, errors };
 
-  const preference = request.challenge.preference;
-  const challengeInd =
-    version === '2.1.0' && preference === 'noChallengeRequestedTRAPerformed'
-      ? '02' // 2.1.0 has no TRA indicator: no challenge requested is the nearest
-      : CHALLENGE_INDICATORS[preference];
+  // An exemption is the challenge indicator (and for Mastercard data only, the message category),
+  // downgraded to 02 where the version has none (exemptions.ts); else the preference.
+  const asked = exemptionOf(request);
+  const exemption: ExemptionAsked | undefined = asked && {
+    requested: asked,
+    ...exemptionToSend(asked, version, card.brands),
+  };
+  const challengeInd = exemption
+    ? exemption.sent.threeDSRequestorChallengeInd
+    : CHALLENGE_INDICATORS[request.challenge.preference];
   const authMethod = request.riskData?.account?.type;
   const authInfo = authMethod ? { threeDSReqAuthMethod: AUTH_METHODS[authMethod] } : undefined;
   const areq: AuthenticationRequest = {
     messageType: 'AReq',
     messageVersion: version,
-    messageCategory: '01',
+    messageCategory: exemption?.sent.messageCategory ?? '01',
     deviceChannel: '02',
     threeDSServerTransID: input.threeDSServerTransID,
     threeDSCompInd: input.threeDSCompInd,
@@ -224,7 +232,7 @@ export function buildAReq(input: AReqInput): AReqResult {
     ...accountInfo(request, now),
     ...merchantRiskIndicator(request),
   };
-  return { ok: true, areq };
+  return { ok: true, areq, ...(exemption ? { exemption } : {}) };
 }
 
 /**

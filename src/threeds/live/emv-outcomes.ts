@@ -1,5 +1,6 @@
 import type { Brand } from '../../bin/model';
-import { eciFor, unavailableFor, type Authentication, type ThreeDsAnswer } from '../outcomes';
+import { eciFor, unavailableFor, withExemption, type Authentication, type ThreeDsAnswer } from '../outcomes';
+import { exemptionResult, type ExemptionAsked } from '../exemptions';
 import type { AuthenticationResponse, ResultsRequest } from './emv-messages';
 
 /**
@@ -32,8 +33,21 @@ type EmvResult = Pick<
   'messageVersion' | 'acsTransID' | 'dsTransID' | 'transStatusReason' | 'eci' | 'authenticationValue'
 > & { transStatus?: string; challengeCancel?: string; transChallengeExemption?: string };
 
-/** The answer for a final EMV result (any transStatus but C). */
-export function answerForEmvResult(result: EmvResult, c: AnswerContext): ThreeDsAnswer {
+/**
+ * The answer for a final EMV result (any transStatus but C), with the exemption's result when
+ * one was asked for (exemptions.ts): a data-only answer is `unavailable` with `dataOnly: true`.
+ */
+export function answerForEmvResult(result: EmvResult, c: AnswerContext, asked?: ExemptionAsked): ThreeDsAnswer {
+  if (!asked) return answerOf(result, c);
+  const exemption = exemptionResult(asked, result);
+  if (asked.requested === 'dataOnly' && exemption.applied) {
+    const { _links, ...unavailable } = unavailableAnswer(c);
+    return { ...unavailable, dataOnly: true, exemption, ...(_links ? { _links } : {}) };
+  }
+  return withExemption(answerOf(result, c), exemption);
+}
+
+function answerOf(result: EmvResult, c: AnswerContext): ThreeDsAnswer {
   const head = { transactionReference: c.transactionReference };
   const detail = {
     ...(result.transStatusReason !== undefined ? { statusReason: result.transStatusReason } : {}),

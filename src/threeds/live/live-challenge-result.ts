@@ -64,7 +64,7 @@ export function rreqAnswer(
   if (rreq.threeDSServerTransID !== challenge.threeDSServerTransID || rreq.acsTransID !== challenge.acsTransID) {
     throw new ProviderUnavailable("3DS Server /postauth answered another transaction's RReq");
   }
-  return { ...answerForEmvResult(rreq, contextOf(deps, challenge)) };
+  return { ...answerForEmvResult(rreq, contextOf(deps, challenge), challenge.exemption) };
 }
 
 /**
@@ -84,6 +84,7 @@ export function notCompletedAnswer(
         dsTransID: challenge.dsTransID,
       },
       contextOf(deps, challenge),
+      challenge.exemption,
     ),
   };
 }

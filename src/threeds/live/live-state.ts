@@ -1,3 +1,4 @@
+import type { ExemptionAsked } from '../exemptions';
 import { MAX_AUTHENTICATE_TIMEOUT_MS } from '../../config/settings';
 
 /**
@@ -84,6 +85,8 @@ export interface LiveChallenge {
   aresAt: number;
   returnUrl: string;
   brands: string[];
+  /** The exemption the AReq carried (src/threeds/exemptions.ts): the result says what became of it. */
+  exemption?: ExemptionAsked;
 }
 
 export type LiveShow = { kind: 'shown'; challenge: LiveChallenge } | { kind: 'used' | 'ended' | 'unknown' };

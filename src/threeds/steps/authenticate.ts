@@ -13,7 +13,7 @@ import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { liveAuthenticate } from '../live/live-authenticate';
 import { answerFor, answerIds, randomAnswerIds, withExemption } from '../outcomes';
-import { exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
+import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from '../challenged-answer';
@@ -146,8 +146,8 @@ function riskScenario(
  */
 function askedExemption(request: AuthenticateRequest, caller: Caller): Result<ExemptionType | undefined> {
   const preference = request.challenge.preference;
-  const type = request.exemption?.type;
-  if (type === undefined) return ok(preference === 'noChallengeRequestedTRAPerformed' ? 'TRA' : undefined);
+  if (request.exemption === undefined) return ok(exemptionOf(request));
+  const type = request.exemption.type;
   if (preference !== 'noPreference')
     return fieldFailure(
       'fieldHasInvalidValue',

@@ -5,6 +5,8 @@ import { PAGES, THREEDS_PATH } from '../api-paths';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
 import { challengedAnswer } from '../challenged-answer';
 import { buildAReq } from '../live/areq-builder';
+import { exemptionResult, type ExemptionAsked } from '../exemptions';
+import { withExemption } from '../outcomes';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
 import type { AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
 import { transactionHandle } from '../live/handles';
@@ -133,10 +135,13 @@ export async function runLiveAuthentication(
     }
     const ares = outcome.ares;
     if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
-      const { answer, challenge } = await challengeOf(host, input, ares);
+      const { answer, challenge } = await challengeOf(host, input, ares, built.exemption);
       return answered(answer, 'live: C', challenge);
     }
-    return answered(answerForEmvResult(ares, context), `live: ${ares.transStatus ?? 'no transStatus'}`);
+    return answered(
+      answerForEmvResult(ares, context, built.exemption),
+      `live: ${ares.transStatus ?? 'no transStatus'}`,
+    );
   } catch (e) {
     // Before the AReq was sent: leave nothing behind. After: it was sent and is never sent again.
     if (sent) live.lose(Date.now());
@@ -196,6 +201,7 @@ async function challengeOf(
   host: LiveHost,
   input: LiveAuthenticateInput,
   ares: AuthenticationResponse,
+  exemption: ExemptionAsked | undefined,
 ): Promise<{ answer: Record<string, unknown>; challenge: LiveChallenge }> {
   const { request, card } = input;
   const aresAt = Date.now();
@@ -213,17 +219,21 @@ async function challengeOf(
   );
   const acsURL = ares.acsURL!;
   return {
-    answer: await challengedAnswer({ key: host.key, baseUrl: input.baseUrl }, input.scope, {
-      transactionReference: request.transactionReference,
-      returnUrl: request.challenge.returnUrl,
-      acsUrl: acsURL,
-      payload: creq,
-      reference,
-      version: ares.messageVersion,
-      objectId: host.objectId,
-      ttlMs: CHALLENGE_START_WINDOW_MS,
-      issuedAt: aresAt,
-    }),
+    // A challenge: the issuer did not grant the exemption (the challenge's result says it again).
+    answer: withExemption(
+      await challengedAnswer({ key: host.key, baseUrl: input.baseUrl }, input.scope, {
+        transactionReference: request.transactionReference,
+        returnUrl: request.challenge.returnUrl,
+        acsUrl: acsURL,
+        payload: creq,
+        reference,
+        version: ares.messageVersion,
+        objectId: host.objectId,
+        ttlMs: CHALLENGE_START_WINDOW_MS,
+        issuedAt: aresAt,
+      }),
+      exemption && exemptionResult(exemption, ares),
+    ),
     challenge: {
       reference,
       transactionReference: request.transactionReference,
@@ -236,6 +246,7 @@ async function challengeOf(
       aresAt,
       returnUrl: request.challenge.returnUrl,
       brands: [...card.brands],
+      ...(exemption ? { exemption } : {}),
     },
   };
 }
