@@ -36,6 +36,7 @@ import { checkErrorName } from '../../src/schemas/field-errors';
 import { SCENARIOS } from '../../src/threeds/scenarios';
 import {
   AUTHENTICATE,
+  MERCHANT_INITIATED,
   COMPLETE_CHALLENGE,
   DEVICE_DATA_INITIALIZE,
   VERIFICATION,
@@ -265,6 +266,7 @@ export const SCHEMAS: Record<string, v.GenericSchema> = {
   DeviceDataInitializeAnswer: DEVICE_DATA_INITIALIZE_ANSWER,
   AuthenticateRequest: AUTHENTICATE,
   AuthenticateRequestV3: AUTHENTICATE_V3,
+  MerchantInitiatedRequest: MERCHANT_INITIATED,
   VerificationRequest: VERIFICATION,
   ThreeDsAnswer: THREEDS_ANSWER,
   ThreeDsTransaction: THREEDS_TRANSACTION,
@@ -769,6 +771,13 @@ export function buildOpenApiDocument(version: string): Json {
         'ThreeDsAnswer',
         'The same operation as /authenticate, under the name some Worldpay clients use.',
         true,
+      ),
+      '/verifications/customers/3ds/merchantInitiated': threeDs(
+        'merchantInitiated',
+        'Authenticate a merchant-initiated payment of a series (3RI)',
+        'MerchantInitiatedRequest',
+        'ThreeDsAnswer',
+        'An extension (docs/threeds.md "Series and 3RI"): a 3RI authentication, the cardholder absent, of a series set up by a customer-present authenticate with `recurring`; never `challenged`. Every check against the series is a 400 at the field at fault, before anything is sent.',
       ),
       '/verifications/customers/3ds/verification': threeDs(
         'verification',

@@ -15,6 +15,7 @@ import {
 import { binLookupEndpoint } from '../routes/bin-lookup';
 import { panLookupEndpoint } from '../routes/pan-lookup';
 import { authenticateEndpoint } from '../routes/threeds/authenticate';
+import { merchantInitiatedEndpoint } from '../routes/threeds/merchant-initiated';
 import { completeChallengeEndpoint } from '../routes/threeds/complete-challenge';
 import { deviceDataInitializeEndpoint } from '../routes/threeds/device-data-initialize';
 import {
@@ -57,6 +58,7 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'POST', path: `${THREEDS_PATH}/deviceDataInitialization`, endpoint: deviceDataInitializeEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/authenticate`, endpoint: authenticateEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/authentication`, endpoint: authenticateEndpoint },
+  { method: 'POST', path: `${THREEDS_PATH}/merchantInitiated`, endpoint: merchantInitiatedEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/verification`, endpoint: verificationEndpoint },
   { method: 'GET', path: `${THREEDS_PATH}/authentications/:transactionReference`, endpoint: transactionEndpoint },
   { method: 'POST', path: `${THREEDS_PATH}/sandbox/completeChallenge`, endpoint: completeChallengeEndpoint },

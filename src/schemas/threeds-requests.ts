@@ -250,7 +250,16 @@ export const AUTHENTICATE = jsonObject({
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),
   }),
   riskData: v.optional(RISK_DATA),
-  // An extension of Worldpay's API (docs/compatibility.md): the exemption asked for, and its explicit result.
+  // Extensions of Worldpay's API (docs/compatibility.md): a series set up on this payment
+  // (docs/threeds.md "Series and 3RI"); the exemption asked for, and its explicit result.
+  recurring: v.optional(
+    jsonObject({
+      type: v.picklist(['recurring', 'instalment'], 'The series type is recurring or instalment.'),
+      expiry: DATE,
+      frequencyDays: integer(1, 9999),
+      instalments: v.optional(integer(2, 999)),
+    }),
+  ),
   exemption: v.optional(
     jsonObject({
       type: v.picklist(
@@ -260,6 +269,34 @@ export const AUTHENTICATE = jsonObject({
     }),
   ),
 });
+
+/** The 3RI reasons `merchantInitiated` takes (src/threeds/series-rules.ts maps them to EMV's threeRIInd). */
+export const THREE_RI_TYPE_VALUES = [
+  'recurring',
+  'instalment',
+  'addCard',
+  'maintainCard',
+  'accountVerification',
+  'splitShipment',
+  'topUp',
+  'mailOrder',
+  'telephoneOrder',
+  'trustListStatusCheck',
+  'otherPayment',
+] as const;
+
+/** `merchantInitiated` (docs/threeds.md "Series and 3RI"): a 3RI authentication of a series' card. */
+export const MERCHANT_INITIATED = jsonObject({
+  transactionReference: TRANSACTION_REFERENCE,
+  merchant: MERCHANT,
+  priorTransactionReference: TRANSACTION_REFERENCE,
+  type: v.picklist(THREE_RI_TYPE_VALUES, 'The type is one of the 3RI reasons (docs/threeds.md "Series and 3RI").'),
+  instruction: jsonObject({
+    value: jsonObject({ amount: integer(0, 99_999_999_999), currency: CURRENCY }),
+    paymentInstrument: PAYMENT_INSTRUMENT,
+  }),
+});
+export type MerchantInitiatedRequest = v.InferOutput<typeof MERCHANT_INITIATED>;
 
 export const VERIFICATION = jsonObject({
   transactionReference: TRANSACTION_REFERENCE,

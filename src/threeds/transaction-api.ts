@@ -10,6 +10,7 @@ import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } 
 import { liveRunMs } from './live/live-state';
 import type { SessionScope } from './session-record';
 import type { ExemptionResult } from './exemptions';
+import type { SeriesSetup, SeriesUseOutcome, ThreeRiUse } from './series-rules';
 
 /**
  * The RPC interface of a 3DS transaction's Durable Object (src/threeds/transaction/): what the
@@ -41,6 +42,8 @@ export interface AuthClaim {
   version: string;
   brands: string[];
   scenario: string;
+  /** `recurring`: the series to keep if the final outcome is Y or A (series-rules.ts). */
+  series?: SeriesSetup;
   /** The exemption asked for and its result (docs/threeds.md "Exemptions"): on every answer of the transaction. */
   exemption?: ExemptionResult;
   /** Present when authenticate answered `challenged`: the challenge this object will decide. */
@@ -131,6 +134,15 @@ export interface ThreeDsTransactionMethods {
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow;
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined;
   liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined>;
+  /** The prior transaction of a 3RI: checks and records the use of its series (docs/threeds.md "Series and 3RI"). */
+  seriesUse(
+    reference: string,
+    requestHash: string,
+    use: ThreeRiUse,
+    authenticated: boolean,
+    now: number,
+  ): SeriesUseOutcome;
+  seriesRelease(reference: string, requestHash: string): void;
 }
 
 /** A transaction's object as the steps call it: every method answers a promise. */

@@ -38,6 +38,7 @@ describe('the OpenAPI document', () => {
         'POST /api/cardBin/binLookup',
         'OPTIONS /api/cardBin/binLookup',
         'POST /verifications/customers/3ds/deviceDataInitialize',
+        'POST /verifications/customers/3ds/merchantInitiated',
         'POST /verifications/customers/3ds/deviceDataInitialization',
         'POST /verifications/customers/3ds/authenticate',
         'POST /verifications/customers/3ds/authentication',

@@ -13,6 +13,7 @@ import { duplicateIsAnError, outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { liveAuthenticate } from '../live/live-authenticate';
 import { answerFor, answerIds, randomAnswerIds, withExemption } from '../outcomes';
+import { seriesCardHash, termsProblem, type SeriesSetup } from '../series-rules';
 import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
@@ -52,6 +53,18 @@ export async function authenticate(
   const exemption = askedExemption(request, caller);
   if (!exemption.ok) return exemption;
   const asked = exemption.value;
+  const terms = request.recurring;
+  const termsError = terms && termsProblem(terms, deps.now);
+  if (termsError) return failed({ kind: 'bodyDoesNotMatchSchema', errors: [termsError] });
+  // A series' first payment: a challenge mandated unless the merchant says otherwise (CONTRACT §11).
+  if (terms && request.challenge.preference === 'noPreference' && !request.exemption)
+    request = { ...request, challenge: { ...request.challenge, preference: 'challengeMandated' } };
+  const series: SeriesSetup | undefined = terms && {
+    terms,
+    amount: request.instruction.value.amount,
+    currency: request.instruction.value.currency,
+    cardHash: await seriesCardHash(deps.key, card.cardNumber),
+  };
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
@@ -67,7 +80,7 @@ export async function authenticate(
     const risk = riskScenario(caller, request, collected, deps.now, asked !== undefined);
     const named = scenarioFor(card.cardHolderName, deps.environment) ?? risk.scenario;
     const { scenario, result } = exemptionScenario(named, asked, card.brands, risk.grantsExemption);
-    const candidate = await decide(deps, caller, request, id, card.brands, scenario, result);
+    const candidate = await decide(deps, caller, request, id, card.brands, scenario, result, series);
     const assumption =
       scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
     // A claim whose answer was lost is found by the retry, which gets its answer: nothing to undo.
@@ -211,12 +224,14 @@ async function decide(
   brands: readonly Brand[],
   scenario: Scenario,
   exemption: ExemptionResult | undefined,
+  series: SeriesSetup | undefined,
 ): Promise<AuthClaim> {
   const base = {
     version: scenario.version,
     brands: [...brands],
     scenario: scenario.name,
     ...(exemption ? { exemption } : {}),
+    ...(series ? { series } : {}),
   };
   if (scenario.authenticate !== 'challenged') {
     const answer = answerFor(scenario.authenticate, {

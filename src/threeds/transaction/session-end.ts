@@ -3,11 +3,13 @@ import type { EventOutbox } from '../../storage/event-outbox';
 import type { Outbox } from '../../storage/projection-outbox';
 import type { EventType } from '../../events/event-types';
 import type { AuthClaim, InitClaim, TransactionFacts } from '../transaction-api';
+import type { SeriesRecord } from '../series-rules';
 import type { LiveTransaction } from './live-transaction';
 import type { LiveWatch } from './live-watch';
 import type { Session } from './session';
 import type { TestChallenge } from './test-challenge';
 import type { TransactionEvents } from './transaction-events';
+import type { Series } from './series';
 
 /**
  * What a transaction's object is made of, and what it decides across its parts: what the
@@ -23,6 +25,8 @@ export interface TransactionParts {
   completion: TransactionEvents;
   outbox: Outbox;
   events: EventOutbox<EventType>;
+  /** The series it set up: kept past the session, until the series' expiry. */
+  series: Series;
 }
 
 /** How long after its end the object's state is wiped (KV records live as long). */
@@ -30,7 +34,7 @@ export const WIPE_DELAY_MS = 60_000;
 
 /** Creates every part's tables (each CREATE is a no-op for a table already there). */
 export function createTables(p: TransactionParts): void {
-  for (const part of [p.session, p.claims, p.challenges, p.live, p.watch, p.completion, p.outbox, p.events]) {
+  for (const part of [p.session, p.claims, p.challenges, p.live, p.watch, p.completion, p.outbox, p.events, p.series]) {
     part.createTables();
   }
 }
@@ -80,8 +84,40 @@ export function nextAlarm(p: TransactionParts): number | undefined {
     p.watch.nextLook(),
     p.live.sendingLeaseEnd(),
     end === undefined ? undefined : end + WIPE_DELAY_MS,
+    p.series.endsAt(),
   ].filter((t): t is number => t !== undefined);
   return times.length > 0 ? Math.min(...times) : undefined;
+}
+
+/**
+ * The series to keep, from the facts that just became final (test: what authenticate handed the
+ * object; the status Y or A of the final outcome), or undefined.
+ */
+export function seriesFrom(facts: TransactionFacts): SeriesRecord | undefined {
+  const auth = facts.auth;
+  const setup = auth?.series;
+  if (!auth || !setup) return undefined;
+  const answer = auth.answer as {
+    status?: string;
+    acsTransactionId?: string;
+    authentication?: { transactionId?: string };
+  };
+  let status: string | undefined;
+  if (!auth.challenge) status = answer.status;
+  else if (facts.challengeResult?.outcome === 'passed')
+    status = { authenticated: 'Y', authenticatedAttempted: 'A' }[auth.challenge.onSuccess];
+  if (status !== 'Y' && status !== 'A') return undefined;
+  return {
+    ...setup,
+    brands: auth.brands,
+    version: auth.version,
+    ...(auth.challenge
+      ? {}
+      : { acsTransactionId: answer.acsTransactionId!, dsTransactionId: answer.authentication!.transactionId! }),
+    method: auth.challenge ? '02' : '01',
+    authenticatedAt: facts.updatedAt,
+    status,
+  };
 }
 
 /**
@@ -100,6 +136,6 @@ export function closeAndWipe(p: TransactionParts, now: number): void {
  * projection written, every event appended, and (`running`) no live run under way.
  */
 export function nothingLeft(p: TransactionParts, running: boolean): boolean {
-  if (p.session.end() !== undefined || running) return false;
+  if (p.session.end() !== undefined || running || p.series.endsAt() !== undefined) return false;
   return p.outbox.nextDue() === undefined && p.events.nextDue() === undefined;
 }

@@ -30,11 +30,14 @@ import { LiveWatch } from './live-watch';
 import { Session } from './session';
 import { TestChallenge } from './test-challenge';
 import { TransactionEvents } from './transaction-events';
+import { Series } from './series';
+import type { SeriesUseOutcome, ThreeRiUse } from '../series-rules';
 import {
   closeAndWipe,
   createTables,
   nextAlarm,
   nothingLeft,
+  seriesFrom,
   transactionFacts,
   WIPE_DELAY_MS,
   type TransactionParts,
@@ -118,6 +121,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       completion: this.completion,
       outbox: this.outbox,
       events: this.events,
+      series: new Series(sql),
     };
     this.hasTables =
       sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
@@ -342,6 +346,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
         const now = Date.now();
         const end = this.session.end();
         this.runs.loseIfOrphaned(now);
+        this.parts.series.dropIfEnded(now);
         if (end !== undefined && end + WIPE_DELAY_MS <= now) closeAndWipe(this.parts, now);
         else {
           this.challenges.endOverdue(now);
@@ -441,7 +446,34 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * together; once per session.
    */
   private noticeOutcome(): void {
-    if (this.completion.notice(() => transactionFacts(this.parts, Number.NEGATIVE_INFINITY))) this.staged = true;
+    const facts = () => transactionFacts(this.parts, Number.NEGATIVE_INFINITY);
+    if (!this.completion.notice(facts)) return;
+    this.staged = true;
+    // The final outcome, once: a series set up by a Y or an A is kept from now until its expiry.
+    const series = seriesFrom(facts()!);
+    if (series) {
+      this.parts.series.record(series);
+      this.rearm = true;
+    }
+  }
+
+  /**
+   * A 3RI's use of this transaction's series (docs/threeds.md "Series and 3RI"): checked and
+   * recorded at once; an object with nothing stored (unknown, or freed) has no series.
+   */
+  seriesUse(
+    reference: string,
+    requestHash: string,
+    use: ThreeRiUse,
+    authenticated: boolean,
+    now: number,
+  ): SeriesUseOutcome {
+    return this.parts.series.use(reference, requestHash, use, authenticated, now);
+  }
+
+  /** Forgets a 3RI's use whose own transaction refused it (its reference was taken by another body). */
+  seriesRelease(reference: string, requestHash: string): void {
+    this.parts.series.release(reference, requestHash);
   }
 
   /** Stages the session record as the next projection of its key. */

@@ -1,0 +1,99 @@
+import { seriesEnd, useProblem, type SeriesRecord, type SeriesUseOutcome, type ThreeRiUse } from '../series-rules';
+
+/**
+ * The series a transaction set up (docs/threeds.md "Series and 3RI"): kept by the customer-present
+ * transaction's object from its final `Y` or `A` until the series' expiry, past the session's end
+ * (the session's wipe leaves it), and every 3RI that used it, by the 3RI's own reference. A use
+ * is checked and recorded in one synchronous block, so 20 concurrent 3RIs never overshoot, and a
+ * retried one (same reference and body) finds its first answer.
+ */
+
+export class Series {
+  constructor(private readonly sql: SqlStorage) {}
+
+  createTables(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY CHECK (id = 1), record TEXT NOT NULL,
+        ends_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS series_uses (reference TEXT PRIMARY KEY, request_hash TEXT NOT NULL,
+        amount INTEGER NOT NULL, type TEXT NOT NULL, counted INTEGER NOT NULL, at INTEGER NOT NULL)`);
+  }
+
+  /** Keeps the series (the first one: a later session under the same reference sets up none). */
+  record(series: SeriesRecord): void {
+    this.sql.exec(
+      'INSERT OR IGNORE INTO series (id, record, ends_at) VALUES (1, ?, ?)',
+      JSON.stringify(series),
+      seriesEnd(series.terms),
+    );
+  }
+
+  get(now: number): SeriesRecord | undefined {
+    if (!this.hasTables()) return undefined;
+    const row = this.sql.exec<{ record: string; ends_at: number }>('SELECT record, ends_at FROM series').toArray()[0];
+    return row && row.ends_at > now ? (JSON.parse(row.record) as SeriesRecord) : undefined;
+  }
+
+  /**
+   * A 3RI's use of the series: checked against its terms and the uses that count so far, and
+   * recorded (counted when `authenticated`) unless refused. A retry with the same reference and
+   * body gets the same outcome; the same reference with another body, `conflict`.
+   */
+  use(reference: string, requestHash: string, use: ThreeRiUse, authenticated: boolean, now: number): SeriesUseOutcome {
+    const series = this.get(now);
+    const prior = '$.priorTransactionReference';
+    if (!series)
+      return {
+        kind: 'refused',
+        error: {
+          errorName: 'fieldHasInvalidValue',
+          message: 'The prior transaction set up no series.',
+          jsonPath: prior,
+        },
+      };
+    const known = this.sql
+      .exec<{ request_hash: string }>('SELECT request_hash FROM series_uses WHERE reference = ?', reference)
+      .toArray()[0];
+    if (known) return known.request_hash === requestHash ? { kind: 'allowed', series } : { kind: 'conflict' };
+    const counted = this.sql
+      .exec<{ amount: number | null; instalments: number }>(
+        "SELECT SUM(amount) AS amount, SUM(type = 'instalment') AS instalments FROM series_uses WHERE counted = 1",
+      )
+      .one();
+    const problem = useProblem(
+      series,
+      use,
+      { amount: counted.amount ?? 0, instalments: counted.instalments ?? 0 },
+      now,
+    );
+    if (problem) return { kind: 'refused', error: problem };
+    this.sql.exec(
+      'INSERT INTO series_uses (reference, request_hash, amount, type, counted, at) VALUES (?, ?, ?, ?, ?, ?)',
+      ...[reference, requestHash, use.amount, use.type, authenticated ? 1 : 0, now],
+    );
+    return { kind: 'allowed', series };
+  }
+
+  /** Forgets a use whose 3RI never happened (its reference was another transaction's); the same body only. */
+  release(reference: string, requestHash: string): void {
+    if (!this.hasTables()) return;
+    this.sql.exec('DELETE FROM series_uses WHERE reference = ? AND request_hash = ?', reference, requestHash);
+  }
+
+  /** When the series ends (the alarm drops it then), undefined when there is none. */
+  endsAt(): number | undefined {
+    if (!this.hasTables()) return undefined;
+    return this.sql.exec<{ ends_at: number }>('SELECT ends_at FROM series').toArray()[0]?.ends_at;
+  }
+
+  /** Drops the series and its uses once it has ended. */
+  dropIfEnded(now: number): void {
+    const end = this.endsAt();
+    if (end === undefined || end > now) return;
+    this.sql.exec('DELETE FROM series');
+    this.sql.exec('DELETE FROM series_uses');
+  }
+
+  private hasTables(): boolean {
+    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'series'").toArray().length > 0;
+  }
+}
