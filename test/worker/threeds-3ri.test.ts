@@ -235,4 +235,12 @@ describe('merchantInitiated', () => {
     expect(left).toEqual({ sessions: 0, series: 1 });
     expect((await threeRi(threeRiBody(reference))).status).toBe(200);
   });
+
+  it('is not available in live yet: 400 merchantIsNotConfigured, never the test issuer', async () => {
+    const live = new StorageHarness({ ENVIRONMENT: 'live' });
+    const response = await threeRi(threeRiBody(newReference()), (r) => live.fetch(r));
+    const body = await response.json<Json>();
+    expect(response.status).toBe(400);
+    expect(body.errorName).toBe('merchantIsNotConfigured');
+  });
 });

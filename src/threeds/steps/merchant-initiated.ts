@@ -38,6 +38,12 @@ export async function merchantInitiated(
   const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
   if (!called.ok) return called;
   const caller = called.value;
+  // Live 3RI (its AReq through the 3DS Server provider) is not built yet: never the test issuer there.
+  if (deps.environment === 'live')
+    return failed({
+      kind: 'merchantNotConfigured',
+      feature: 'merchant-initiated 3-D Secure in live (not available yet)',
+    });
   const resolved = await resolveCard(
     deps.cards,
     { username: caller.scope.username, entity: caller.entity },
