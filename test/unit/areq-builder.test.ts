@@ -94,6 +94,25 @@ function built(i: AReqInput): Record<string, unknown> {
   return result.areq;
 }
 
+describe('the AReq of a series’ first payment', () => {
+  it.each(['2.1.0', '2.2.0', '2.3.1'] as const)('carries the series on %s, valid for its rules', (version) => {
+    const recurring = { type: 'instalment', expiry: '2027-06-30', frequencyDays: 30, instalments: 6 };
+    const areq = built(input(version, { request: request({ recurring }) }));
+    expect(areq).toMatchObject({
+      threeDSRequestorAuthenticationInd: '03',
+      recurringExpiry: '20270630',
+      recurringFrequency: '30',
+      purchaseInstalData: '6',
+    });
+    if (version === '2.3.1') expect(areq.recurringInd).toEqual({ amountInd: '02', frequencyInd: '01' });
+    const plain = built(
+      input(version, { request: request({ recurring: { ...recurring, type: 'recurring', instalments: undefined } }) }),
+    );
+    expect(plain.threeDSRequestorAuthenticationInd).toBe('02');
+    expect(plain.purchaseInstalData).toBeUndefined();
+  });
+});
+
 describe('the AReq builder (pure)', () => {
   it.each(VERSIONS)('builds a valid %s AReq with every field mapped', (version) => {
     const areq = built(input(version));

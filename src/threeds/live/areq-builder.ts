@@ -177,6 +177,7 @@ export function buildAReq(input: AReqInput): AReqResult {
     requested: asked,
     ...exemptionToSend(asked, version, card.brands),
   };
+  const recurring = request.recurring;
   const challengeInd = exemption
     ? exemption.sent.threeDSRequestorChallengeInd
     : CHALLENGE_INDICATORS[request.challenge.preference];
@@ -189,7 +190,9 @@ export function buildAReq(input: AReqInput): AReqResult {
     deviceChannel: '02',
     threeDSServerTransID: input.threeDSServerTransID,
     threeDSCompInd: input.threeDSCompInd,
-    threeDSRequestorAuthenticationInd: '01',
+    // 02 recurring, 03 instalment: the first payment of a series (docs/threeds.md "Series and 3RI").
+    threeDSRequestorAuthenticationInd: recurring ? (recurring.type === 'instalment' ? '03' : '02') : '01',
+    ...seriesFields(version, recurring, now),
     threeDSRequestorChallengeInd: version === '2.3.1' ? [challengeInd] : challengeInd,
     ...(authInfo ? { threeDSRequestorAuthenticationInfo: version === '2.3.1' ? [authInfo] : authInfo } : {}),
     threeDSRequestorURL: requestor.threeDSRequestorURL,
@@ -233,6 +236,28 @@ export function buildAReq(input: AReqInput): AReqResult {
     ...merchantRiskIndicator(request),
   };
   return { ok: true, areq, ...(exemption ? { exemption } : {}) };
+}
+
+/**
+ * A series' terms in the AReq of its first payment: its expiry and frequency, the number of
+ * instalments; in 2.3.1 also `recurringInd` (a variable amount, at a fixed frequency) and the
+ * date of the next payment, which a fixed frequency requires.
+ */
+function seriesFields(
+  version: EmvVersion,
+  recurring: AuthenticateRequest['recurring'],
+  now: number,
+): Record<string, unknown> {
+  if (!recurring) return {};
+  const next = new Date(now + recurring.frequencyDays * DAY_MS).toISOString().slice(0, 10);
+  return {
+    recurringExpiry: recurring.expiry.replaceAll('-', ''),
+    recurringFrequency: String(recurring.frequencyDays),
+    ...(recurring.instalments !== undefined ? { purchaseInstalData: String(recurring.instalments) } : {}),
+    ...(version === '2.3.1'
+      ? { recurringInd: { amountInd: '02', frequencyInd: '01' }, recurringDate: next.replaceAll('-', '') }
+      : {}),
+  };
 }
 
 /**
