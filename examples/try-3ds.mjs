@@ -1,7 +1,8 @@
 // npm run try:3ds: 3-D Secure in `test` end to end, without a browser (docs/threeds.md). A challenge
 // flow: deviceDataInitialize, the device data collection page, authenticate, the challenge ended
 // through the sandbox control completeChallenge (as the cardholder's right code would), then
-// verification and the transaction read back; a frictionless flow; and a verification called before the challenge ended. BASE_URL
+// verification and the transaction read back; a frictionless flow; a verification called before the challenge ended;
+// and a subscription: its first payment sets up a series, a merchant-initiated (3RI) payment uses it. BASE_URL
 // (default http://localhost:8787) is a running test Worker: `npm start`.
 import { THREEDS_HEADERS, call, check, run, runId, step } from './lib.mjs';
 
@@ -101,4 +102,49 @@ run('try:3ds', async () => {
     json: { transactionReference: order3, merchant, challenge, result: 'passed' },
   });
   check(late.json.challenge.result === 'notCompleted', 'the challenge stays not completed');
+
+  step('A subscription: the first payment sets up a series (recurring: a challenge is mandated)');
+  const mastercard = { ...card, cardNumber: '5312650000000004' };
+  const first = `sub-${id}-first`;
+  const subscribe = await call('POST', `${API}/authenticate`, {
+    headers: THREEDS_HEADERS,
+    json: {
+      ...authenticateBody(first, await collectDeviceData(first), '3ds2-challenge-identified'),
+      instruction: { value: { amount: 1999, currency: 'GBP' }, paymentInstrument: mastercard },
+      recurring: { type: 'recurring', expiry: `${new Date().getUTCFullYear() + 1}-12-31`, frequencyDays: 30 },
+    },
+  });
+  check(subscribe.json.outcome === 'challenged', 'challenged');
+  const firstChallenge = { reference: subscribe.json.challenge.reference };
+  await call('POST', `${API}/sandbox/completeChallenge`, {
+    headers: THREEDS_HEADERS,
+    json: { transactionReference: first, merchant, challenge: firstChallenge, result: 'passed' },
+  });
+  const subscribed = await call('POST', `${API}/verification`, {
+    headers: THREEDS_HEADERS,
+    json: { transactionReference: first, merchant, challenge: firstChallenge },
+  });
+  check(subscribed.json.outcome === 'authenticated', 'authenticated: the series is kept');
+
+  step('A month later, the merchant-initiated payment: a 3RI authentication of the series, no cardholder');
+  const threeRi = (transactionReference, amount, expect) =>
+    call('POST', `${API}/merchantInitiated`, {
+      headers: THREEDS_HEADERS,
+      json: {
+        transactionReference,
+        merchant,
+        priorTransactionReference: first,
+        type: 'recurring',
+        instruction: { value: { amount, currency: 'GBP' }, paymentInstrument: mastercard },
+      },
+      ...(expect ? { expect } : {}),
+    });
+  const renewal = await threeRi(`sub-${id}-2`, 1999);
+  check(renewal.json.outcome === 'authenticated', 'authenticated');
+  check(renewal.json.authentication?.eci === '07', 'ECI 07 (Mastercard, merchant-initiated)');
+  const beyond = await threeRi(`sub-${id}-3`, 1, 400);
+  check(
+    beyond.json.validationErrors?.[0]?.jsonPath === '$.instruction.value.amount',
+    "beyond the first payment's amount: 400",
+  );
 });
