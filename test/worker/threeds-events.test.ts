@@ -26,7 +26,16 @@ import {
   type Receiver,
   type Received,
 } from './event-helpers';
-import { authenticateBody, completeChallenge, threeDs, transaction, VISA_PAN, verifyBody } from './threeds-helpers';
+import {
+  authenticateBody,
+  cardFront,
+  completeChallenge,
+  MASTERCARD_PAN,
+  threeDs,
+  transaction,
+  VISA_PAN,
+  verifyBody,
+} from './threeds-helpers';
 import {
   creqOf,
   deadlinesFor,
@@ -100,6 +109,32 @@ function expectSignedWithoutCard(r: Received, cardNumber = VISA_PAN): void {
 }
 
 describe('threeDS.authentication.completed, in test', () => {
+  it('carries an exemption’s result, and is sent for a 3RI like any transaction', async () => {
+    const receiver = await receiving();
+    const exempt = authenticateBody({ cardHolderName: '3ds2-exemption-granted', exemption: 'TRA' });
+    const exemptAnswer = await (await threeDs('authenticate', exempt)).json<Json>();
+    expect(exemptAnswer.exemption.applied).toBe(true);
+    const e = await theEvent(receiver, exempt.transactionReference as string);
+    expect(e.event.data).toEqual(withoutValue(exemptAnswer));
+
+    const prior = authenticateBody({ cardHolderName: '3ds2-frictionless-identified', cardNumber: MASTERCARD_PAN });
+    const recurring = { type: 'recurring', expiry: `${new Date().getUTCFullYear() + 1}-01-31`, frequencyDays: 30 };
+    expect((await threeDs('authenticate', { ...prior, recurring })).status).toBe(200);
+    const reference = `3ri-${prior.transactionReference as string}`;
+    const threeRi = await threeDs('merchantInitiated', {
+      transactionReference: reference,
+      merchant: { entity: 'default' },
+      priorTransactionReference: prior.transactionReference,
+      type: 'recurring',
+      instruction: { value: { amount: 100, currency: 'GBP' }, paymentInstrument: cardFront(undefined, MASTERCARD_PAN) },
+    });
+    const answer = await threeRi.json<Json>();
+    expect(answer.outcome).toBe('authenticated');
+    const r = await theEvent(receiver, reference);
+    expect(r.event.data).toEqual(withoutValue(answer));
+    expectSignedWithoutCard(r, MASTERCARD_PAN);
+  });
+
   it('is sent once for a frictionless authenticate, even for 20 identical requests at once, with its answer less authenticationValue', async () => {
     const receiver = await receiving();
     const body = authenticateBody({ cardHolderName: '3DS_V2_FRICTIONLESS_IDENTIFIED' });
