@@ -1,8 +1,6 @@
 import type { Brand } from '../../bin/model';
-import { resolveCard } from '../../cards/resolve-card';
 import { failed, fieldFailure, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
-import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import type { ThreeDsTransactionApi } from '../transaction-api';
@@ -18,7 +16,7 @@ import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, ty
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from '../challenged-answer';
-import { eventScope, requestHash, threeDsCaller, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
+import { callerAndCard, eventScope, requestHash, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
 
 /**
  * authenticate (docs/threeds.md "authenticate"); in `live` it hands over to the 3DS Server provider
@@ -37,19 +35,9 @@ export async function authenticate(
   version: ApiVersion = 1,
 ): Promise<Result<Authenticated>> {
   // Business rules in order (docs/pipeline.md step 6): entity and feature, brand, then currency.
-  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
-  if (!called.ok) return called;
-  const caller = called.value;
-  const resolved = await resolveCard(
-    deps.cards,
-    { username: caller.scope.username, entity: caller.entity },
-    request.instruction.paymentInstrument,
-    { hrefPath: '$.instruction.paymentInstrument.href' },
-  );
-  if (!resolved.ok) return resolved;
-  const card = resolved.value;
-  const currency = currencyRule(caller.entity, request.instruction.value.currency);
-  if (!currency.ok) return currency;
+  const checked = await callerAndCard(deps, merchant, request);
+  if (!checked.ok) return checked;
+  const { caller, card } = checked.value;
   const exemption = askedExemption(request, caller);
   if (!exemption.ok) return exemption;
   const asked = exemption.value;

@@ -1,7 +1,5 @@
-import { resolveCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
-import { currencyRule } from '../../merchants/entity-rules';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { MerchantInitiatedRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
@@ -10,7 +8,7 @@ import { answerFor, answerIds, randomAnswerIds, type ResultKind, type ThreeDsAns
 import { NON_PAYMENT_TYPES, seriesCardHash, THREE_RI_TYPES, type ThreeRiType } from '../series-rules';
 import type { Brand } from '../../bin/model';
 import { SESSION_TTL_MS, sessionKey } from '../session-record';
-import { eventScope, requestHash, threeDsCaller, type Authenticated, type ThreeDsDeps } from './step-deps';
+import { callerAndCard, eventScope, requestHash, type Authenticated, type ThreeDsDeps } from './step-deps';
 
 /**
  * merchantInitiated (docs/threeds.md "Series and 3RI"): a 3RI authentication, the cardholder
@@ -35,25 +33,15 @@ export async function merchantInitiated(
   request: MerchantInitiatedRequest,
   version: ApiVersion = 1,
 ): Promise<Result<Authenticated>> {
-  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
-  if (!called.ok) return called;
-  const caller = called.value;
+  const checked = await callerAndCard(deps, merchant, request);
+  if (!checked.ok) return checked;
+  const { caller, card } = checked.value;
   // Live 3RI (its AReq through the 3DS Server provider) is not built yet: never the test issuer there.
   if (deps.environment === 'live')
     return failed({
       kind: 'merchantNotConfigured',
       feature: 'merchant-initiated 3-D Secure in live (not available yet)',
     });
-  const resolved = await resolveCard(
-    deps.cards,
-    { username: caller.scope.username, entity: caller.entity },
-    request.instruction.paymentInstrument,
-    { hrefPath: '$.instruction.paymentInstrument.href' },
-  );
-  if (!resolved.ok) return resolved;
-  const card = resolved.value;
-  const currency = currencyRule(caller.entity, request.instruction.value.currency);
-  if (!currency.ok) return currency;
   if (request.priorTransactionReference === request.transactionReference)
     return invalidPrior('A 3RI is a transaction of its own: give it a reference of its own.');
 

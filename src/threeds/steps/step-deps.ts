@@ -1,7 +1,7 @@
-import type { CardDeps } from '../../cards/resolve-card';
+import { resolveCard, type CardDeps, type ResolvedCard } from '../../cards/resolve-card';
 import type { Environment } from '../../config/settings';
 import { ok, type Result } from '../../failures';
-import { threeDsEntityRule } from '../../merchants/entity-rules';
+import { currencyRule, threeDsEntityRule } from '../../merchants/entity-rules';
 import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
 import type { ApiVersion } from '../../media-types';
 import type { ThreeDsTransactionApi } from '../transaction-api';
@@ -74,4 +74,32 @@ export interface Authenticated {
   scenario: string;
   /** A different body met a transaction already authenticated: answered `unavailable` (version 1). */
   conflict: boolean;
+}
+
+/**
+ * The business rules of a step that authenticates a card, in order (docs/pipeline.md step 6):
+ * the entity and its 3-D Secure, the card (a token's checks) and its brand, then the currency.
+ */
+export async function callerAndCard(
+  deps: ThreeDsDeps,
+  merchant: MerchantConfig,
+  request: {
+    transactionReference: string;
+    merchant: { entity: string };
+    instruction: { value: { currency: string }; paymentInstrument: Parameters<typeof resolveCard>[2] };
+  },
+): Promise<Result<{ caller: Caller; card: ResolvedCard }>> {
+  const called = threeDsCaller(merchant, request.merchant.entity, request.transactionReference);
+  if (!called.ok) return called;
+  const caller = called.value;
+  const resolved = await resolveCard(
+    deps.cards,
+    { username: caller.scope.username, entity: caller.entity },
+    request.instruction.paymentInstrument,
+    { hrefPath: '$.instruction.paymentInstrument.href' },
+  );
+  if (!resolved.ok) return resolved;
+  const currency = currencyRule(caller.entity, request.instruction.value.currency);
+  if (!currency.ok) return currency;
+  return ok({ caller, card: resolved.value });
 }
