@@ -74,6 +74,7 @@ export interface SeriesSetup {
   amount: number;
   currency: string;
   cardHash: string;
+  brands: string[];
 }
 
 /** The keyed hash a series knows its card by (never the number). */

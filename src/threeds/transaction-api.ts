@@ -87,6 +87,8 @@ export interface TransactionFacts {
     answer?: Record<string, unknown>;
     lost: boolean;
     decidedAt: number;
+    /** The series authenticate set up, kept if the final outcome is Y or A. */
+    series?: SeriesSetup;
     challenge?: { challenge: LiveChallenge; md: string; result?: LiveResult };
   };
 }
@@ -164,6 +166,8 @@ export interface LiveAuthenticateInput {
   request: AuthenticateRequest;
   card: AReqCard;
   requestor: RequestorBlock;
+  /** `recurring`: the series to keep if the final outcome is Y or A (series-rules.ts). */
+  series?: SeriesSetup;
 }
 
 export type LiveAuthenticated =

@@ -1,4 +1,6 @@
+import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { threeDsObject } from './projection-helpers';
 import {
   card,
   endChallenge,
@@ -89,5 +91,51 @@ describe('an exemption in live', () => {
     const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified.outcome).toBe('authenticated');
     expect(verified.exemption).toEqual(refused);
+  });
+});
+
+describe('a series set up in live', () => {
+  const recurring = { type: 'recurring', expiry: `${new Date().getUTCFullYear() + 1}-03-31`, frequencyDays: 30 };
+
+  async function seriesOf(reference: string): Promise<Json | undefined> {
+    return runInDurableObject(threeDsObject(reference), (_o, state) => {
+      const row = state.storage.sql.exec<{ record: string }>('SELECT record FROM series').toArray()[0];
+      return row ? (JSON.parse(row.record) as Json) : undefined;
+    });
+  }
+
+  it('is kept from a frictionless Y, with the ids a later 3RI names; the AReq says recurring', async () => {
+    const h = liveHarness();
+    const body: Json = { ...liveBody('2100', { browser: true }), recurring };
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer.status).toBe('Y');
+    const preauth = h.providerAnswers.find((a) => a.op === 'preauth')!;
+    const saw = await expectValidMessages(preauth.body.threeDSServerTransID);
+    expect(saw.areq).toMatchObject({ threeDSRequestorAuthenticationInd: '02', recurringFrequency: '30' });
+    const series = await seriesOf(body.transactionReference as string);
+    expect(series).toMatchObject({
+      terms: recurring,
+      amount: body.instruction.value.amount,
+      version: '2.2.0',
+      acsTransactionId: answer.acsTransactionId,
+      dsTransactionId: answer.authentication.transactionId,
+      method: '01',
+      status: 'Y',
+    });
+    expect(JSON.stringify(series)).not.toContain(body.instruction.paymentInstrument.cardNumber);
+    expect(JSON.stringify(series)).not.toContain(answer.authentication.authenticationValue);
+  });
+
+  it('is kept after a challenge passed (method 02), not after a failure', async () => {
+    const h = liveHarness();
+    const body: Json = { ...liveBody('2172', { browser: true, windowSize: '500x600' }), recurring };
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer.outcome).toBe('challenged');
+    await endChallenge(h, answer, 'Y');
+    await liveJson(h, 'verification', verifyBodyOf(body, answer));
+    expect(await seriesOf(body.transactionReference as string)).toMatchObject({ method: '02', status: 'Y' });
+    const failed: Json = { ...liveBody('2110', { browser: true }), recurring };
+    expect((await liveJson(liveHarness(), 'authenticate', failed)).status).toBe('N');
+    expect(await seriesOf(failed.transactionReference as string)).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import type { SeriesSetup } from '../series-rules';
 import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
@@ -29,6 +30,7 @@ export async function liveAuthenticate(
   card: ResolvedCard,
   hash: string,
   version: ApiVersion = 1,
+  series?: SeriesSetup,
 ): Promise<Result<Authenticated>> {
   // A deployment without a provider or a requestor block is misconfigured: 503, before any call.
   const { requestor } = liveParts(deps, caller.entity);
@@ -42,6 +44,7 @@ export async function liveAuthenticate(
     request,
     card: areqCard(card),
     requestor,
+    ...(series ? { series } : {}),
   });
   const answered = (answer: Record<string, unknown>, scenario: string, conflict = false): Result<Authenticated> =>
     ok({ answer: rendered(answer, version), card: card.masked, scenario, conflict });

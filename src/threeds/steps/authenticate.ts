@@ -52,11 +52,12 @@ export async function authenticate(
     amount: request.instruction.value.amount,
     currency: request.instruction.value.currency,
     cardHash: await seriesCardHash(deps.key, card.cardNumber),
+    brands: [...card.brands],
   };
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
-  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version);
+  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version, series);
   const { owner, id } = deps.transactionFor(caller.scope);
   const reference = request.deviceData.collectionReference ?? null;
   // Assume a sent collectionReference was collected (the usual case): the owner answers `stale`

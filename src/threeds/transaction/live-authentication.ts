@@ -77,7 +77,7 @@ export async function runLiveAuthentication(
     apiBase: `${baseUrl}${THREEDS_PATH}`,
   };
   const answered = (answer: object, scenario: string, challenge?: LiveChallenge): LiveAuthenticated => {
-    const recorded = live.complete({ ...answer }, Date.now(), challenge);
+    const recorded = live.complete({ ...answer }, Date.now(), challenge, input.series);
     return { kind: 'answered', answer: recorded ?? { ...unavailableAnswer(context) }, scenario };
   };
 

@@ -1,3 +1,4 @@
+import type { SeriesSetup } from '../series-rules';
 import {
   type LiveChallenge,
   type LiveResult,
@@ -29,6 +30,7 @@ interface AuthRow extends Record<string, SqlStorageValue> {
   answer: string | null;
   lost: number;
   decided_at: number | null;
+  series: string | null;
 }
 
 interface ChallengeRow extends Record<string, SqlStorageValue> {
@@ -62,9 +64,12 @@ export class LiveTransaction {
       CREATE TABLE IF NOT EXISTS live_facts (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS live_auth (id INTEGER PRIMARY KEY CHECK (id = 1), request_hash TEXT NOT NULL,
         lease_id TEXT NOT NULL, lease_until INTEGER NOT NULL, sending_at INTEGER, answer TEXT, lost INTEGER NOT NULL DEFAULT 0,
-        decided_at INTEGER);
+        decided_at INTEGER, series TEXT);
       CREATE TABLE IF NOT EXISTS live_challenge (reference TEXT PRIMARY KEY, data TEXT NOT NULL, shown_jti TEXT, md TEXT,
         result TEXT, decided_at INTEGER)`);
+    // An object made before the series column (a live_auth of an open session) gets it.
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(live_auth)').toArray();
+    if (!columns.some((c) => c.name === 'series')) this.sql.exec('ALTER TABLE live_auth ADD COLUMN series TEXT');
   }
 
   /** Forgets everything (the session ended). */
@@ -213,10 +218,14 @@ export class LiveTransaction {
     answer: Record<string, unknown>,
     now: number,
     challenge?: LiveChallenge,
+    series?: SeriesSetup,
   ): Record<string, unknown> | undefined {
     const row = this.auth();
     if (row && row.answer === null && row.lost === 0) {
-      this.sql.exec('UPDATE live_auth SET answer = ?, decided_at = ? WHERE id = 1', JSON.stringify(answer), now);
+      this.sql.exec(
+        'UPDATE live_auth SET answer = ?, decided_at = ?, series = ? WHERE id = 1',
+        ...[JSON.stringify(answer), now, series ? JSON.stringify(series) : null],
+      );
       if (challenge) {
         this.sql.exec(
           'INSERT OR IGNORE INTO live_challenge (reference, data) VALUES (?, ?)',
@@ -306,13 +315,15 @@ export class LiveTransaction {
    * What is known of the authentication, for the transaction's description: its answer and when it
    * was decided, or `lost` (the AReq went out and its answer is unknown); undefined while none.
    */
-  authentication(): { answer?: Record<string, unknown>; lost: boolean; decidedAt: number } | undefined {
+  authentication():
+    { answer?: Record<string, unknown>; lost: boolean; decidedAt: number; series?: SeriesSetup } | undefined {
     const row = this.auth();
     if (!row || row.decided_at === null) return undefined;
     return {
       ...(row.answer !== null ? { answer: JSON.parse(row.answer) as Record<string, unknown> } : {}),
       lost: row.lost === 1,
       decidedAt: row.decided_at,
+      ...(row.series ? { series: JSON.parse(row.series) as SeriesSetup } : {}),
     };
   }
 

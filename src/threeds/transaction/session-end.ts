@@ -3,7 +3,7 @@ import type { EventOutbox } from '../../storage/event-outbox';
 import type { Outbox } from '../../storage/projection-outbox';
 import type { EventType } from '../../events/event-types';
 import type { AuthClaim, InitClaim, TransactionFacts } from '../transaction-api';
-import type { SeriesRecord } from '../series-rules';
+import type { SeriesRecord, SeriesSetup } from '../series-rules';
 import type { LiveTransaction } from './live-transaction';
 import type { LiveWatch } from './live-watch';
 import type { Session } from './session';
@@ -94,29 +94,43 @@ export function nextAlarm(p: TransactionParts): number | undefined {
  * object; the status Y or A of the final outcome), or undefined.
  */
 export function seriesFrom(facts: TransactionFacts): SeriesRecord | undefined {
+  const live = facts.live;
+  if (live) {
+    if (!live.series || live.lost) return undefined;
+    const final = live.challenge ? live.challenge.result?.answer : live.answer;
+    return final && record(live.series, final, live.challenge !== undefined, facts.updatedAt);
+  }
   const auth = facts.auth;
-  const setup = auth?.series;
-  if (!auth || !setup) return undefined;
-  const answer = auth.answer as {
+  if (!auth?.series) return undefined;
+  if (!auth.challenge) return record(auth.series, auth.answer, false, facts.updatedAt, auth.version);
+  // A test challenge's answer is derived when asked for (its ids): its status is the scenario's.
+  if (facts.challengeResult?.outcome !== 'passed') return undefined;
+  const status = { authenticated: 'Y', authenticatedAttempted: 'A' }[auth.challenge.onSuccess];
+  return record(auth.series, { status }, true, facts.updatedAt, auth.version);
+}
+
+/** The series of a final answer of status Y or A. */
+function record(
+  setup: SeriesSetup,
+  answer: Record<string, unknown>,
+  challenged: boolean,
+  at: number,
+  version?: string,
+): SeriesRecord | undefined {
+  const a = answer as {
     status?: string;
     acsTransactionId?: string;
-    authentication?: { transactionId?: string };
+    authentication?: { version?: string; transactionId?: string };
   };
-  let status: string | undefined;
-  if (!auth.challenge) status = answer.status;
-  else if (facts.challengeResult?.outcome === 'passed')
-    status = { authenticated: 'Y', authenticatedAttempted: 'A' }[auth.challenge.onSuccess];
-  if (status !== 'Y' && status !== 'A') return undefined;
+  if (a.status !== 'Y' && a.status !== 'A') return undefined;
   return {
     ...setup,
-    brands: auth.brands,
-    version: auth.version,
-    ...(auth.challenge
-      ? {}
-      : { acsTransactionId: answer.acsTransactionId!, dsTransactionId: answer.authentication!.transactionId! }),
-    method: auth.challenge ? '02' : '01',
-    authenticatedAt: facts.updatedAt,
-    status,
+    version: version ?? a.authentication?.version ?? '',
+    ...(a.acsTransactionId !== undefined ? { acsTransactionId: a.acsTransactionId } : {}),
+    ...(a.authentication?.transactionId !== undefined ? { dsTransactionId: a.authentication.transactionId } : {}),
+    method: challenged ? '02' : '01',
+    authenticatedAt: at,
+    status: a.status,
   };
 }
 
