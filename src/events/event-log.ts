@@ -29,7 +29,6 @@ import { sendEvent } from './send-event';
  * shard it could not reach gets it from shard 0's alarm, or asks for it before its first append).
  * A shard that meets a `410` or 3 days of failures tells shard 0, which alone disables.
  *
- *
  * - `append` is idempotent by eventId and only writes SQLite and the alarm: it never waits on a delivery;
  * - a delivery is a POST signed the Standard Webhooks way with its endpoint's own secrets; a 2xx
  *   within the deadline is delivered, anything else tried again with backoff and jitter (longer when
@@ -66,6 +65,8 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
   private wake: (() => void) | undefined;
   /** When this shard last told shard 0 of a success, per endpoint (kept in memory: a reset only reports again). */
   private readonly successReported = new Map<string, number>();
+  /** This object's shard, once its owner row says (see {@link shardIndex}). */
+  private shardNo: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -282,8 +283,10 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     return this.owns(username) && this.shardIndex() === 0;
   }
 
+  /** This object's shard: set by its first write and never changed, so read once (it is on every delivery's path). */
   private shardIndex(): number {
-    return this.sql.exec<{ shard: number }>('SELECT shard FROM owner').toArray()[0]?.shard ?? 0;
+    this.shardNo ??= this.sql.exec<{ shard: number }>('SELECT shard FROM owner').toArray()[0]?.shard;
+    return this.shardNo ?? 0;
   }
 
   private shard(index: number) {
@@ -321,9 +324,7 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     // No change yet (none made, or a log from before the split): the shards ask for it instead.
     if (username === undefined || shards <= 1 || this.endpoints.setVersion() === undefined) return;
     const set = this.endpoints.copy();
-    const behind = Array.from({ length: shards - 1 }, (_, i) => i + 1).filter(
-      (i) => this.endpoints.copyVersion(i) < set.version,
-    );
+    const behind = this.shardsBehind(set.version);
     const sent = await Promise.allSettled(behind.map((i) => this.shard(i).syncEndpoints(username, i, set)));
     let missed = 0;
     sent.forEach((r, k) => {
@@ -586,13 +587,11 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     await this.deliverSoon();
   }
 
-  /** Shard 0: some shard has not taken the latest set of endpoints. */
-  private copiesBehind(): boolean {
+  /** Shard 0: the other shards that have not taken the set at `version` (none before the first change). */
+  private shardsBehind(version = this.endpoints.setVersion()): number[] {
+    if (version === undefined) return [];
     const shards = settingsOf(this.env).eventLogShards;
-    const version = this.endpoints.setVersion();
-    if (version === undefined) return false;
-    for (let i = 1; i < shards; i++) if (this.endpoints.copyVersion(i) < version) return true;
-    return false;
+    return Array.from({ length: shards - 1 }, (_, i) => i + 1).filter((i) => this.endpoints.copyVersion(i) < version);
   }
 
   /** The alarm: at the next delivery due, else when the oldest event is to be dropped; none when the log is empty. */
@@ -602,7 +601,7 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
       .filter((e) => e.state === 'enabled')
       .map((e) => this.store.nextDue(e.endpointId));
     times.push(this.store.nextExpiry());
-    if (this.shardIndex() === 0 && this.copiesBehind()) times.push(eventTransport.now() + COPY_RETRY_MS);
+    if (this.shardIndex() === 0 && this.shardsBehind().length > 0) times.push(eventTransport.now() + COPY_RETRY_MS);
     const defined = times.filter((t): t is number => t !== undefined);
     if (defined.length > 0) await this.ctx.storage.setAlarm(Math.min(...defined));
     else await this.ctx.storage.deleteAlarm();
