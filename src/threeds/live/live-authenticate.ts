@@ -3,13 +3,10 @@ import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
-import { THREEDS_PATH } from '../api-paths';
-import { duplicateIsAnError } from '../api-versions';
 import { SESSION_TTL_MS } from '../session-record';
 import { liveParts } from '../steps/live-parts';
-import { eventScope, type Authenticated, type Caller, type ThreeDsDeps } from '../steps/step-deps';
+import { duplicateAnswer, eventScope, type Authenticated, type Caller, type ThreeDsDeps } from '../steps/step-deps';
 import type { AReqCard } from './areq-builder';
-import { unavailableAnswer } from './emv-outcomes';
 import { rendered } from './stored-answer';
 
 /**
@@ -53,16 +50,8 @@ export async function liveAuthenticate(
       return answered(outcome.answer, outcome.scenario);
     case 'invalid':
       return failed({ kind: 'bodyDoesNotMatchSchema', errors: outcome.errors });
-    case 'conflict': {
-      if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
-      const context = {
-        transactionReference: request.transactionReference,
-        brands: card.brands,
-        step: 'authenticate' as const,
-        apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
-      };
-      return answered({ ...unavailableAnswer(context) }, 'conflict', true);
-    }
+    case 'conflict':
+      return duplicateAnswer(deps, request.transactionReference, card.masked, version);
   }
 }
 

@@ -7,16 +7,24 @@ import type { ThreeDsTransactionApi } from '../transaction-api';
 import type { AuthClaim } from '../transaction-api';
 import { CHALLENGE_TTL_MS, SESSION_TTL_MS, sessionKey } from '../session-record';
 import { PAGES, THREEDS_PATH } from '../api-paths';
-import { duplicateIsAnError, outageAnswer } from '../api-versions';
+import { outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { liveAuthenticate } from '../live/live-authenticate';
-import { answerFor, answerIds, randomAnswerIds, withExemption } from '../outcomes';
+import { answerFor, randomAnswerIds, withExemption } from '../outcomes';
 import { seriesCardHash, termsProblem, type SeriesSetup } from '../series-rules';
 import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
 import { decideRisk } from '../risk-rules';
 import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from '../challenged-answer';
-import { callerAndCard, eventScope, requestHash, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
+import {
+  callerAndCard,
+  duplicateAnswer,
+  eventScope,
+  requestHash,
+  type Authenticated,
+  type Caller,
+  type ThreeDsDeps,
+} from './step-deps';
 
 /**
  * authenticate (docs/threeds.md "authenticate"); in `live` it hands over to the 3DS Server provider
@@ -85,20 +93,7 @@ export async function authenticate(
   }
   if (claim?.kind !== 'done') throw new Error('the device data collection changed twice during one authenticate');
 
-  if (claim.conflict) {
-    if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
-    // Not stored: derived from this body's hash, so its own retries repeat it.
-    const ids = await answerIds(deps.key, `unavailable:${hash}`);
-    const answer = answerFor('unavailable', {
-      transactionReference: request.transactionReference,
-      brands: card.brands,
-      version: claim.answer.version,
-      ids,
-      step: 'authenticate',
-      apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
-    });
-    return ok({ answer: { ...answer }, card: card.masked, scenario: 'conflict', conflict: true });
-  }
+  if (claim.conflict) return duplicateAnswer(deps, request.transactionReference, card.masked, version);
   // The stored answer names no version: an outage scenario's `unavailable` is rendered per version.
   const stored = claim.answer.answer;
   const answer = scenarioNamed(claim.answer.scenario)?.outage ? outageAnswer(stored, version) : stored;

@@ -1,14 +1,20 @@
-import { failed, ok, type Result } from '../../failures';
+import { failed, fieldFailure, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { MerchantInitiatedRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
-import { duplicateIsAnError } from '../api-versions';
-import { answerFor, answerIds, randomAnswerIds, type ResultKind, type ThreeDsAnswer } from '../outcomes';
+import { answerFor, randomAnswerIds, type ResultKind, type ThreeDsAnswer } from '../outcomes';
 import { NON_PAYMENT_TYPES, seriesCardHash, THREE_RI_TYPES, type ThreeRiType } from '../series-rules';
 import type { Brand } from '../../bin/model';
 import { SESSION_TTL_MS, sessionKey } from '../session-record';
-import { callerAndCard, eventScope, requestHash, type Authenticated, type ThreeDsDeps } from './step-deps';
+import {
+  callerAndCard,
+  duplicateAnswer,
+  eventScope,
+  requestHash,
+  type Authenticated,
+  type ThreeDsDeps,
+} from './step-deps';
 
 /**
  * merchantInitiated (docs/threeds.md "Series and 3RI"): a 3RI authentication, the cardholder
@@ -43,7 +49,11 @@ export async function merchantInitiated(
       feature: 'merchant-initiated 3-D Secure in live (not available yet)',
     });
   if (request.priorTransactionReference === request.transactionReference)
-    return invalidPrior('A 3RI is a transaction of its own: give it a reference of its own.');
+    return fieldFailure(
+      'fieldHasInvalidValue',
+      'A 3RI is a transaction of its own: give it a reference of its own.',
+      '$.priorTransactionReference',
+    );
 
   const hash = await requestHash(deps.key, request);
   // The test issuer's outcome is known before the series is used: only an authenticated 3RI counts.
@@ -62,7 +72,7 @@ export async function merchantInitiated(
     deps.now,
   );
   if (use.kind === 'refused') return failed({ kind: 'bodyDoesNotMatchSchema', errors: [use.error] });
-  if (use.kind === 'conflict') return duplicate(deps, request, card.brands, version, hash);
+  if (use.kind === 'conflict') return duplicateAnswer(deps, request.transactionReference, card.masked, version);
 
   const { owner } = deps.transactionFor(caller.scope);
   const apiBase = `${deps.baseUrl}${THREEDS_PATH}`;
@@ -91,7 +101,7 @@ export async function merchantInitiated(
   if (claim.conflict) {
     // The reference is another transaction's: this 3RI never happened, so its use does not count.
     await prior.owner.seriesRelease(request.transactionReference, hash);
-    return duplicate(deps, request, card.brands, version, hash);
+    return duplicateAnswer(deps, request.transactionReference, card.masked, version);
   }
   return ok({ answer: claim.answer.answer, card: card.masked, scenario: claim.answer.scenario, conflict: false });
 }
@@ -104,31 +114,4 @@ function withRecurringEci(answer: ThreeDsAnswer, type: ThreeRiType, brands: read
   const mastercard = brands.some((b) => b === 'mastercard' || b === 'maestro');
   if (!mastercard || (type !== 'recurring' && type !== 'instalment') || !answer.authentication) return answer;
   return { ...answer, authentication: { ...answer.authentication, eci: '07' } };
-}
-
-function invalidPrior(message: string): Result<never> {
-  return failed({
-    kind: 'bodyDoesNotMatchSchema',
-    errors: [{ errorName: 'fieldHasInvalidValue', message, jsonPath: '$.priorTransactionReference' }],
-  });
-}
-
-/** Another body under a used 3RI reference: as authenticate answers it (api-versions.ts). */
-async function duplicate(
-  deps: ThreeDsDeps,
-  request: MerchantInitiatedRequest,
-  brands: readonly Brand[],
-  version: ApiVersion,
-  hash: string,
-): Promise<Result<Authenticated>> {
-  if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
-  const answer = answerFor('unavailable', {
-    transactionReference: request.transactionReference,
-    brands,
-    version: '2.2.0',
-    ids: await answerIds(deps.key, `unavailable:${hash}`),
-    step: 'authenticate',
-    apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
-  });
-  return ok({ answer: { ...answer }, card: '', scenario: 'conflict', conflict: true });
 }

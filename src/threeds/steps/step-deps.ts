@@ -1,6 +1,9 @@
 import { resolveCard, type CardDeps, type ResolvedCard } from '../../cards/resolve-card';
 import type { Environment } from '../../config/settings';
-import { ok, type Result } from '../../failures';
+import { failed, ok, type Result } from '../../failures';
+import { THREEDS_PATH } from '../api-paths';
+import { duplicateIsAnError } from '../api-versions';
+import { unavailableFor } from '../outcomes';
 import { currencyRule, threeDsEntityRule } from '../../merchants/entity-rules';
 import type { EntityConfig, MerchantConfig } from '../../merchants/merchant-config';
 import type { ApiVersion } from '../../media-types';
@@ -102,4 +105,21 @@ export async function callerAndCard(
   const currency = currencyRule(caller.entity, request.instruction.value.currency);
   if (!currency.ok) return currency;
   return ok({ caller, card: resolved.value });
+}
+
+/**
+ * Another body under a transaction reference in use (authenticate, merchantInitiated, test or
+ * live; docs/compatibility.md "Versions"): versions 2 and 3 get the error
+ * `transactionReferenceIsADuplicate`, version 1 `unavailable`, which changes nothing stored.
+ */
+export function duplicateAnswer(
+  deps: Pick<ThreeDsDeps, 'baseUrl'>,
+  transactionReference: string,
+  card: string,
+  version: ApiVersion,
+): Result<Authenticated> {
+  if (duplicateIsAnError(version)) return failed({ kind: 'transactionReferenceDuplicate' });
+  const apiBase = `${deps.baseUrl}${THREEDS_PATH}`;
+  const answer = unavailableFor({ transactionReference, step: 'authenticate', apiBase });
+  return ok({ answer: { ...answer }, card, scenario: 'conflict', conflict: true });
 }
