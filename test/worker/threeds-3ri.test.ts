@@ -221,6 +221,28 @@ describe('merchantInitiated', () => {
     },
   );
 
+  it.each(['before', 'after', 'hang'] as const)(
+    'the 3RI’s own object call failing %s (its use already recorded): 503; the retry answers and counts once',
+    async (when) => {
+      quiet();
+      const { reference } = await firstPayment();
+      const body = threeRiBody(reference, { amount: 1500 });
+      const h = new StorageHarness(when === 'hang' ? { STORAGE_TIMEOUT_MS: '1000' } : {}).failOn({
+        nth: 1,
+        of: 'do',
+        when,
+      });
+      await expect503(await threeRi(body, (r) => h.fetch(r)));
+      const retried = await threeRi(body);
+      expect(retried.status).toBe(200);
+      expect(await threeRi(body).then((r) => r.text())).toBe(await retried.text());
+      expect(await refusedAt(await threeRi(threeRiBody(reference, { amount: 1001 })))).toBe(
+        '$.instruction.value.amount',
+      );
+      expect((await threeRi(threeRiBody(reference, { amount: 1000 }))).status).toBe(200);
+    },
+  );
+
   it('outlives the prior’s session: a 3RI after the session was wiped still finds the series', async () => {
     const { reference } = await firstPayment();
     const prior = threeDsObject(reference);

@@ -32,8 +32,8 @@ import {
  * transaction's owner decides which body came first, and that body's answer is what every
  * identical request gets, at once; the owner projects the session record to KV itself, after the
  * answer (docs/storage.md "Projections"), so this step writes nothing. A different body
- * under the same reference gets `unavailable`, derived from its own hash, and changes nothing
- * (versions 2 and 3 of the API: the error transactionReferenceIsADuplicate). The answer is
+ * under the same reference gets `unavailable` and changes nothing (versions 2 and 3 of the API:
+ * the error transactionReferenceIsADuplicate; step-deps.ts `duplicateAnswer`). The answer is
  * rendered for the request's `version` of the API (src/threeds/api-versions.ts).
  */
 export async function authenticate(
