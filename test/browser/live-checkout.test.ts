@@ -84,6 +84,9 @@ async function openDemo(on?: Browser, options: { posix?: boolean } = {}): Promis
   page.on('pageerror', (e) => shopper.errors.push(String(e)));
   const response = await page.goto(new URL('/demo', live.url).href);
   expect(response!.status()).toBe(200);
+  // The page's static samples are the test ones: wait until the live config replaced them (its
+  // fetch may land after the page shows, on a busy machine).
+  await page.waitForFunction(() => document.getElementById('environment')?.textContent?.includes('live'));
   await page.waitForFunction(() => document.querySelectorAll('#samples button[data-card]').length > 0);
   expect(await page.textContent('#environment')).toContain('live');
   return shopper;
