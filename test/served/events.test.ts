@@ -622,12 +622,14 @@ describe('events over the network', () => {
     const v2 = `tok_${token.tokenId}_v2`;
     const arrived = await until('the token event at /a', 8, () => at('/a', (d) => d.event.eventId === v2)[0]);
     expectSignedFor(arrived, '/a');
-    // It came while the four requests hung (before the first one's 10 s deadline), none more sent to it.
-    expect(arrived.hangingThen).toBe(4);
+    // It came while the four pings hung (before the first one's 10 s deadline). The token's own
+    // events go to /hang too, from their subject's shard, which has slots of its own
+    // (docs/events.md "Delivery"): so at least four.
+    expect(arrived.hangingThen).toBeGreaterThanOrEqual(4);
     expect(arrived.at - at('/hang')[0]!.at).toBeLessThan(10_000);
-    // No fifth request to it while four were open. Told by the Worker's own record, not by
-    // arrival times (a busy machine may deliver a request late, after the deadline freed a slot):
-    // below, the fifth attempt started only once one of the four had ended.
+    // No fifth ping to it while four were open (the pings are shard 0's, 4 slots an endpoint):
+    // told below by the Worker's own record of an attempt's end, not by arrival order.
+    const pingsAt = () => at('/hang', (d) => d.event.eventType === 'ping');
 
     // At the deadline the four attempts fail as `timeout`, and what waited is sent.
     const timedOut = await until('a timeout recorded', 20, async () => {
@@ -637,16 +639,16 @@ describe('events over the network', () => {
     expect(timedOut).toMatchObject({ state: 'pending', lastError: 'timeout', attempts: 1 });
     expect(timedOut.lastStatus).toBeUndefined();
     expect(timedOut.history![0]!.durationMs).toBeGreaterThanOrEqual(9_000);
-    await until('the requests that waited', 10, () => (at('/hang').length > 4 ? true : undefined));
+    await until('the ping that waited', 10, () => (pingsAt().length > 4 ? true : undefined));
     // The Worker records an attempt's end before its slot is free, and the machine's one clock
-    // runs on: the fifth request reached the receiver after the first of the four was recorded ended.
+    // runs on: the fifth ping reached the receiver after the first of the four was recorded ended.
     const ends = await Promise.all(
       pings.map(async (eventId) => {
         const first = deliveryTo(await eventView(eventId), '/hang')?.history?.at(-1);
         return first ? Date.parse(first.at) : Infinity;
       }),
     );
-    expect(at('/hang')[4]!.at).toBeGreaterThanOrEqual(Math.min(...ends));
+    expect(pingsAt()[4]!.at).toBeGreaterThanOrEqual(Math.min(...ends));
     for (const d of at('/hang')) expectSignedFor(d, '/hang');
     expect((await api('DELETE', `/events/endpoints/${endpointOf('/hang').endpointId}`, null)).status).toBe(204);
     secrets.delete('/hang');
