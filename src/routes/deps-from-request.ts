@@ -64,8 +64,12 @@ export function tokenDeps(rc: RequestContext): TokenDeps {
 export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
   const now = Date.now();
   const timeoutMs = rc.settings.storageTimeoutMs;
-  // A live authenticate's call waits for its run in the object (the provider's deadline and the method's window).
-  const waits = transactionWaits(rc.settings.threeDsServer?.authenticateTimeoutMs ?? MAX_AUTHENTICATE_TIMEOUT_MS);
+  // A live authenticate's call waits for its run in the object (the provider's deadline and the
+  // method's window); a 3RI's, for the prior's object and in live its run.
+  const waits = transactionWaits(
+    rc.settings.threeDsServer?.authenticateTimeoutMs ?? MAX_AUTHENTICATE_TIMEOUT_MS,
+    rc.settings.environment,
+  );
   return {
     environment: rc.settings.environment,
     key: rc.settings.jwtKey,

@@ -88,6 +88,11 @@ export class ClaimTable {
     return row && { answer: JSON.parse(row.answer) as A, decidedAt: row.decided_at };
   }
 
+  /** The keyed hash of the body that claimed the step, if it was claimed and the claim is live. */
+  hashOf(name: string, now: number): string | undefined {
+    return this.live(name, now)?.request_hash;
+  }
+
   /** Forgets every claim (the object's state is wiped). */
   wipe(): void {
     this.sql.exec('DELETE FROM first_bodies');

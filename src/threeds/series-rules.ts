@@ -131,6 +131,8 @@ export function useProblem(
   const prior = '$.priorTransactionReference';
   if (use.cardHash !== series.cardHash) return invalid(prior, 'The prior transaction is for another card.');
   if (now >= seriesEnd(series.terms)) return invalid(prior, 'The series of the prior transaction has expired.');
+  const versionRule = versionProblem(series.version, use.type);
+  if (versionRule) return versionRule;
   if (use.type === 'recurring' || use.type === 'instalment') {
     if (!series.brands.some((b) => RECURRING_3RI_BRANDS.includes(b as Brand)))
       return invalid('$.type', `The card's scheme takes no ${use.type} 3RI (Mastercard does).`);
@@ -146,6 +148,16 @@ export function useProblem(
       `The series' 3RI amounts together may not exceed the first payment's (${series.amount - counted.amount} left).`,
     );
   return undefined;
+}
+
+/**
+ * Whether the prior's EMV version has the 3RI type (a 3RI uses the prior's version): 2.1.0 has 3RI
+ * for non-payments only (its AReq rules give a 3RI no purchase fields), so add card, maintain card
+ * and account verification; 2.2.0 and 2.3.1 have every type.
+ */
+export function versionProblem(version: string, type: ThreeRiType): FieldError | undefined {
+  if (version !== '2.1.0' || NON_PAYMENT_TYPES.includes(type)) return undefined;
+  return invalid('$.type', `The prior authentication is EMV 2.1.0, which has 3RI for non-payments only.`);
 }
 
 function invalid(jsonPath: string, message: string): FieldError {

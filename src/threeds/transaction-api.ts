@@ -1,10 +1,12 @@
 import type { ChallengeResult, CodeAttempt } from './challenge-rules';
 import type { ClaimOutcome } from '../storage/claims';
 import { objectClient, type ObjectNamespace, type Remote } from '../storage/object-client';
+import { objectStorage } from '../storage/object-storage';
 import type { ApiVersion } from '../media-types';
 import type { FieldError } from '../failures';
 import type { RequestorBlock } from '../merchants/requestor';
 import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
+import type { MerchantInitiatedRequest } from '../schemas/threeds-requests';
 import type { AReqCard } from './live/areq-builder';
 import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
 import { liveRunMs } from './live/live-state';
@@ -136,15 +138,15 @@ export interface ThreeDsTransactionMethods {
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow;
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined;
   liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined>;
-  /** The prior transaction of a 3RI: checks and records the use of its series (docs/threeds.md "Series and 3RI"). */
-  seriesUse(
-    reference: string,
-    requestHash: string,
-    use: ThreeRiUse,
-    authenticated: boolean,
-    now: number,
-  ): SeriesUseOutcome;
-  seriesRelease(reference: string, requestHash: string): void;
+  /**
+   * merchantInitiated (docs/threeds.md "Series and 3RI"): the 3RI, run in its own transaction's
+   * object, which holds its use of the prior's series until its outcome.
+   */
+  merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated>;
+  /** The prior transaction of a 3RI: checks and counts the use of its series for `holder`. */
+  seriesUse(reference: string, requestHash: string, use: ThreeRiUse, holder: string, now: number): SeriesUseOutcome;
+  /** The prior: forgets the use of a 3RI that ended not authenticated, while `holder` holds it. */
+  seriesRelease(reference: string, holder: string): void;
 }
 
 /** A transaction's object as the steps call it: every method answers a promise. */
@@ -170,6 +172,29 @@ export interface LiveAuthenticateInput {
   series?: SeriesSetup;
 }
 
+/**
+ * What merchantInitiated hands the 3RI's object: the validated request and the card (in memory
+ * only), its use of the prior's series, and who decides it: the test issuer (its outcome, by the
+ * cardholder name) or, in `live`, the 3DS Server provider with the entity's requestor block.
+ */
+export interface ThreeRiInput {
+  requestHash: string;
+  now: number;
+  sessionEnd: number;
+  scope: EventScope;
+  /** The KV key of the session record (test: the claim projects it, as authenticate's). */
+  projectionKey: string;
+  baseUrl: string;
+  request: MerchantInitiatedRequest;
+  card: AReqCard;
+  /** The prior transaction (same merchant and entity). */
+  prior: SessionScope;
+  use: ThreeRiUse;
+  issuer:
+    | { kind: 'test'; outcome: 'authenticated' | 'authenticationFailed' | 'unavailable' }
+    | { kind: 'live'; requestor: RequestorBlock };
+}
+
 export type LiveAuthenticated =
   /** The answer every identical request gets (stored without a version: the Worker renders it). */
   | { kind: 'answered'; answer: Record<string, unknown>; scenario: string }
@@ -181,10 +206,15 @@ export type LiveAuthenticated =
 /**
  * The waits a call may do inside the object, on top of the usual deadline: authenticate's run in
  * `live` (preparing, the 3DS Method, the AReq: `authenticateTimeoutMs` is the provider's
- * deadline).
+ * deadline); merchantInitiated's call to the prior's object (its own deadline), and in `live` its
+ * run (preparing and the AReq).
  */
-export function transactionWaits(authenticateTimeoutMs: number): Readonly<Record<string, number>> {
-  return { liveAuthenticate: liveRunMs(authenticateTimeoutMs) };
+export function transactionWaits(
+  authenticateTimeoutMs: number,
+  environment: 'test' | 'live' = 'live',
+): Readonly<Record<string, number>> {
+  const run = liveRunMs(authenticateTimeoutMs);
+  return { liveAuthenticate: run, merchantInitiated: objectStorage.timeoutMs + (environment === 'live' ? run : 0) };
 }
 
 /** The name of a transaction's object: the session scope, which holds no card data. */

@@ -1,5 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { objectClient } from '../../src/storage/object-client';
+import type { ThreeDsTransactionApi } from '../../src/threeds/transaction-api';
+import { priorLinks } from '../../src/threeds/transaction/three-ri-run';
 import { burst, expect503, OTHER_AUTH, quiet } from './helpers';
 import { StorageHarness } from './faulty-env';
 import {
@@ -60,6 +63,47 @@ function threeRiBody(
 }
 
 const threeRi = (body: unknown, via?: Fetch) => threeDs('merchantInitiated', body, {}, via);
+
+const DEFAULT_PRIOR = { ...priorLinks };
+afterEach(() => restorePrior());
+function restorePrior(): void {
+  Object.assign(priorLinks, DEFAULT_PRIOR);
+}
+
+/**
+ * Fails the 3RI object's calls of `method` on the prior's object: `before` (never reaches it),
+ * `after` (reaches it, the answer is lost), `hang` (no answer: the call's deadline ends it).
+ */
+function failPrior(method: 'seriesUse' | 'seriesRelease', when: 'before' | 'after' | 'hang'): void {
+  priorLinks.prior = (e, scope) => {
+    const real = DEFAULT_PRIOR.prior(e, scope);
+    const stub = new Proxy(real, {
+      get(target, property, receiver) {
+        if (property !== method) return Reflect.get(target, property, receiver);
+        return async (...args: unknown[]) => {
+          if (when === 'before') throw new Error('unreachable');
+          if (when === 'hang') return new Promise(() => {});
+          await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(...args);
+          throw new Error('the answer was lost');
+        };
+      },
+    });
+    // The real client's deadline around the failing stub (a hang ends as the call's deadline).
+    return objectClient<ThreeDsTransactionApi>(() => stub, 'ThreeDsTransaction', 1_000);
+  };
+}
+
+/** The 3RI object's holds on its prior's series (white-box): none once its storage is freed. */
+function holds(transactionReference: string) {
+  return runInDurableObject(threeDsObject(transactionReference), (_o, state) => {
+    const sql = state.storage.sql;
+    if (sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'series_hold'").toArray().length === 0) return [];
+    return sql
+      .exec<{ state: string }>('SELECT state FROM series_hold')
+      .toArray()
+      .map((r) => ({ state: r.state }));
+  });
+}
 
 async function refusedAt(response: Response): Promise<string> {
   const body = await response.json<Json>();
@@ -203,32 +247,30 @@ describe('merchantInitiated', () => {
   });
 
   it.each(['before', 'after', 'hang'] as const)(
-    'the prior’s object call failing %s: 503 with Retry-After; the retry completes and counts once',
+    'the prior’s object call (made by the 3RI’s object) failing %s: 503 with Retry-After; the retry completes and counts once',
+    async (when) => {
+      quiet();
+      const { reference } = await firstPayment();
+      const body = threeRiBody(reference, { amount: 1500 });
+      failPrior('seriesUse', when);
+      await expect503(await threeRi(body));
+      restorePrior();
+      expect((await threeRi(body)).status).toBe(200);
+      expect(await refusedAt(await threeRi(threeRiBody(reference, { amount: 1001 })))).toBe(
+        '$.instruction.value.amount',
+      );
+      expect((await threeRi(threeRiBody(reference, { amount: 1000 }))).status).toBe(200);
+    },
+  );
+
+  it.each(['before', 'after', 'hang'] as const)(
+    'the 3RI’s own object call failing %s: 503; the retry answers and counts once',
     async (when) => {
       quiet();
       const { reference } = await firstPayment();
       const body = threeRiBody(reference, { amount: 1500 });
       const h = new StorageHarness(when === 'hang' ? { STORAGE_TIMEOUT_MS: '1000' } : {}).failOn({
         nth: 0,
-        of: 'do',
-        when,
-      });
-      await expect503(await threeRi(body, (r) => h.fetch(r)));
-      expect((await threeRi(body)).status).toBe(200);
-      expect(await refusedAt(await threeRi(threeRiBody(reference, { amount: 1001 })))).toBe(
-        '$.instruction.value.amount',
-      );
-    },
-  );
-
-  it.each(['before', 'after', 'hang'] as const)(
-    'the 3RI’s own object call failing %s (its use already recorded): 503; the retry answers and counts once',
-    async (when) => {
-      quiet();
-      const { reference } = await firstPayment();
-      const body = threeRiBody(reference, { amount: 1500 });
-      const h = new StorageHarness(when === 'hang' ? { STORAGE_TIMEOUT_MS: '1000' } : {}).failOn({
-        nth: 1,
         of: 'do',
         when,
       });
@@ -243,6 +285,42 @@ describe('merchantInitiated', () => {
     },
   );
 
+  it('a release that fails is sent again by the 3RI’s alarm: the use is held until the prior has it', async () => {
+    quiet();
+    const { reference } = await firstPayment();
+    const failed = threeRiBody(reference, { amount: 2500, name: '3ri-authentication-failed' });
+    failPrior('seriesRelease', 'after');
+    expect((await (await threeRi(failed)).json<Json>()).outcome).toBe('authenticationFailed');
+    restorePrior();
+    // The prior had the release but its answer was lost: the hold stays, and the use is held.
+    const object = threeDsObject(failed.transactionReference);
+    expect(await holds(failed.transactionReference)).toEqual([{ state: 'release' }]);
+    await runInDurableObject(object, (_o, state) => state.storage.sql.exec('UPDATE series_hold SET due_at = 0'));
+    await runDurableObjectAlarm(object);
+    expect(await holds(failed.transactionReference)).toEqual([]);
+    expect((await threeRi(threeRiBody(reference, { amount: 2500 }))).status).toBe(200);
+  });
+
+  it('a 3RI that never came to an outcome gives its use back when its session ends', async () => {
+    quiet();
+    const { reference } = await firstPayment();
+    const body = threeRiBody(reference, { amount: 2500 });
+    failPrior('seriesUse', 'after');
+    await expect503(await threeRi(body));
+    restorePrior();
+    // No retry comes: the use stays counted while the 3RI may still be retried...
+    expect(await refusedAt(await threeRi(threeRiBody(reference, { amount: 1 })))).toBe('$.instruction.value.amount');
+    expect(await holds(body.transactionReference)).toEqual([{ state: 'open' }]);
+    // ...and its session's end releases it.
+    const object = threeDsObject(body.transactionReference);
+    await runInDurableObject(object, (_o, state) => {
+      state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
+    });
+    await runDurableObjectAlarm(object);
+    expect(await holds(body.transactionReference)).toEqual([]);
+    expect((await threeRi(threeRiBody(reference, { amount: 2500 }))).status).toBe(200);
+  });
+
   it('outlives the prior’s session: a 3RI after the session was wiped still finds the series', async () => {
     const { reference } = await firstPayment();
     const prior = threeDsObject(reference);
@@ -256,13 +334,5 @@ describe('merchantInitiated', () => {
     }));
     expect(left).toEqual({ sessions: 0, series: 1 });
     expect((await threeRi(threeRiBody(reference))).status).toBe(200);
-  });
-
-  it('is not available in live yet: 400 merchantIsNotConfigured, never the test issuer', async () => {
-    const live = new StorageHarness({ ENVIRONMENT: 'live' });
-    const response = await threeRi(threeRiBody(newReference()), (r) => live.fetch(r));
-    const body = await response.json<Json>();
-    expect(response.status).toBe(400);
-    expect(body.errorName).toBe('merchantIsNotConfigured');
   });
 });

@@ -1,11 +1,13 @@
 import type { Brand } from '../../bin/model';
 import type { BillingAddress } from '../../cards/token-card';
+import type { ResolvedCard } from '../../cards/resolve-card';
 import type { FieldError } from '../../failures';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import { countryNumeric, currencyNumeric } from '../../reference-data/iso-codes';
 import type { AuthenticationRequest, EmvVersion } from './emv-messages';
 import { exemptionOf, exemptionToSend, type ExemptionAsked } from '../exemptions';
+import type { SeriesTerms } from '../series-rules';
 
 /**
  * The AReq of a live authentication (docs/threeds.md "Live": "The AReq"), built from Worldpay's
@@ -44,6 +46,19 @@ export interface AReqCard {
   fromToken: boolean;
   /** Whether the number is a network token's (3DS v3 `card/networkToken`, sent as acctNumber alike). */
   networkToken?: boolean;
+}
+
+/** The card as the AReq takes it: in memory, for the object's one run; never stored. */
+export function areqCard(card: ResolvedCard): AReqCard {
+  return {
+    cardNumber: card.cardNumber,
+    brands: card.brands,
+    fromToken: card.tokenId !== undefined,
+    ...(card.networkToken ? { networkToken: true } : {}),
+    ...(card.cardExpiryDate ? { cardExpiryDate: card.cardExpiryDate } : {}),
+    ...(card.cardHolderName !== undefined ? { cardHolderName: card.cardHolderName } : {}),
+    ...(card.billingAddress ? { billingAddress: card.billingAddress } : {}),
+  };
 }
 
 export interface AReqInput {
@@ -243,9 +258,9 @@ export function buildAReq(input: AReqInput): AReqResult {
  * instalments; in 2.3.1 also `recurringInd` (a variable amount, at a fixed frequency) and the
  * date of the next payment, which a fixed frequency requires.
  */
-function seriesFields(
+export function seriesFields(
   version: EmvVersion,
-  recurring: AuthenticateRequest['recurring'],
+  recurring: AuthenticateRequest['recurring'] | SeriesTerms,
   now: number,
 ): Record<string, unknown> {
   if (!recurring) return {};
@@ -265,7 +280,7 @@ function seriesFields(
  * name the merchant sent outside those rules is a field error (the merchant must send another);
  * one stored with a token is left out (the merchant cannot change it here).
  */
-function cardholderNameFor(
+export function cardholderNameFor(
   version: EmvVersion,
   card: AReqCard,
   need: (path: string, message: string, errorName?: string) => undefined,
@@ -286,7 +301,7 @@ function cardholderNameFor(
 }
 
 /** A requestor value for the card's scheme: its own where the block has one, else the default. */
-function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | undefined): string {
+export function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | undefined): string {
   if (typeof value === 'string') return value;
   return (brand !== undefined ? value[brand] : undefined) ?? value.default!;
 }
@@ -296,7 +311,7 @@ function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | undefined
  * is left out rather than cut (the issuer compares what it gets), and a state that is not an
  * ISO 3166-2 subdivision code (1 to 3 letters or digits) too.
  */
-function billingAddressFields(address: BillingAddress | undefined): Record<string, string> {
+export function billingAddressFields(address: BillingAddress | undefined): Record<string, string> {
   if (!address) return {};
   const fit = (name: string, value: string | undefined, max: number): Record<string, string> =>
     value !== undefined && value !== '' && value.length <= max ? { [name]: value } : {};

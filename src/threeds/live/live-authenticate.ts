@@ -6,7 +6,7 @@ import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import { SESSION_TTL_MS } from '../session-record';
 import { liveParts } from '../steps/live-parts';
 import { duplicateAnswer, eventScope, type Authenticated, type Caller, type ThreeDsDeps } from '../steps/step-deps';
-import type { AReqCard } from './areq-builder';
+import { areqCard } from './areq-builder';
 import { rendered } from './stored-answer';
 
 /**
@@ -53,17 +53,4 @@ export async function liveAuthenticate(
     case 'conflict':
       return duplicateAnswer(deps, request.transactionReference, card.masked, version);
   }
-}
-
-/** The card as the AReq takes it: in memory, for the object's one run; never stored. */
-function areqCard(card: ResolvedCard): AReqCard {
-  return {
-    cardNumber: card.cardNumber,
-    brands: card.brands,
-    fromToken: card.tokenId !== undefined,
-    ...(card.networkToken ? { networkToken: true } : {}),
-    ...(card.cardExpiryDate ? { cardExpiryDate: card.cardExpiryDate } : {}),
-    ...(card.cardHolderName !== undefined ? { cardHolderName: card.cardHolderName } : {}),
-    ...(card.billingAddress ? { billingAddress: card.billingAddress } : {}),
-  };
 }

@@ -1,3 +1,4 @@
+import type { Brand } from '../../bin/model';
 import { toBase64Url, utf8 } from '../../bytes';
 import { failedCall } from '../../storage/object-client';
 import { FailureError } from '../../failures';
@@ -291,6 +292,21 @@ export class LiveRuns {
     input: LiveAuthenticateInput,
     changing: (work: (onStart: () => void) => Promise<LiveAuthenticated>) => Promise<LiveAuthenticated>,
   ): Promise<LiveAuthenticated> {
+    return this.run(input, lostAnswer(input), changing, (begun) => runLiveAuthentication(this.host(), input, begun));
+  }
+
+  /**
+   * One authentication of this transaction (authenticate's, or a 3RI's: three-ri-run.ts): the
+   * first body starts `work` (the run; its start and its first synchronous steps in one block), an
+   * identical body waits on it or gets its recorded answer, another body is a conflict. `lost` is
+   * the answer when an AReq went out with its answer unknown.
+   */
+  run(
+    input: { requestHash: string; now: number },
+    lost: Record<string, unknown>,
+    changing: (work: (onStart: () => void) => Promise<LiveAuthenticated>) => Promise<LiveAuthenticated>,
+    work: (begun: LiveRun) => Promise<LiveAuthenticated>,
+  ): Promise<LiveAuthenticated> {
     const running = this.runs.get(input.requestHash);
     if (running) return running;
     return changing((onStart) => {
@@ -301,17 +317,13 @@ export class LiveRuns {
         case 'conflict':
           return Promise.resolve({ kind: 'conflict' });
         case 'lost':
-          return Promise.resolve({
-            kind: 'answered',
-            answer: lostAnswer(input),
-            scenario: 'live: AReq sent, its answer unknown',
-          });
+          return Promise.resolve({ kind: 'answered', answer: lost, scenario: 'live: AReq sent, its answer unknown' });
         case 'running':
           // Another body's run is a conflict; this body's is in `runs`.
           return this.runs.get(input.requestHash) ?? Promise.resolve({ kind: 'conflict' });
       }
       onStart();
-      const run = runLiveAuthentication(this.host(), input, begun)
+      const run = work(begun)
         .catch((e: unknown) => {
           // A domain failure goes back as a value (src/storage/object-client.ts), as the token object's.
           if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
@@ -331,8 +343,12 @@ export class LiveRuns {
   }
 }
 
-/** The answer to a live authentication whose AReq went out with its answer unknown. */
-function lostAnswer(input: LiveAuthenticateInput): Record<string, unknown> {
+/** The answer to a live authentication (or 3RI) whose AReq went out with its answer unknown. */
+export function lostAnswer(input: {
+  request: { transactionReference: string };
+  card: { brands: readonly Brand[] };
+  baseUrl: string;
+}): Record<string, unknown> {
   return {
     ...unavailableAnswer({
       transactionReference: input.request.transactionReference,

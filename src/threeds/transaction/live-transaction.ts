@@ -13,10 +13,9 @@ import {
  * The state of a live 3-D Secure transaction inside its Durable Object (docs/threeds.md "Live",
  * docs/storage.md "The objects"): what the 3DS Server provider prepared, what the browser
  * did (device facts, the 3DS Method), the one authentication, and the challenge with its one
- * result. The provider calls themselves are made by the 3DS steps in the Worker; this object
- * makes them single flight: whoever holds the authentication's lease calls the provider, every
- * identical request waits here for its answer, and an AReq that may have been sent is never sent
- * again, whatever fails afterwards.
+ * result. The object's run (live-authentication.ts) makes the provider calls; this part makes
+ * them single flight: one run per transaction, every identical request waits on it, and an AReq
+ * that may have been sent is never sent again, whatever fails afterwards.
  *
  * The object runs one event at a time and SQL calls are synchronous, so a read followed by a
  * write without an `await` between them cannot interleave with another request.
@@ -275,6 +274,11 @@ export class LiveTransaction {
    */
   abandon(): void {
     this.sql.exec('DELETE FROM live_auth WHERE id = 1 AND answer IS NULL AND lost = 0');
+  }
+
+  /** The keyed hash of the body whose authentication this is (undefined before any). */
+  requestHash(): string | undefined {
+    return this.auth()?.request_hash;
   }
 
   private markLost(now: number): void {

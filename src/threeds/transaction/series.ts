@@ -4,8 +4,9 @@ import { seriesEnd, useProblem, type SeriesRecord, type SeriesUseOutcome, type T
  * The series a transaction set up (docs/threeds.md "Series and 3RI"): kept by the customer-present
  * transaction's object from its final `Y` or `A` until the series' expiry, past the session's end
  * (the session's wipe leaves it), and every 3RI that used it, by the 3RI's own reference. A use
- * is checked and recorded in one synchronous block, so 20 concurrent 3RIs never overshoot, and a
- * retried one (same reference and body) finds its first answer.
+ * is checked and counted in one synchronous block before the 3RI's AReq, so 20 concurrent 3RIs
+ * never overshoot; the 3RI's own object releases it when its 3RI ends not authenticated
+ * (series-hold.ts). A retried 3RI (same reference and body) finds its use.
  */
 
 export class Series {
@@ -15,7 +16,10 @@ export class Series {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY CHECK (id = 1), record TEXT NOT NULL,
         ends_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS series_uses (reference TEXT PRIMARY KEY, request_hash TEXT NOT NULL,
-        amount INTEGER NOT NULL, type TEXT NOT NULL, counted INTEGER NOT NULL, at INTEGER NOT NULL)`);
+        amount INTEGER NOT NULL, type TEXT NOT NULL, counted INTEGER NOT NULL, at INTEGER NOT NULL, holder TEXT)`);
+    // A table made before the holder column (an object of a series set up then) gets it.
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(series_uses)').toArray();
+    if (!columns.some((c) => c.name === 'holder')) this.sql.exec('ALTER TABLE series_uses ADD COLUMN holder TEXT');
   }
 
   /** Keeps the series (the first one: a later session under the same reference sets up none). */
@@ -34,11 +38,12 @@ export class Series {
   }
 
   /**
-   * A 3RI's use of the series: checked against its terms and the uses that count so far, and
-   * recorded (counted when `authenticated`) unless refused. A retry with the same reference and
-   * body gets the same outcome; the same reference with another body, `conflict`.
+   * A 3RI's use of the series: checked against its terms and the uses counted so far, and counted
+   * unless refused, for `holder` (the 3RI object's hold, which alone may release it). A retry with
+   * the same reference and body finds its use (now the new holder's: a hold of an earlier session
+   * of that reference can no longer release it); the same reference with another body, `conflict`.
    */
-  use(reference: string, requestHash: string, use: ThreeRiUse, authenticated: boolean, now: number): SeriesUseOutcome {
+  use(reference: string, requestHash: string, use: ThreeRiUse, holder: string, now: number): SeriesUseOutcome {
     const series = this.get(now);
     const prior = '$.priorTransactionReference';
     if (!series)
@@ -53,7 +58,11 @@ export class Series {
     const known = this.sql
       .exec<{ request_hash: string }>('SELECT request_hash FROM series_uses WHERE reference = ?', reference)
       .toArray()[0];
-    if (known) return known.request_hash === requestHash ? { kind: 'allowed', series } : { kind: 'conflict' };
+    if (known) {
+      if (known.request_hash !== requestHash) return { kind: 'conflict' };
+      this.sql.exec('UPDATE series_uses SET holder = ? WHERE reference = ?', holder, reference);
+      return { kind: 'allowed', series };
+    }
     const counted = this.sql
       .exec<{ amount: number | null; instalments: number }>(
         "SELECT SUM(amount) AS amount, SUM(type = 'instalment') AS instalments FROM series_uses WHERE counted = 1",
@@ -67,16 +76,16 @@ export class Series {
     );
     if (problem) return { kind: 'refused', error: problem };
     this.sql.exec(
-      'INSERT INTO series_uses (reference, request_hash, amount, type, counted, at) VALUES (?, ?, ?, ?, ?, ?)',
-      ...[reference, requestHash, use.amount, use.type, authenticated ? 1 : 0, now],
+      'INSERT INTO series_uses (reference, request_hash, amount, type, counted, at, holder) VALUES (?, ?, ?, ?, 1, ?, ?)',
+      ...[reference, requestHash, use.amount, use.type, now, holder],
     );
     return { kind: 'allowed', series };
   }
 
-  /** Forgets a use whose 3RI never happened (its reference was another transaction's); the same body only. */
-  release(reference: string, requestHash: string): void {
+  /** Forgets a use whose 3RI ended not authenticated: its holder's only (a no-op once another holds it, or again). */
+  release(reference: string, holder: string): void {
     if (!this.hasTables()) return;
-    this.sql.exec('DELETE FROM series_uses WHERE reference = ? AND request_hash = ?', reference, requestHash);
+    this.sql.exec('DELETE FROM series_uses WHERE reference = ? AND holder = ?', reference, holder);
   }
 
   /** When the series ends (the alarm drops it then), undefined when there is none. */

@@ -10,6 +10,7 @@ import type { Session } from './session';
 import type { TestChallenge } from './test-challenge';
 import type { TransactionEvents } from './transaction-events';
 import type { Series } from './series';
+import type { SeriesHold } from './series-hold';
 
 /**
  * What a transaction's object is made of, and what it decides across its parts: what the
@@ -27,6 +28,8 @@ export interface TransactionParts {
   events: EventOutbox<EventType>;
   /** The series it set up: kept past the session, until the series' expiry. */
   series: Series;
+  /** A 3RI's hold on its prior's series: kept past the session until released (series-hold.ts). */
+  hold: SeriesHold;
 }
 
 /** How long after its end the object's state is wiped (KV records live as long). */
@@ -34,7 +37,19 @@ export const WIPE_DELAY_MS = 60_000;
 
 /** Creates every part's tables (each CREATE is a no-op for a table already there). */
 export function createTables(p: TransactionParts): void {
-  for (const part of [p.session, p.claims, p.challenges, p.live, p.watch, p.completion, p.outbox, p.events, p.series]) {
+  const parts = [
+    p.session,
+    p.claims,
+    p.challenges,
+    p.live,
+    p.watch,
+    p.completion,
+    p.outbox,
+    p.events,
+    p.series,
+    p.hold,
+  ];
+  for (const part of parts) {
     part.createTables();
   }
 }
@@ -85,6 +100,7 @@ export function nextAlarm(p: TransactionParts): number | undefined {
     p.live.sendingLeaseEnd(),
     end === undefined ? undefined : end + WIPE_DELAY_MS,
     p.series.endsAt(),
+    p.hold.nextDue(),
   ].filter((t): t is number => t !== undefined);
   return times.length > 0 ? Math.min(...times) : undefined;
 }
@@ -135,6 +151,23 @@ function record(
 }
 
 /**
+ * Whether the final outcome authenticated the cardholder (a 3RI's hold is kept only then): the
+ * answer's, or its challenge's result's, outcome `authenticated`.
+ */
+export function authenticatedOutcome(facts: TransactionFacts): boolean {
+  const live = facts.live;
+  if (live) {
+    if (live.lost) return false;
+    const final = live.challenge ? live.challenge.result?.answer : live.answer;
+    return final?.['outcome'] === 'authenticated';
+  }
+  const auth = facts.auth;
+  if (!auth) return false;
+  if (!auth.challenge) return auth.answer['outcome'] === 'authenticated';
+  return facts.challengeResult?.outcome === 'passed' && auth.challenge.onSuccess === 'authenticated';
+}
+
+/**
  * Ends the session: a challenge still open whose result can no longer come ends first (test: past
  * its deadline; live: once no RReq can come), so that its outcome and event are staged before the
  * state goes. Staged events stay (`events_out`): the alarm sends them after the session is gone.
@@ -142,6 +175,8 @@ function record(
 export function closeAndWipe(p: TransactionParts, now: number): void {
   p.challenges.endOverdue(now);
   p.watch.closeIfUnwatched(now, p.completion.scope()?.baseUrl ?? '');
+  // A 3RI that never came to an outcome (its run failed, no retry came) gives its use back.
+  p.hold.closeOpen(now);
   for (const part of [p.session, p.challenges, p.completion, p.watch, p.claims, p.live, p.outbox]) part.wipe();
 }
 
@@ -150,6 +185,6 @@ export function closeAndWipe(p: TransactionParts, now: number): void {
  * projection written, every event appended, and (`running`) no live run under way.
  */
 export function nothingLeft(p: TransactionParts, running: boolean): boolean {
-  if (p.session.end() !== undefined || running || p.series.endsAt() !== undefined) return false;
+  if (p.session.end() !== undefined || running || p.series.endsAt() !== undefined || p.hold.pending()) return false;
   return p.outbox.nextDue() === undefined && p.events.nextDue() === undefined;
 }

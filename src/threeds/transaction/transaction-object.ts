@@ -3,6 +3,8 @@ import type { ChallengeResult, CodeAttempt } from '../challenge-rules';
 import type { SessionRecord } from '../session-record';
 import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
 import { AlarmRunner } from '../../storage/alarm-runner';
+import { failedCall } from '../../storage/object-client';
+import { FailureError } from '../../failures';
 import { Outbox } from '../../storage/projection-outbox';
 import { EventOutbox } from '../../storage/event-outbox';
 import { eventSink } from '../../events/event-log-api';
@@ -19,6 +21,7 @@ import type {
   LiveAuthenticated,
   LiveAuthenticateInput,
   SandboxResult,
+  ThreeRiInput,
   ShowOutcome,
   SubmitOutcome,
   ThreeDsTransactionMethods,
@@ -31,8 +34,15 @@ import { Session } from './session';
 import { TestChallenge } from './test-challenge';
 import { TransactionEvents } from './transaction-events';
 import { Series } from './series';
+import { SeriesHold } from './series-hold';
 import type { SeriesUseOutcome, ThreeRiUse } from '../series-rules';
+import { answerFor, randomAnswerIds } from '../outcomes';
+import { THREEDS_PATH } from '../api-paths';
+import { NON_PAYMENT_TYPES, THREE_RI_TYPES } from '../series-rules';
+import { countUse, notAllowed, priorLinks, recurringEci, runLiveThreeRi, type ThreeRiHost } from './three-ri-run';
+import { lostAnswer } from './live-authentication';
 import {
+  authenticatedOutcome,
   closeAndWipe,
   createTables,
   nextAlarm,
@@ -122,6 +132,9 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       outbox: this.outbox,
       events: this.events,
       series: new Series(sql),
+      hold: new SeriesHold(sql, (prior, reference, holder) =>
+        priorLinks.prior(env, prior).seriesRelease(reference, holder),
+      ),
     };
     this.hasTables =
       sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
@@ -294,19 +307,108 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    */
   liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated> {
     this.createTables();
-    return this.runs.authenticate(input, (work) =>
-      this.changing(async () => {
-        this.expire(input.now);
-        const done = await work(() => {
-          // A run starts: the transaction's event scope, and the session an hour from now.
-          this.completion.keepScope(input.scope, input.now);
-          this.session.startOrExtend(input.sessionEnd);
-        });
-        // The AReq's answer settles it (or the run started the session): the alarm is set again.
-        this.rearm = true;
-        return done;
-      }),
+    return this.runs.authenticate(input, (work) => this.liveRunning(input, work));
+  }
+
+  /**
+   * merchantInitiated (three-ri-run.ts): the 3RI, run here. In `live`, one run as authenticate's
+   * (one AReq, ever; identical bodies wait on it); in `test`, the built-in issuer decides here.
+   * Either way the prior's object counts the use first, and this object's hold on it is settled
+   * with the outcome.
+   */
+  merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated> {
+    this.createTables();
+    const issuer = input.issuer;
+    if (issuer.kind === 'test')
+      return this.changing(() => this.testThreeRi(input, issuer.outcome)).catch((e: unknown) => {
+        // The prior's object failed (a 503 for the caller): a domain failure goes back as a value.
+        if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
+        throw e;
+      });
+    return this.runs.run(
+      input,
+      lostAnswer(input),
+      (work) => this.liveRunning(input, work),
+      () => runLiveThreeRi(this.threeRiHost(), input, issuer.requestor),
     );
+  }
+
+  /** The object's side of a live run: the session and event scope at its start, the alarm after. */
+  private liveRunning(
+    input: { now: number; scope: EventScope; sessionEnd: number },
+    work: (onStart: () => void) => Promise<LiveAuthenticated>,
+  ): Promise<LiveAuthenticated> {
+    return this.changing(async () => {
+      this.expire(input.now);
+      const done = await work(() => {
+        // A run starts: the transaction's event scope, and the session an hour from now.
+        this.completion.keepScope(input.scope, input.now);
+        this.session.startOrExtend(input.sessionEnd);
+      });
+      // The AReq's answer settles it (or the run started the session): the alarm is set again.
+      this.rearm = true;
+      return done;
+    });
+  }
+
+  /**
+   * A 3RI decided by the test issuer (its outcome by the cardholder name): an answer already
+   * claimed is answered (this body's) or a conflict (another's) without asking the prior; else the
+   * prior counts the use, and the claim records the answer with its event, settling the hold in
+   * the same block. A claim lost to another body (an authenticate under the same reference)
+   * releases the use: this 3RI never happened.
+   */
+  private async testThreeRi(
+    input: ThreeRiInput,
+    outcome: 'authenticated' | 'authenticationFailed' | 'unavailable',
+  ): Promise<LiveAuthenticated> {
+    const { requestHash: hash, now, request } = input;
+    this.expire(now);
+    const known = this.claims.entry<AuthClaim>('auth', now);
+    if (known) {
+      if (this.claims.hashOf('auth', now) !== hash) return { kind: 'conflict' };
+      return { kind: 'answered', answer: known.answer.answer, scenario: known.answer.scenario };
+    }
+    // The session starts with the hold: its end releases a hold that never came to an outcome.
+    this.session.startOrExtend(input.sessionEnd);
+    this.rearm = true;
+    const use = await countUse(this.threeRiHost(), input);
+    if (use.kind !== 'allowed') return notAllowed(use);
+    const base = answerFor(outcome, {
+      transactionReference: request.transactionReference,
+      brands: input.card.brands,
+      version: use.series.version,
+      ids: randomAnswerIds(),
+      step: 'authenticate',
+      apiBase: `${input.baseUrl}${THREEDS_PATH}`,
+    });
+    const eci = recurringEci(request.type, input.card.brands);
+    const answer = eci && base.authentication ? { ...base, authentication: { ...base.authentication, eci } } : base;
+    const candidate: AuthClaim = {
+      answer: { ...answer },
+      version: use.series.version,
+      brands: [...input.card.brands],
+      scenario: `3ri ${request.type} (${THREE_RI_TYPES[request.type]}${NON_PAYMENT_TYPES.includes(request.type) ? ', non-payment' : ''})`,
+    };
+    const claim = this.claims.claim('auth', hash, candidate, now, UNTIL_WIPED, () => {
+      this.session.startOrExtend(input.sessionEnd);
+      this.project(input.projectionKey, {
+        decidedAt: now,
+        brands: candidate.brands as SessionRecord['brands'],
+        version: candidate.version,
+        scenario: candidate.scenario,
+        answer: candidate.answer,
+        expiresAt: this.session.end()!,
+      });
+      this.completion.keepScope(input.scope, now);
+      this.noticeOutcome();
+    });
+    // Another body claimed the reference first (between the count and the claim): this 3RI never happened.
+    if (claim.conflict) this.parts.hold.settle(hash, false, now);
+    await this.parts.hold.flush(Date.now());
+    return claim.conflict
+      ? { kind: 'conflict' }
+      : { kind: 'answered', answer: claim.answer.answer, scenario: claim.answer.scenario };
   }
 
   /** The challenge page's relay: the challenge to post to the ACS, once its JWT is checked. */
@@ -356,6 +458,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
         this.rearm = false;
         await this.outbox.flush();
         await this.events.flush();
+        await this.parts.hold.flush(now);
         await this.freeIfDone();
       },
       () => this.scheduleAlarm(),
@@ -377,6 +480,15 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     if (!nothingLeft(this.parts, this.runs.running)) return;
     await this.ctx.storage.deleteAll();
     this.hasTables = false;
+  }
+
+  /** What a 3RI's run reaches (three-ri-run.ts): a live run's host, its hold and the prior's object. */
+  private threeRiHost(): ThreeRiHost {
+    return {
+      ...this.liveHost(),
+      hold: this.parts.hold,
+      prior: (scope) => priorLinks.prior(this.env, scope),
+    };
   }
 
   /** What a live run reaches outside storage (live-authentication.ts). */
@@ -419,16 +531,19 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * left waiting for the wipe).
    */
   private async changing<T>(work: () => T | Promise<T>): Promise<T> {
-    const out = await work();
-    if (this.staged) {
-      this.staged = this.rearm = false;
-      await this.outbox.writeSoon(); // which sets the alarm again once it has written
-      void this.events.flush(); // after the answer; the alarm set just now retries it
-    } else if (this.rearm) {
-      this.rearm = false;
-      await this.scheduleAlarm();
+    try {
+      return await work();
+    } finally {
+      // Also after a call that failed midway: what it changed before (a 3RI's open hold) keeps its alarm.
+      if (this.staged) {
+        this.staged = this.rearm = false;
+        await this.outbox.writeSoon(); // which sets the alarm again once it has written
+        void this.events.flush(); // after the answer; the alarm set just now retries it
+      } else if (this.rearm) {
+        this.rearm = false;
+        await this.scheduleAlarm();
+      }
     }
-    return out;
   }
 
   /** A test challenge ended: its result is projected with the session record, and the outcome noticed. */
@@ -449,6 +564,12 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     const facts = () => transactionFacts(this.parts, Number.NEGATIVE_INFINITY);
     if (!this.completion.notice(facts)) return;
     this.staged = true;
+    // A 3RI's final outcome settles its hold on the prior's series: kept only when authenticated.
+    const hash = this.claims.hashOf('auth', Number.NEGATIVE_INFINITY) ?? this.live.requestHash();
+    if (hash !== undefined) {
+      this.parts.hold.settle(hash, authenticatedOutcome(facts()!), Date.now());
+      this.rearm = true;
+    }
     // The final outcome, once: a series set up by a Y or an A is kept from now until its expiry.
     const series = seriesFrom(facts()!);
     if (series) {
@@ -461,19 +582,13 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * A 3RI's use of this transaction's series (docs/threeds.md "Series and 3RI"): checked and
    * recorded at once; an object with nothing stored (unknown, or freed) has no series.
    */
-  seriesUse(
-    reference: string,
-    requestHash: string,
-    use: ThreeRiUse,
-    authenticated: boolean,
-    now: number,
-  ): SeriesUseOutcome {
-    return this.parts.series.use(reference, requestHash, use, authenticated, now);
+  seriesUse(reference: string, requestHash: string, use: ThreeRiUse, holder: string, now: number): SeriesUseOutcome {
+    return this.parts.series.use(reference, requestHash, use, holder, now);
   }
 
-  /** Forgets a 3RI's use whose own transaction refused it (its reference was taken by another body). */
-  seriesRelease(reference: string, requestHash: string): void {
-    this.parts.series.release(reference, requestHash);
+  /** Forgets a 3RI's use that its own object released (series-hold.ts): while `holder` holds it. */
+  seriesRelease(reference: string, holder: string): void {
+    this.parts.series.release(reference, holder);
   }
 
   /** Stages the session record as the next projection of its key. */

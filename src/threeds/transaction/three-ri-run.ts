@@ -1,0 +1,187 @@
+import { FailureError } from '../../failures';
+import { objectStorage } from '../../storage/object-storage';
+import { THREEDS_PATH } from '../api-paths';
+import type { Brand } from '../../bin/model';
+import { prepareCard } from '../live/live-prepare';
+import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
+import { DS_UNREACHABLE } from '../live/stored-answer';
+import { AuthenticationOutcomeUnknown, ProviderRefusedCredentials, ProviderUnavailable } from '../live/three-ds-server';
+import { buildThreeRiAReq } from '../live/three-ri-areq';
+import type { RequestorBlock } from '../../merchants/requestor';
+import type { SessionScope } from '../session-record';
+import type { SeriesUseOutcome, ThreeRiType } from '../series-rules';
+import {
+  threeDsTransaction,
+  type LiveAuthenticated,
+  type ThreeDsTransactionApi,
+  type ThreeRiInput,
+} from '../transaction-api';
+import { dsUnreachable, type LiveHost } from './live-authentication';
+import type { SeriesHold } from './series-hold';
+
+/**
+ * A 3RI (merchantInitiated, docs/threeds.md "Series and 3RI"), run in the 3RI's own transaction
+ * object: it opens its hold on the prior's series (series-hold.ts) and asks the prior's object to
+ * count the use, in that order, so that a use counted is always either kept or released; then the
+ * issuer decides (in `live`: one AReq through the 3DS Server provider, as authenticate's run; in
+ * `test`: the built-in issuer, in the object itself). The hold is settled with the outcome, in
+ * the same synchronous block (the object's `noticeOutcome`): kept when authenticated, released
+ * otherwise. Nothing here waits on a lease: the object is the one owner of the 3RI.
+ */
+
+/**
+ * How a 3RI's object reaches its prior's object (to count a use, and to release it): a seam for
+ * the tests only, to fail the calls an object makes itself.
+ */
+export const priorLinks = {
+  prior: (env: Env, scope: SessionScope): ThreeDsTransactionApi =>
+    threeDsTransaction(env.THREEDS_TRANSACTION, scope, objectStorage.timeoutMs).owner,
+};
+
+/** What a 3RI's run reaches besides a live run's host: its hold, and the prior's object. */
+export interface ThreeRiHost extends LiveHost {
+  hold: SeriesHold;
+  prior(scope: SessionScope): ThreeDsTransactionApi;
+}
+
+/**
+ * Opens the hold and asks the prior to count the use. Called in the same synchronous block as the
+ * decision to run (so the hold is in storage before the call leaves). A call that fails leaves the
+ * hold open: a retry of the same body finds it (the prior knows the use by reference and body),
+ * and the session's end releases it if none comes.
+ */
+export async function countUse(
+  host: Pick<ThreeRiHost, 'hold' | 'prior'>,
+  input: ThreeRiInput,
+): Promise<SeriesUseOutcome> {
+  const reference = input.request.transactionReference;
+  const holder = host.hold.open(input.requestHash, reference, input.prior);
+  const use = await host.prior(input.prior).seriesUse(reference, input.requestHash, input.use, holder, input.now);
+  // Refused, or the prior knows the reference by another body: nothing of this body is counted.
+  if (use.kind !== 'allowed') host.hold.drop(input.requestHash);
+  return use;
+}
+
+/** The refusal of a use the prior did not allow. */
+export function notAllowed(use: Exclude<SeriesUseOutcome, { kind: 'allowed' }>): LiveAuthenticated {
+  return use.kind === 'conflict' ? { kind: 'conflict' } : { kind: 'invalid', errors: [use.error] };
+}
+
+/**
+ * A Mastercard recurring or instalment 3RI that the test issuer authenticates answers ECI 07
+ * (Identity Check for merchant-initiated payments; research: threeds-3ri-exemptions.md), as the
+ * fake provider's ACS does in `live`.
+ */
+export function recurringEci(type: ThreeRiType, brands: readonly Brand[]): string | undefined {
+  const mastercard = brands.some((b) => b === 'mastercard' || b === 'maestro');
+  return mastercard && (type === 'recurring' || type === 'instalment') ? '07' : undefined;
+}
+
+/**
+ * A live 3RI's run: the hold and the prior's count, /preauth for the transaction id, the 3RI AReq
+ * (the prior's version; checked field by field before it leaves, nothing sent if it fails), and
+ * the ARes as authenticate's frictionless answer. `C` is a protocol error for a 3RI (no
+ * cardholder can be challenged): `unavailable`. Before the AReq is marked sent, a failure leaves
+ * nothing but the open hold (the caller answers 503); after, it is never sent again.
+ */
+export async function runLiveThreeRi(
+  host: ThreeRiHost,
+  input: ThreeRiInput,
+  requestor: RequestorBlock,
+): Promise<LiveAuthenticated> {
+  const { live } = host;
+  const provider = host.provider();
+  if (!provider) {
+    live.abandon();
+    const what = 'live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY';
+    throw new FailureError({ kind: 'misconfigured', what }, what);
+  }
+  let use: SeriesUseOutcome;
+  try {
+    use = await countUse(host, input);
+  } catch (e) {
+    live.abandon();
+    throw e;
+  }
+  if (use.kind !== 'allowed') {
+    live.abandon();
+    return notAllowed(use);
+  }
+  const context: AnswerContext = {
+    transactionReference: input.request.transactionReference,
+    brands: input.card.brands,
+    step: 'authenticate',
+    apiBase: `${input.baseUrl}${THREEDS_PATH}`,
+  };
+  // The answer is recorded with the outcome (which settles the hold); its release, if any, is sent before the answer.
+  const answered = async (answer: object, scenario: string): Promise<LiveAuthenticated> => {
+    const recorded = live.complete({ ...answer }, Date.now());
+    await host.hold.flush(Date.now());
+    return { kind: 'answered', answer: recorded ?? { ...unavailableAnswer(context) }, scenario };
+  };
+
+  let sent = false;
+  try {
+    const prepared = host.live.storePrepared(
+      await prepareCard(host.key, provider, input.card.cardNumber, input.baseUrl),
+      true,
+    );
+    if (prepared.kind !== 'prepared') {
+      const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
+      return await answered(answer, `live 3RI: ${prepared.kind === 'unsupported' ? prepared.why : 'not enrolled'}`);
+    }
+    const built = buildThreeRiAReq({
+      threeDSServerTransID: prepared.threeDSServerTransID,
+      now: Date.now(),
+      request: input.request,
+      card: input.card,
+      requestor,
+      series: use.series,
+    });
+    if (!built.ok) {
+      // Nothing was sent: the use is released and the next request starts afresh.
+      host.hold.settle(input.requestHash, false, Date.now());
+      live.abandon();
+      await host.hold.flush(Date.now());
+      return { kind: 'invalid', errors: built.errors };
+    }
+    live.sending(Date.now());
+    sent = true;
+    await host.sent();
+    let outcome: Awaited<ReturnType<typeof provider.authenticate>>;
+    try {
+      outcome = await provider.authenticate(built.areq);
+    } catch (e) {
+      if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
+      if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
+      live.lose(Date.now());
+      await host.hold.flush(Date.now());
+      return {
+        kind: 'answered',
+        answer: { ...unavailableAnswer(context) },
+        scenario: 'live 3RI: AReq sent, its answer unknown',
+      };
+    }
+    if (outcome.kind === 'erro') {
+      const { errorCode, errorComponent } = outcome.erro;
+      const outage = dsUnreachable(outcome.erro);
+      const unavailable = { ...unavailableAnswer(context) };
+      return await answered(
+        outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
+        `live 3RI: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`,
+      );
+    }
+    const ares = outcome.ares;
+    if (ares.transStatus === 'C' || ares.transStatus === 'D')
+      return await answered(unavailableAnswer(context), `live 3RI: ${ares.transStatus} to a 3RI (a protocol error)`);
+    return await answered(
+      answerForEmvResult(ares, context, undefined),
+      `live 3RI: ${ares.transStatus ?? 'no transStatus'}`,
+    );
+  } catch (e) {
+    // Before the AReq was sent: nothing is left but the open hold. After: it is never sent again.
+    if (sent) live.lose(Date.now());
+    else live.abandon();
+    throw e;
+  }
+}
