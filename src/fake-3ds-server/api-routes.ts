@@ -1,4 +1,4 @@
-import { authenticate } from './authentication';
+import { authenticate, priorReference, type PriorAuthentication } from './authentication';
 import { isObject } from './base64url';
 import { erro, isUuid } from './erro';
 import type { FakeEnv } from './env';
@@ -7,6 +7,7 @@ import { fieldFaults } from './field-check';
 import { jsonResponse, pause, rawResponse, readJson, textResponse } from './http';
 import { NOT_ENROLLED_PREFIX, scenarioFor } from './scenarios';
 import { controlStub, transactionStub } from './stubs';
+import type { TransactionRecord } from './transaction-record';
 
 /**
  * The provider's API, shaped like 3dsecure.io's (research notes §1.2, §1.3): `POST /preauth`,
@@ -112,15 +113,31 @@ async function preauth({ request, env, now, origin }: Call): Promise<Response> {
 async function auth({ request, env, now, origin }: Call): Promise<Response> {
   const body = await readJson(request);
   const id = isObject(body) ? body['threeDSServerTransID'] : undefined;
+  const prior = isObject(body) && body['deviceChannel'] === '03' ? await priorOf(env, body) : undefined;
   const answer = isUuid(id)
-    ? await transactionStub(env, id).authenticate(body, now, origin)
+    ? await transactionStub(env, id).authenticate(body, now, origin, prior)
     : // No transaction to ask: the checks end with an Erro at the latest when they look for one.
-      authenticate(undefined, body, { now, origin, acsTransID: '', dsTransID: '', cavv: '' }).answer;
+      authenticate(undefined, body, { now, origin, acsTransID: '', dsTransID: '', cavv: '', prior }).answer;
   if (answer.kind === 'erro') return jsonResponse(answer.erro);
-  if (answer.ares.transStatus === 'C') {
-    await controlStub(env).rememberChallenge(answer.ares.acsTransID, answer.ares.threeDSServerTransID);
-  }
+  // Every ARes's acsTransID: a challenge's (the control route ends it), a 3RI's prior reference.
+  await controlStub(env).rememberAcsTransaction(answer.ares.acsTransID, answer.ares.threeDSServerTransID);
   return jsonResponse(answer.ares);
+}
+
+/**
+ * What the ACS knows of the authentication a 3RI names (`threeDSReqPriorRef`, the prior's
+ * acsTransID): its card and its final status (the ARes's, or its challenge's RReq's); undefined
+ * when it answered no such transaction.
+ */
+async function priorOf(env: FakeEnv, areq: Record<string, unknown>): Promise<PriorAuthentication | undefined> {
+  const reference = priorReference(areq);
+  if (reference === undefined) return undefined;
+  const id = await controlStub(env).acsTransaction(reference);
+  const record = (id === undefined ? undefined : await transactionStub(env, id).snapshot()) as
+    TransactionRecord | undefined;
+  if (!record) return undefined;
+  const status = record.rreq?.transStatus ?? record.ares?.transStatus;
+  return { acsTransID: reference, acctNumber: record.acctNumber, ...(status ? { status } : {}) };
 }
 
 /** `POST /postauth {threeDSServerTransID}`: the RReq of a challenge, or an Erro. */

@@ -60,6 +60,7 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
   };
   let outcome = p.scenario.ares;
   if (outcome === 'dsTimeout') throw new Error('a DS that times out sends no ARes');
+  if (p.areq['deviceChannel'] === '03') return { ...head, ...threeRiResult(p) };
   if (outcome === 'grants' || outcome === 'refuses') {
     const asked = exemptionAsked(p.areq);
     if (asked === undefined) outcome = 'Y';
@@ -91,4 +92,20 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
     ...head,
     ...frictionlessResult(outcome, p.version, p.acctNumber, p.cavv),
   };
+}
+
+/**
+ * The ACS's answer to a 3RI (deviceChannel 03): never a challenge, as no cardholder is there (a
+ * card whose scenario challenges, or refuses an exemption, answers N reason 01); an exemption
+ * scenario answers Y, as no exemption is asked; a Mastercard recurring or instalment 3RI
+ * (threeRIInd 01, 02) authenticated answers ECI 07 (Identity Check for merchant-initiated
+ * payments).
+ */
+function threeRiResult(p: AResInput): ReturnType<typeof frictionlessResult> {
+  const scenario = p.scenario.ares;
+  const outcome = scenario === 'C' || scenario === 'refuses' ? 'N' : scenario === 'grants' ? 'Y' : scenario;
+  if (outcome === 'dsTimeout') throw new Error('a DS that times out sends no ARes');
+  const result = frictionlessResult(outcome, p.version, p.acctNumber, p.cavv);
+  const inSeries = p.areq['threeRIInd'] === '01' || p.areq['threeRIInd'] === '02';
+  return outcome === 'Y' && inSeries && isMastercard(p.acctNumber) ? { ...result, eci: '07' } : result;
 }

@@ -19,9 +19,28 @@ import type { MethodRecord, TransactionRecord } from './transaction-record';
  * 4. no such prepared transaction, or prepared over 80 s ago → 301 (S)
  * 5. an AReq already accepted for it → 305 "AReq already received" (S)
  * 6. acctNumber is not the prepared card → 305 (S)
- * 7. threeDSCompInd not what the ACS saw of its method → 305 "Invalid ThreeDSCompInd" (A)
- * 8. the DS-timeout scenario → 405 "Connection timeout" (D)
+ * 7. threeDSCompInd not what the ACS saw of its method → 305 "Invalid ThreeDSCompInd" (A); a 3RI
+ *    (deviceChannel 03) has no method and no threeDSCompInd
+ * 8. a 3RI whose threeDSReqPriorRef is no acsTransID this ACS answered Y or A for the same card
+ *    → 203 (A), naming the field
+ * 9. the DS-timeout scenario → 405 "Connection timeout" (D)
  */
+
+/** What the ACS knows of the authentication a 3RI names (api-routes.ts looks it up). */
+export interface PriorAuthentication {
+  acsTransID: string;
+  acctNumber: string;
+  /** Its final transStatus: the ARes's, or the RReq's after a challenge. */
+  status?: string;
+}
+
+/** A 3RI's threeDSReqPriorRef (an object up to 2.2.0, a list of them in 2.3.1). */
+export function priorReference(areq: Record<string, unknown>): string | undefined {
+  const info = areq['threeDSRequestorPriorAuthenticationInfo'];
+  const first: unknown = Array.isArray(info) ? (info as unknown[])[0] : info;
+  const reference = isObject(first) ? first['threeDSReqPriorRef'] : undefined;
+  return typeof reference === 'string' ? reference : undefined;
+}
 
 export type AuthAnswer = { kind: 'ares'; ares: AuthenticationResponse } | { kind: 'erro'; erro: ErrorMessage };
 
@@ -31,6 +50,8 @@ export interface AuthContext {
   acsTransID: string;
   dsTransID: string;
   cavv: string;
+  /** A 3RI's prior authentication as the ACS knows it (undefined: it answered no such transaction). */
+  prior?: PriorAuthentication;
 }
 
 /**
@@ -50,7 +71,12 @@ export function expectedCompInd(method: MethodRecord, version: EmvVersion): { va
 type Checked = { ok: true; version: EmvVersion; areq: Record<string, unknown> } | { ok: false; erro: ErrorMessage };
 
 /** Checks 1 to 7 of an AReq against the transaction it names. */
-export function checkAReq(body: unknown, tx: TransactionRecord | undefined, now: number): Checked {
+export function checkAReq(
+  body: unknown,
+  tx: TransactionRecord | undefined,
+  now: number,
+  prior?: PriorAuthentication,
+): Checked {
   const id = isObject(body) ? body['threeDSServerTransID'] : undefined;
   const refuse = (fields: Omit<Parameters<typeof erro>[0], 'about' | 'threeDSServerTransID'>): Checked => ({
     ok: false,
@@ -103,6 +129,20 @@ export function checkAReq(body: unknown, tx: TransactionRecord | undefined, now:
   if (body['acctNumber'] !== tx.acctNumber) {
     return refuse({ code: '305', component: 'S', version, detail: 'acctNumber is not the card of /preauth' });
   }
+  if (body['deviceChannel'] === '03') {
+    const reference = priorReference(body);
+    const known = prior !== undefined && prior.acsTransID === reference;
+    if (!known || prior.acctNumber !== tx.acctNumber || (prior.status !== 'Y' && prior.status !== 'A')) {
+      return refuse({
+        code: '203',
+        component: 'A',
+        version,
+        detail:
+          'threeDSRequestorPriorAuthenticationInfo.threeDSReqPriorRef: no authentication of this card that this ACS answered Y or A',
+      });
+    }
+    return { ok: true, version, areq: body };
+  }
   const expected = expectedCompInd(tx.method, version);
   if (body['threeDSCompInd'] !== expected.value) {
     return refuse({
@@ -130,7 +170,7 @@ export function authenticate(
   ctx: AuthContext,
 ): { record: TransactionRecord | undefined; answer: AuthAnswer } {
   const tx = stored && { ...stored, authCalls: stored.authCalls + 1 };
-  const checked = checkAReq(body, tx, ctx.now);
+  const checked = checkAReq(body, tx, ctx.now, ctx.prior);
   if (!checked.ok) {
     return { record: tx && { ...tx, lastErro: checked.erro }, answer: { kind: 'erro', erro: checked.erro } };
   }

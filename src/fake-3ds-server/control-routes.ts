@@ -25,7 +25,7 @@ export async function endChallengeRoute(request: Request, env: FakeEnv, acsTrans
   const body = await readJson(request);
   const result = CONTROL_RESULTS.find((r) => isObject(body) && r === body['result']);
   if (!result) return refusal(400, `result must be one of ${CONTROL_RESULTS.join(', ')}`);
-  const id = await controlStub(env).challengeTransaction(acsTransID);
+  const id = await controlStub(env).acsTransaction(acsTransID);
   if (id === undefined) return refusal(404, 'No challenge has this acsTransID');
   const outcome = await transactionStub(env, id).endChallenge(acsTransID, result, await fakeNow(env));
   if (outcome.kind === 'refused') return refusal(outcome.status, outcome.why);

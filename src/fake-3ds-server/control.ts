@@ -4,8 +4,8 @@ import { takeFault, type ArmedFault, type FaultEndpoint } from './faults';
 
 /**
  * The one control object of the fake: the clock's offset, the armed faults, and which
- * transaction each challenge (acsTransID) belongs to, for the control route that ends a
- * challenge. One object, so that every call sees the same clock and faults.
+ * transaction each acsTransID belongs to (for the control route that ends a challenge, and for a
+ * 3RI's prior reference). One object, so that every call sees the same clock and faults.
  */
 export class FakeControl extends DurableObject {
   private async offsetMs(): Promise<number> {
@@ -50,13 +50,13 @@ export class FakeControl extends DurableObject {
     await this.ctx.storage.delete('faults');
   }
 
-  /** Remembers the transaction of a challenge. */
-  async rememberChallenge(acsTransID: string, threeDSServerTransID: string): Promise<void> {
-    await this.ctx.storage.put(`challenge:${acsTransID}`, threeDSServerTransID);
+  /** Remembers the transaction of an ARes's acsTransID. */
+  async rememberAcsTransaction(acsTransID: string, threeDSServerTransID: string): Promise<void> {
+    await this.ctx.storage.put(`acs:${acsTransID}`, threeDSServerTransID);
   }
 
-  /** The threeDSServerTransID of a challenge's acsTransID. */
-  async challengeTransaction(acsTransID: string): Promise<string | undefined> {
-    return this.ctx.storage.get<string>(`challenge:${acsTransID}`);
+  /** The threeDSServerTransID of an acsTransID the ACS answered. */
+  async acsTransaction(acsTransID: string): Promise<string | undefined> {
+    return this.ctx.storage.get<string>(`acs:${acsTransID}`);
   }
 }

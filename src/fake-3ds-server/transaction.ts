@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { EmvVersion } from '../emv/emv-rules';
 import { newAuthenticationValue } from './acs-results';
-import { authenticate, type AuthAnswer } from './authentication';
+import { authenticate, type AuthAnswer, type PriorAuthentication } from './authentication';
 import { cardRangeData } from './card-range';
 import {
   MAX_WRONG_CODES,
@@ -59,13 +59,14 @@ export class FakeTransaction extends DurableObject {
   }
 
   /** An /auth call that names this transaction. */
-  async authenticate(body: unknown, now: number, origin: string): Promise<AuthAnswer> {
+  async authenticate(body: unknown, now: number, origin: string, prior?: PriorAuthentication): Promise<AuthAnswer> {
     const ids = { acsTransID: crypto.randomUUID(), dsTransID: crypto.randomUUID() };
     const { record, answer } = authenticate(await this.load(), body, {
       now,
       origin,
       ...ids,
       cavv: newAuthenticationValue(),
+      ...(prior ? { prior } : {}),
     });
     await this.save(record);
     return answer;
