@@ -166,10 +166,10 @@ export function dsUnreachable(erro: ErrorMessage): boolean {
  * The card's preparation: deviceDataInitialize's when it is for this card and under 70 s old,
  * else a new one (whose 3DS Method then never ran: the browser ran the old one's, if any).
  */
-async function preparedFor(
+export async function preparedFor(
   host: LiveHost,
   provider: ThreeDsServer,
-  input: LiveAuthenticateInput,
+  input: { card: { cardNumber: string }; baseUrl: string },
   cardHash: string,
   begun: LiveRun,
 ): Promise<{ prepared: PreparedCard; method: MethodRecord }> {

@@ -2,7 +2,8 @@ import { FailureError } from '../../failures';
 import { objectStorage } from '../../storage/object-storage';
 import { THREEDS_PATH } from '../api-paths';
 import type { Brand } from '../../bin/model';
-import { prepareCard } from '../live/live-prepare';
+import { cardHashOf } from '../live/live-prepare';
+import type { LiveRun } from '../live/live-state';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
 import { DS_UNREACHABLE } from '../live/stored-answer';
 import { AuthenticationOutcomeUnknown, ProviderRefusedCredentials, ProviderUnavailable } from '../live/three-ds-server';
@@ -16,7 +17,7 @@ import {
   type ThreeDsTransactionApi,
   type ThreeRiInput,
 } from '../transaction-api';
-import { dsUnreachable, type LiveHost } from './live-authentication';
+import { dsUnreachable, preparedFor, type LiveHost } from './live-authentication';
 import type { SeriesHold } from './series-hold';
 
 /**
@@ -88,6 +89,7 @@ export async function runLiveThreeRi(
   host: ThreeRiHost,
   input: ThreeRiInput,
   requestor: RequestorBlock,
+  begun: LiveRun,
 ): Promise<LiveAuthenticated> {
   const { live } = host;
   const provider = host.provider();
@@ -122,10 +124,10 @@ export async function runLiveThreeRi(
 
   let sent = false;
   try {
-    const prepared = host.live.storePrepared(
-      await prepareCard(host.key, provider, input.card.cardNumber, input.baseUrl),
-      true,
-    );
+    // A retry after an AReq that may not have left reuses its preparation (the provider then
+    // refuses a second AReq for the transaction), as authenticate's run does.
+    const cardHash = await cardHashOf(host.key, input.card.cardNumber);
+    const { prepared } = await preparedFor(host, provider, input, cardHash, begun);
     if (prepared.kind !== 'prepared') {
       const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
       return await answered(answer, `live 3RI: ${prepared.kind === 'unsupported' ? prepared.why : 'not enrolled'}`);

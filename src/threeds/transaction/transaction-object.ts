@@ -329,7 +329,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       input,
       lostAnswer(input),
       (work) => this.liveRunning(input, work),
-      () => runLiveThreeRi(this.threeRiHost(), input, issuer.requestor),
+      (begun) => runLiveThreeRi(this.threeRiHost(), input, issuer.requestor, begun),
     );
   }
 
