@@ -1,8 +1,12 @@
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { objectClient } from '../../src/storage/object-client';
 import type { ThreeDsTransactionApi } from '../../src/threeds/transaction-api';
 import { priorLinks } from '../../src/threeds/transaction/three-ri-run';
+import { seriesCardHash } from '../../src/threeds/series-rules';
+import { settingsOf } from '../../src/config/settings';
+
+const seriesHashOf = (cardNumber: string) => seriesCardHash(settingsOf(env).jwtKey, cardNumber);
 import { burst, expect503, OTHER_AUTH, quiet } from './helpers';
 import { StorageHarness } from './faulty-env';
 import {
@@ -318,6 +322,25 @@ describe('merchantInitiated', () => {
     });
     await runDurableObjectAlarm(object);
     expect(await holds(body.transactionReference)).toEqual([]);
+    expect((await threeRi(threeRiBody(reference, { amount: 2500 }))).status).toBe(200);
+  });
+
+  it('a release names its holder: a late release of an earlier hold never undoes the use a later hold counted', async () => {
+    const { reference } = await firstPayment();
+    const prior = threeDsObject(reference);
+    const use = {
+      type: 'recurring' as const,
+      amount: 2500,
+      currency: 'GBP',
+      cardHash: await seriesHashOf(MASTERCARD_PAN),
+    };
+    const now = Date.now();
+    expect((await prior.seriesUse('renewal', 'h', use, 'first-hold', now)).kind).toBe('allowed');
+    // The same 3RI again (its session ended, a new hold): the use is the new hold's.
+    expect((await prior.seriesUse('renewal', 'h', use, 'second-hold', now)).kind).toBe('allowed');
+    await prior.seriesRelease('renewal', 'first-hold');
+    expect(await refusedAt(await threeRi(threeRiBody(reference, { amount: 1 })))).toBe('$.instruction.value.amount');
+    await prior.seriesRelease('renewal', 'second-hold');
     expect((await threeRi(threeRiBody(reference, { amount: 2500 }))).status).toBe(200);
   });
 
