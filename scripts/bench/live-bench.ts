@@ -17,6 +17,10 @@ import { fmt, stats, triple } from './summary';
  * - live challenged (card …2072): the same to authenticate (`challenged`) → challenge page (relay)
  *   → the ACS's challenge page → its form with the code → the ACS's final page → the challenge
  *   notification (fetches the RReq) → verification → `authenticated`.
+ * - live 3RI (Mastercard …2000): one merchantInitiated request (the 3RI's object asks the prior's
+ *   object to count the use, prepares the card and sends the 3RI AReq) → `authenticated`, ECI 07;
+ *   its priors are 10 subscriptions set up beforehand by live frictionless flows with `recurring`
+ *   (untimed), each 3RI taking the next, as a merchant's renewals spread over its subscribers.
  */
 
 export interface LiveBenchOptions {
@@ -52,11 +56,22 @@ interface LiveFlow {
   authenticatedId: string;
 }
 
+/** The Mastercard of the 3RI rows (recurring 3RI is Mastercard's). */
+const SUBSCRIPTION_CARD = scenarioCard('2000', '531265');
+/** The 3RI rows' first payments: room for every 3RI of the bench, 1 minor unit each. */
+const SUBSCRIPTION_AMOUNT = 99_999_999;
+
 /** Runs one live flow against the live Worker (`base`) and the fake provider (`fake`). */
-async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise<LiveFlow> {
+async function runLiveFlow(
+  base: URL,
+  fake: URL,
+  kind: FlowKind,
+  subscription?: { transactionReference: string },
+): Promise<LiveFlow> {
   sequence += 1;
-  const transactionReference = `bench-live-${process.pid}-${Date.now()}-${sequence}`;
-  const cardNumber = scenarioCard(kind === 'challenged' ? '2072' : '2000', '457173');
+  const transactionReference =
+    subscription?.transactionReference ?? `bench-live-${process.pid}-${Date.now()}-${sequence}`;
+  const cardNumber = subscription ? SUBSCRIPTION_CARD : scenarioCard(kind === 'challenged' ? '2072' : '2000', '457173');
   const card = { type: 'card/front', cardNumber, cardExpiryDate: { month: 12, year: 2035 } };
   let requests = 0;
   const post = async (url: URL | string, body: string, contentType: string, headers = {}): Promise<Response> => {
@@ -75,7 +90,10 @@ async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise<LiveFl
 
   const merchant = { entity: 'default' };
   const init = await api('deviceDataInitialize', { transactionReference, merchant, paymentInstrument: card });
-  const ddc = await form(new URL('/3ds/ddc', base), { JWT: init.deviceDataCollection!.jwt, Bin: '457173' });
+  const ddc = await form(new URL('/3ds/ddc', base), {
+    JWT: init.deviceDataCollection!.jwt,
+    Bin: cardNumber.slice(0, 6),
+  });
   const config = JSON.parse(/var config = (\{.*?\});/.exec(ddc)![1]!) as Json;
   await post(
     config.factsUrl as string,
@@ -101,9 +119,12 @@ async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise<LiveFl
     transactionReference,
     merchant,
     instruction: {
-      value: { amount: 1000, currency: 'GBP' },
+      value: { amount: subscription ? SUBSCRIPTION_AMOUNT : 1000, currency: 'GBP' },
       paymentInstrument: { ...card, cardHolderName: 'Jane Doe' },
     },
+    ...(subscription
+      ? { recurring: { type: 'recurring', expiry: `${new Date().getUTCFullYear() + 1}-12-31`, frequencyDays: 30 } }
+      : {}),
     deviceData: {
       acceptHeader: 'text/html',
       userAgentHeader: 'bench',
@@ -136,6 +157,33 @@ async function runLiveFlow(base: URL, fake: URL, kind: FlowKind): Promise<LiveFl
   });
   if (verified.outcome !== 'authenticated') throw new Error(`live challenged flow verified as ${verified.outcome}`);
   return { requests, preparedId, authenticatedId };
+}
+
+/** One live 3RI of the subscription `prior` (1 minor unit): one request. */
+async function runThreeRi(base: URL, prior: string): Promise<number> {
+  sequence += 1;
+  const response = await fetch(new URL('/verifications/customers/3ds/merchantInitiated', base), {
+    method: 'POST',
+    headers: { 'Content-Type': MEDIA, Accept: MEDIA, Authorization: AUTH },
+    body: JSON.stringify({
+      transactionReference: `bench-3ri-${process.pid}-${Date.now()}-${sequence}`,
+      merchant: { entity: 'default' },
+      priorTransactionReference: prior,
+      type: 'recurring',
+      instruction: {
+        value: { amount: 1, currency: 'GBP' },
+        paymentInstrument: {
+          type: 'card/front',
+          cardNumber: SUBSCRIPTION_CARD,
+          cardExpiryDate: { month: 12, year: 2035 },
+        },
+      },
+    }),
+  });
+  const answer = (await response.json()) as Json & { authentication?: { eci?: string } };
+  if (response.status !== 200 || answer.outcome !== 'authenticated' || answer.authentication?.eci !== '07')
+    throw new Error(`live 3RI answered ${response.status} ${JSON.stringify(answer)}`);
+  return 1;
 }
 
 /** The provider calls of one flow of each kind, as the fake saw them. */
@@ -182,7 +230,19 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
           timed(async () => (await runLiveFlow(live.url, fake.url, kind)).requests, n, o.concurrency),
       },
     ];
+    o.log('setting up 10 subscriptions (live frictionless flows with recurring), for the 3RI rows');
+    const priors: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const transactionReference = `bench-sub-${process.pid}-${Date.now()}-${i}`;
+      await runLiveFlow(live.url, fake.url, 'frictionless', { transactionReference });
+      priors.push(transactionReference);
+    }
+    let renewal = 0;
+    const threeRi = (n: number) =>
+      timed(() => runThreeRi(live.url, priors[renewal++ % priors.length]!), n, o.concurrency);
     const results = new Map<string, FlowRun[]>();
+    o.log(`3RI, warm-up (${Math.min(20, o.flows)})`);
+    await threeRi(Math.min(20, o.flows));
     for (const kind of KINDS) {
       o.log(`${kind} flows, warm-up (${Math.min(20, o.flows)} flows each)`);
       for (const m of modes) await m.run(kind, Math.min(20, o.flows)); // warm-up
@@ -191,6 +251,11 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
           o.log(`${kind} flows, run ${run + 1}/${o.runs}, ${m.label}`);
           const key = `${kind}\u0000${m.label}`;
           results.set(key, [...(results.get(key) ?? []), await m.run(kind, o.flows)]);
+          // The 3RI beside the browser frictionless flow, in the same rounds.
+          if (kind === 'frictionless' && m === modes[1]) {
+            o.log(`3RI, run ${run + 1}/${o.runs}`);
+            results.set('3ri', [...(results.get('3ri') ?? []), await threeRi(o.flows)]);
+          }
         }
       }
     }
@@ -211,6 +276,13 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
         );
       }
     }
+    const browser = median((results.get(`frictionless\u0000${modes[1]!.label}`) ?? []).map((r) => r.flowsPerSecond));
+    const renewals = results.get('3ri') ?? [];
+    lines.push(
+      `| 3RI (one request) | live (fake provider) | ${triple(renewals.map((r) => r.flowsPerSecond))} | ` +
+        `${triple(renewals.map((r) => r.requestsPerSecond))} | ${triple(renewals.map((r) => r.p50))} | ` +
+        `${triple(renewals.map((r) => r.p99))} | ${fmt(median(renewals.map((r) => r.flowsPerSecond)) / browser, 2)} ÷ live frictionless | /preauth 1, /auth 1 |`,
+    );
     return lines.join('\n');
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
