@@ -391,6 +391,39 @@
   }
   showEndpoints();
 
+  // A subscription: once its first payment is authenticated, the merchant renews it with 3RI.
+  let subscription;
+  function subscribed(answer, transactionReference, card) {
+    $('renewals-list').replaceChildren();
+    subscription = answer.outcome === 'authenticated' ? { transactionReference, card } : undefined;
+    $('renewals').hidden = subscription === undefined;
+    $('renewal-prior').textContent = transactionReference;
+  }
+  $('renew').addEventListener('click', async () => {
+    if (!subscription) return;
+    $('renew').disabled = true;
+    const item = document.createElement('li');
+    try {
+      const answer = await merchant('renew', {
+        ...subscription.card,
+        priorTransactionReference: subscription.transactionReference,
+      });
+      item.dataset.outcome = answer.outcome;
+      item.textContent = `${answer.transactionReference}: ${answer.outcome}, status ${answer.status}${
+        answer.authentication ? `, ECI ${answer.authentication.eci}` : ''
+      }`;
+      eventsSoon();
+    } catch (e) {
+      const a = e.answer ?? {};
+      const at = a.validationErrors?.[0];
+      item.dataset.outcome = a.errorName ?? 'error';
+      item.textContent = `refused: ${at ? `${at.message} (${at.jsonPath})` : (a.message ?? String(e.message))}`;
+    } finally {
+      $('renewals-list').append(item);
+      $('renew').disabled = false;
+    }
+  });
+
   $('checkout').addEventListener('submit', async (event) => {
     event.preventDefault();
     $('pay').disabled = true;
@@ -408,14 +441,20 @@
       const ddc = await collected;
       status('authenticating');
       const windowSize = $('window').value;
+      const subscribe = $('subscribe').checked;
       const auth = await merchant('authenticate', {
         ...card,
         transactionReference: init.transactionReference,
         collectionReference: ddc.SessionId ?? '',
         cardHolderName: $('name').value,
         windowSize,
+        subscribe,
       });
-      if (auth.outcome !== 'challenged') return show(auth);
+      const done = (answer) => {
+        show(answer);
+        if (subscribe) subscribed(answer, init.transactionReference, { ...card, cardHolderName: $('name').value });
+      };
+      if (auth.outcome !== 'challenged') return done(auth);
       status('challenged');
       const [width, height] = SIZES[windowSize] ?? ['100%', 600];
       const verified = message((d) => d.demoVerification !== undefined, 600_000);
@@ -427,7 +466,7 @@
       );
       const { demoVerification } = await verified;
       $('challenge-box').replaceChildren();
-      show(demoVerification);
+      done(demoVerification);
     } catch (e) {
       show(e.answer ?? { errorName: 'error', message: String(e.message) });
     } finally {

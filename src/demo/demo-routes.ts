@@ -81,6 +81,7 @@ const LIVE_DEMO_CARDS = [
   ['attempted (A)', '2020'],
   ['declined (N)', '2010'],
   ['unavailable (U)', '2050'],
+  ['Mastercard, frictionless (subscriptions: recurring 3RI is Mastercard\'s)', '2000', '531265'],
 ] as const;
 
 /** `username:password` of the demo merchant, or 503 when the demo is not configured. */
@@ -136,7 +137,10 @@ function demoConfig(rc: RequestContext): Promise<EndpointResult> {
           : [],
       liveCards:
         rc.settings.environment === 'live'
-          ? LIVE_DEMO_CARDS.map(([label, suffix]) => ({ label, cardNumber: scenarioCard(suffix, '457173') }))
+          ? LIVE_DEMO_CARDS.map(([label, suffix, prefix]) => ({
+              label,
+              cardNumber: scenarioCard(suffix, prefix ?? '457173'),
+            }))
           : [],
       windowSizes: WINDOW_SIZES,
     },
@@ -350,7 +354,37 @@ async function demoAuthenticate(rc: RequestContext): Promise<EndpointResult> {
     challenge: {
       returnUrl: `${publicBaseUrl(rc)}/demo/merchant/return`,
       windowSize: input.windowSize,
-      preference: 'noPreference',
+      // A subscription's first payment takes the series' default (a challenge mandated).
+      ...(input.subscribe === true ? {} : { preference: 'noPreference' }),
+    },
+    ...(input.subscribe === true
+      ? { recurring: { type: 'recurring', expiry: `${new Date().getUTCFullYear() + 1}-12-31`, frequencyDays: 30 } }
+      : {}),
+  });
+}
+
+/**
+ * `POST /demo/merchant/renew`: the merchant's server renews a subscription without the shopper: a
+ * 3RI (`merchantInitiated`) of £9.99 naming the first payment.
+ */
+async function demoRenew(rc: RequestContext): Promise<EndpointResult> {
+  testOnly(rc);
+  const input = await readJsonObject(rc.request);
+  return callThreeDs(rc, 'merchantInitiated', {
+    transactionReference: `demo-renewal-${crypto.randomUUID()}`,
+    merchant: { entity: DEMO_ENTITY },
+    priorTransactionReference: input.priorTransactionReference,
+    type: 'recurring',
+    instruction: {
+      value: { amount: 999, currency: 'GBP' },
+      paymentInstrument: {
+        type: 'card/front',
+        cardNumber: input.cardNumber,
+        cardExpiryDate: { month: input.month, year: input.year },
+        ...(typeof input.cardHolderName === 'string' && input.cardHolderName !== ''
+          ? { cardHolderName: input.cardHolderName }
+          : {}),
+      },
     },
   });
 }
@@ -386,6 +420,7 @@ export const DEMO_ROUTES: readonly Route[] = [
   { method: 'POST', path: '/demo/merchant/init', page: demoInit },
   { method: 'POST', path: '/demo/merchant/authenticate', page: demoAuthenticate },
   { method: 'POST', path: '/demo/merchant/return', page: demoReturn },
+  { method: 'POST', path: '/demo/merchant/renew', page: demoRenew },
   { method: 'GET', path: '/demo/merchant/cards', page: demoCards },
   { method: 'POST', path: '/demo/merchant/cards', page: demoSaveCard },
   { method: 'POST', path: '/demo/merchant/cards/change', page: demoChangeCard },

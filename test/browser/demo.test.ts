@@ -115,6 +115,34 @@ describe('the demo checkout', () => {
     await page.close();
   });
 
+  it('runs a subscription: the first payment sets up the series, renewals are 3RI until its amount is used', async () => {
+    const page = await openDemo();
+    await typeCard(page, '5312650000000004');
+    await page.selectOption('#name', '3ds2-frictionless-identified');
+    await page.check('#subscribe');
+    await page.click('#pay');
+    expect(await outcome(page)).toBe('authenticated');
+    const first = JSON.parse((await page.textContent('#result'))!) as { transactionReference: string };
+    await page.locator('#renewals').waitFor({ state: 'visible' });
+    expect(await page.textContent('#renewal-prior')).toBe(first.transactionReference);
+    // Five renewals of £9.99 fit in the first payment's £49.99; the sixth is refused before any AReq.
+    for (let n = 1; n <= 6; n++) {
+      await page.click('#renew');
+      await page.waitForFunction((count) => document.querySelectorAll('#renewals-list li').length === count, n);
+    }
+    const items = page.locator('#renewals-list li');
+    for (let n = 0; n < 5; n++) {
+      expect(await items.nth(n).getAttribute('data-outcome')).toBe('authenticated');
+      expect(await items.nth(n).textContent()).toContain('ECI 07');
+    }
+    expect(await items.nth(5).getAttribute('data-outcome')).toBe('bodyDoesNotMatchSchema');
+    expect(await items.nth(5).textContent()).toContain('$.instruction.value.amount');
+    // A renewal's event, as the merchant's event log has it.
+    const renewal = (await items.nth(0).textContent())!.split(':')[0]!;
+    await shownEvent(page, 'threeDS.authentication.completed', renewal);
+    await page.close();
+  });
+
   it('runs a challenged flow in a frame of the chosen size, then verifies', async () => {
     const page = await openDemo();
     await typeCard(page, '4571736000000000');

@@ -225,6 +225,27 @@ describe('the demo checkout in live, against the fake 3DS Server provider', () =
     await shopper.context.close();
   }, 90_000);
 
+  it('runs a subscription in live: a Mastercard first payment with recurring, then a 3RI renewal the fake ACS checks', async () => {
+    const shopper = await openDemo();
+    const { page } = shopper;
+    const number = sample("Mastercard, frictionless (subscriptions: recurring 3RI is Mastercard's)", '2000');
+    await pickCard(page, number);
+    await page.check('#subscribe');
+    await page.click('#pay');
+    const { outcome: shown, result } = await outcome(page);
+    expect(shown).toBe('authenticated');
+    expect(await fakeSaw(methodTransId(shopper))).toMatchObject({ areq: { threeDSRequestorAuthenticationInd: '02' } });
+    await page.locator('#renewals').waitFor({ state: 'visible' });
+    await page.click('#renew');
+    const item = page.locator('#renewals-list li').first();
+    await item.waitFor();
+    expect(await item.getAttribute('data-outcome')).toBe('authenticated');
+    expect(await item.textContent()).toContain('ECI 07');
+    expect(result.acsTransactionId).toEqual(expect.any(String));
+    expectClean(shopper);
+    await shopper.context.close();
+  }, 90_000);
+
   it('completes in a Chromium launched without a locale (navigator.language en-US@posix, no Accept-Language): the AReq says en-US', async () => {
     // The POSIX locale, as on a bare container or CI machine: Chromium reports en-US@posix.
     const env = Object.fromEntries(
