@@ -78,7 +78,7 @@ function restorePrior(): void {
  * Fails the 3RI object's calls of `method` on the prior's object: `before` (never reaches it),
  * `after` (reaches it, the answer is lost), `hang` (no answer: the call's deadline ends it).
  */
-function failPrior(method: 'seriesUse' | 'seriesRelease', when: 'before' | 'after' | 'hang'): void {
+function failPrior(method: 'seriesUse' | 'seriesRelease', when: 'before' | 'after' | 'hang' | 'late'): void {
   priorLinks.prior = (e, scope) => {
     const real = DEFAULT_PRIOR.prior(e, scope);
     const stub = new Proxy(real, {
@@ -87,6 +87,14 @@ function failPrior(method: 'seriesUse' | 'seriesRelease', when: 'before' | 'afte
         return async (...args: unknown[]) => {
           if (when === 'before') throw new Error('unreachable');
           if (when === 'hang') return new Promise(() => {});
+          if (when === 'late') {
+            // It lands, and its answer comes after the call's deadline (1 s).
+            const answer = await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(
+              ...args,
+            );
+            await new Promise((resolve) => setTimeout(resolve, 1_500));
+            return answer;
+          }
           await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(...args);
           throw new Error('the answer was lost');
         };
@@ -250,7 +258,7 @@ describe('merchantInitiated', () => {
     expect((await threeRi(threeRiBody(reference, { amount: 1500 }))).status).toBe(200);
   });
 
-  it.each(['before', 'after', 'hang'] as const)(
+  it.each(['before', 'after', 'hang', 'late'] as const)(
     'the prior’s object call (made by the 3RI’s object) failing %s: 503 with Retry-After; the retry completes and counts once',
     async (when) => {
       quiet();

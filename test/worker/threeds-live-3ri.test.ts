@@ -173,7 +173,7 @@ describe('merchantInitiated in live', () => {
     expect(await usesOf(first.transactionReference)).toBe(0);
   });
 
-  it.each(['before', 'after', 'hang'] as const)(
+  it.each(['before', 'after', 'hang', 'late'] as const)(
     'the prior’s object call failing %s: 503 with Retry-After, no AReq; the retry sends one and counts once',
     async (when) => {
       quiet();
@@ -224,7 +224,7 @@ describe('merchantInitiated in live', () => {
 });
 
 /** Fails the 3RI object's seriesUse call on the prior's object (before, after, or hanging to its deadline). */
-function failPrior(when: 'before' | 'after' | 'hang'): void {
+function failPrior(when: 'before' | 'after' | 'hang' | 'late'): void {
   priorLinks.prior = (e, scope) => {
     const real = DEFAULT_PRIOR.prior(e, scope);
     const stub = new Proxy(real, {
@@ -233,6 +233,14 @@ function failPrior(when: 'before' | 'after' | 'hang'): void {
         return async (...args: unknown[]) => {
           if (when === 'before') throw new Error('unreachable');
           if (when === 'hang') return new Promise(() => {});
+          if (when === 'late') {
+            // It lands, and its answer comes after the call's deadline (1 s).
+            const answer = await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(
+              ...args,
+            );
+            await new Promise((resolve) => setTimeout(resolve, 1_500));
+            return answer;
+          }
           await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(...args);
           throw new Error('the answer was lost');
         };
