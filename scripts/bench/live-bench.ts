@@ -210,7 +210,7 @@ export async function runLiveBench(o: LiveBenchOptions): Promise<string> {
     // One after the other, each kept to be stopped as soon as it runs.
     const live = await startLocalWorker({
       root: o.root,
-      quiet: true,
+      quiet: process.env.BENCH_LOUD !== '1',
       env: 'live',
       vars: { THREEDS_SERVER_URL: fake.url.origin },
     });

@@ -138,6 +138,30 @@ describe('the 3dsecure.io adapter', () => {
     await expect(provider.authenticate(AREQ)).rejects.toBeInstanceOf(AuthenticationOutcomeUnknown);
   });
 
+  it('asks for a preparation once more when the transport failed with no answer (a closed pooled connection); never /auth', async () => {
+    const crd = {
+      messageType: 'CRD',
+      threeDSServerTransID: TRANS_ID,
+      acsStartProtocolVersion: '2.1.0',
+      acsEndProtocolVersion: '2.2.0',
+    };
+    let failures = 1;
+    const once = adapter(() => {
+      if (failures-- > 0) throw new TypeError('Network connection lost.');
+      return json(200, crd);
+    });
+    expect(await once.provider.prepare({ acctNumber: '4000000000002003' })).toMatchObject({ kind: 'prepared' });
+    expect(once.sent).toHaveLength(2);
+    const down = adapter(() => {
+      throw new TypeError('Network connection lost.');
+    });
+    await expect(down.provider.prepare({ acctNumber: '4000000000002003' })).rejects.toBeInstanceOf(ProviderUnavailable);
+    expect(down.sent).toHaveLength(2);
+    // An AReq may have left before the connection failed: it is never sent twice by the adapter.
+    await expect(down.provider.authenticate(AREQ)).rejects.toBeInstanceOf(ProviderUnavailable);
+    expect(down.sent).toHaveLength(3);
+  });
+
   it('says which cards the provider will not prepare, apart from an outage', async () => {
     const { provider } = adapter(() => json(200, erro('305', 'S', 'Transaction data not valid')));
     expect(await provider.prepare({ acctNumber: '4000000000002003' })).toMatchObject({

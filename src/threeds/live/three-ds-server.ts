@@ -121,14 +121,15 @@ export function threeDsecureIo(config: ThreeDsecureIoConfig): ThreeDsServer {
    * object answered (undefined when the body is not one), or the provider's unavailability. A call
    * past its deadline is aborted.
    */
-  async function call(path: string, body: unknown, timeoutMs: number): Promise<Exchange> {
+  async function call(path: string, body: unknown, timeoutMs: number, attempts = 1): Promise<Exchange> {
     const controller = new AbortController();
-    const request = new Request(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json; charset=utf-8', APIKey: config.apiKey },
-      body: JSON.stringify(body),
-      signal: controller.signal,
-    });
+    const request = (): Request =>
+      new Request(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json; charset=utf-8', APIKey: config.apiKey },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -137,18 +138,25 @@ export function threeDsecureIo(config: ThreeDsecureIoConfig): ThreeDsServer {
       }, timeoutMs);
     });
     try {
-      return await Promise.race([exchange(path, request), deadline]);
+      return await Promise.race([exchange(path, request, attempts), deadline]);
     } finally {
       if (timer !== undefined) clearTimeout(timer);
     }
   }
 
-  async function exchange(path: string, request: Request): Promise<Exchange> {
-    let response: Response;
-    try {
-      response = await config.transport(request);
-    } catch (e) {
-      throw new ProviderUnavailable(`3DS Server ${path} unreachable`, { cause: e });
+  /**
+   * The exchange, within the caller's deadline. `attempts` > 1 sends again when the transport
+   * failed with no answer at all (a pooled connection the provider had closed): only for a call
+   * that is safe to repeat.
+   */
+  async function exchange(path: string, request: () => Request, attempts: number): Promise<Exchange> {
+    let response: Response | undefined;
+    for (let attempt = 1; response === undefined; attempt++) {
+      try {
+        response = await config.transport(request());
+      } catch (e) {
+        if (attempt >= attempts) throw new ProviderUnavailable(`3DS Server ${path} unreachable`, { cause: e });
+      }
     }
     if (response.status === 401 || response.status === 403) {
       await response.body?.cancel();
@@ -167,9 +175,11 @@ export function threeDsecureIo(config: ThreeDsecureIoConfig): ThreeDsServer {
 
   return {
     async prepare({ acctNumber }) {
+      // A preparation is safe to ask for again (an unused one expires): once more when the
+      // transport failed with no answer, within the same deadline.
       const { status, json } = await withUnavailableOnDeadline(
         '/preauth',
-        call('/preauth', { acctNumber }, timeouts.prepare),
+        call('/preauth', { acctNumber }, timeouts.prepare, 2),
       );
       if (json === undefined) throw new ProviderUnavailable(`3DS Server /preauth answered ${status} with no JSON`);
       if (isErro(json)) {
