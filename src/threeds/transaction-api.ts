@@ -206,15 +206,17 @@ export type LiveAuthenticated =
 /**
  * The waits a call may do inside the object, on top of the usual deadline: authenticate's run in
  * `live` (preparing, the 3DS Method, the AReq: `authenticateTimeoutMs` is the provider's
- * deadline); merchantInitiated's call to the prior's object (its own deadline), and in `live` its
- * run (preparing and the AReq).
+ * deadline); merchantInitiated's calls to the prior's object (its count, and a release; each
+ * with its own deadline), and in `live` its run (preparing and the AReq).
  */
 export function transactionWaits(
   authenticateTimeoutMs: number,
   environment: 'test' | 'live' = 'live',
 ): Readonly<Record<string, number>> {
   const run = liveRunMs(authenticateTimeoutMs);
-  return { liveAuthenticate: run, merchantInitiated: objectStorage.timeoutMs + (environment === 'live' ? run : 0) };
+  // merchantInitiated: the prior's count, and a release before the answer when not authenticated.
+  const prior = 2 * objectStorage.timeoutMs;
+  return { liveAuthenticate: run, merchantInitiated: prior + (environment === 'live' ? run : 0) };
 }
 
 /** The name of a transaction's object: the session scope, which holds no card data. */

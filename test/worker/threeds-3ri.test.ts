@@ -313,7 +313,7 @@ describe('merchantInitiated', () => {
     expect((await threeRi(threeRiBody(reference, { amount: 2500 }))).status).toBe(200);
   });
 
-  it('a 3RI that never came to an outcome gives its use back when its session ends', async () => {
+  it('a 3RI that never came to an outcome gives its use back when its hold’s time runs out', async () => {
     quiet();
     const { reference } = await firstPayment();
     const body = threeRiBody(reference, { amount: 2500 });
@@ -323,10 +323,12 @@ describe('merchantInitiated', () => {
     // No retry comes: the use stays counted while the 3RI may still be retried...
     expect(await refusedAt(await threeRi(threeRiBody(reference, { amount: 1 })))).toBe('$.instruction.value.amount');
     expect(await holds(body.transactionReference)).toEqual([{ state: 'open' }]);
-    // ...and its session's end releases it.
+    // ...and once the hold's time (an hour and a minute) has run out, its object's alarm releases it.
     const object = threeDsObject(body.transactionReference);
     await runInDurableObject(object, (_o, state) => {
-      state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
+      const due = state.storage.sql.exec<{ due_at: number }>('SELECT due_at FROM series_hold').one().due_at;
+      expect(due).toBeGreaterThan(Date.now() + 60 * 60_000);
+      state.storage.sql.exec('UPDATE series_hold SET due_at = ?', Date.now() - 1);
     });
     await runDurableObjectAlarm(object);
     expect(await holds(body.transactionReference)).toEqual([]);

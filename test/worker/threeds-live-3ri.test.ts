@@ -1,4 +1,4 @@
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { burst, quiet } from './helpers';
 import type { StorageHarness } from './faulty-env';
@@ -198,10 +198,29 @@ describe('merchantInitiated in live', () => {
     const h = liveHarness();
     const { body: first } = await firstPayment(h);
     const body = threeRiBody(first.transactionReference);
-    h.failOn({ of: 'provider', op: 'preauth', nth: 0, when: 'before' });
+    h.failOn({ of: 'provider', op: 'preauth', nth: 0, when: 'before', times: 2 });
     expect((await liveStep(h, 'merchantInitiated', body)).status).toBe(503);
     expect((await liveJson(h, 'merchantInitiated', body)).outcome).toBe('authenticated');
     expect(await usesOf(first.transactionReference)).toBe(1);
+  });
+
+  it('a live 3RI whose run failed and was never retried gives its use back when its session ends', async () => {
+    quiet();
+    const h = liveHarness();
+    const { body: first } = await firstPayment(h);
+    const body = threeRiBody(first.transactionReference, { amount: 2500 });
+    h.failOn({ of: 'provider', op: 'preauth', nth: 0, when: 'before', times: 2 });
+    expect((await liveStep(h, 'merchantInitiated', body)).status).toBe(503);
+    expect(await usesOf(first.transactionReference)).toBe(1);
+    const object = threeDsObject(body.transactionReference);
+    await runInDurableObject(object, (_o, state) => {
+      state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 120_000);
+    });
+    await runDurableObjectAlarm(object);
+    expect(await usesOf(first.transactionReference)).toBe(0);
+    expect(
+      (await liveJson(h, 'merchantInitiated', threeRiBody(first.transactionReference, { amount: 2500 }))).outcome,
+    ).toBe('authenticated');
   });
 
   it.each(['hang', 'late'] as const)(

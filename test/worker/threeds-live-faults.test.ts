@@ -81,12 +81,25 @@ describe('authenticate, the provider failing', () => {
   it.each(['before', 'after', 'hang'] as const)('preparing the card failing %s: 503, then the answer', async (when) => {
     const h = liveHarness(deadlinesFor(when));
     const body = liveBody('2100', { browser: true });
-    h.failOn({ of: 'provider', op: 'preauth', nth: 0, when });
+    // Twice: the client asks for a preparation once more when the transport gave no answer.
+    h.failOn({ of: 'provider', op: 'preauth', nth: 0, when, times: when === 'hang' ? 1 : 2 });
     const { answer, statuses } = await untilAnswered(h, body);
     expect(statuses).toEqual([503, 200]);
     expect(answer.outcome).toBe('authenticated');
     expect(authCalls(h)).toBe(1);
   });
+
+  it.each(['before', 'after'] as const)(
+    'a preparation whose transport failed once (%s) is asked for again at once: no 503',
+    async (when) => {
+      const h = liveHarness();
+      const body = liveBody('2100', { browser: true });
+      h.failOn({ of: 'provider', op: 'preauth', nth: 0, when });
+      expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
+      expect(h.count((c) => c.op === 'preauth')).toBe(2);
+      expect(authCalls(h)).toBe(1);
+    },
+  );
 
   it('an AReq that never reached the provider: 503, and the retry sends it', async () => {
     const h = liveHarness();
@@ -160,7 +173,8 @@ describe('deviceDataInitialize, preparing the card failing', () => {
   ] as const)('%s %s failing: the answer stands, and authenticate prepares the card itself', async (of, op) => {
     const h = liveHarness();
     const reference = `tx-${crypto.randomUUID()}`;
-    h.failOn({ of, op, nth: 0, when: 'before' });
+    // The provider twice: the client asks for a preparation once more when the transport gave no answer.
+    h.failOn({ of, op, nth: 0, when: 'before', times: of === 'provider' ? 2 : 1 });
     const { parts } = await collectInBrowser(h, reference, card('2000'));
     expect(parts.message.Status).toBe(true);
     expect(parts.method).toBeUndefined(); // nothing prepared, so no method to run

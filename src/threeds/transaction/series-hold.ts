@@ -7,7 +7,9 @@ import type { SessionScope } from '../session-record';
  * never overshoot), and only the 3RI's object knows whether its 3RI ended authenticated. A hold is
  * opened (in storage) before the prior is asked, so whatever fails afterwards, the use it may have
  * counted is either kept (the 3RI authenticated) or released: when the 3RI ends not authenticated,
- * or its session ends without an outcome. A release is sent until the prior acknowledges it, and
+ * or its session ends without an outcome, or at the latest {@link OPEN_HOLD_MS} after it was
+ * opened (a 3RI whose run failed before any session, and was never retried). A release is sent
+ * until the prior acknowledges it, and
  * names its holder: the prior releases a use only while this hold is its holder, so a late release
  * can never undo a later 3RI's use. One hold per request body (a different body under the same
  * reference holds nothing of this one's).
@@ -23,6 +25,12 @@ interface HoldRow extends Record<string, SqlStorageValue> {
   due_at: number | null;
   attempts: number;
 }
+
+/**
+ * How long a hold stays open without an outcome: a session's hour and the minute before its wipe
+ * (a retry within the session finds it open).
+ */
+export const OPEN_HOLD_MS = 61 * 60_000;
 
 /** How a hold's release reaches the prior's object (the object's seam, so tests can fail it). */
 export type ReleaseUse = (prior: SessionScope, reference: string, holder: string) => Promise<void>;
@@ -42,13 +50,13 @@ export class SeriesHold {
    * The open hold of this body on `prior`'s series: the one already open (a retry), else a new one.
    * Called in the same synchronous block as the decision to ask the prior.
    */
-  open(requestHash: string, reference: string, prior: SessionScope): string {
+  open(requestHash: string, reference: string, prior: SessionScope, now: number): string {
     const row = this.openRow(requestHash);
     if (row) return row.holder;
     const holder = crypto.randomUUID();
     this.sql.exec(
-      "INSERT INTO series_hold (holder, request_hash, reference, prior, state) VALUES (?, ?, ?, ?, 'open')",
-      ...[holder, requestHash, reference, JSON.stringify(prior)],
+      "INSERT INTO series_hold (holder, request_hash, reference, prior, state, due_at) VALUES (?, ?, ?, ?, 'open', ?)",
+      ...[holder, requestHash, reference, JSON.stringify(prior), now + OPEN_HOLD_MS],
     );
     return holder;
   }
@@ -77,11 +85,9 @@ export class SeriesHold {
     this.sql.exec("UPDATE series_hold SET state = 'release', due_at = ? WHERE state = 'open'", now);
   }
 
-  /** When a release is next due (the alarm's time), undefined when none is. */
+  /** When a release is next due, or an open hold's time runs out (the alarm's time); undefined when none. */
   nextDue(): number | undefined {
-    const row = this.sql
-      .exec<{ due: number | null }>("SELECT MIN(due_at) AS due FROM series_hold WHERE state = 'release'")
-      .one();
+    const row = this.sql.exec<{ due: number | null }>('SELECT MIN(due_at) AS due FROM series_hold').one();
     return row.due ?? undefined;
   }
 
@@ -95,6 +101,8 @@ export class SeriesHold {
    * again later (backoff). Safe to run twice at once: a release is a no-op the second time.
    */
   async flush(now: number): Promise<void> {
+    // An open hold past its time never came to an outcome: it is released.
+    this.sql.exec("UPDATE series_hold SET state = 'release' WHERE state = 'open' AND due_at <= ?", now);
     const due = this.sql
       .exec<HoldRow>("SELECT * FROM series_hold WHERE state = 'release' AND due_at <= ?", now)
       .toArray();

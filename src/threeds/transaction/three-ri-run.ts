@@ -49,14 +49,14 @@ export interface ThreeRiHost extends LiveHost {
  * Opens the hold and asks the prior to count the use. Called in the same synchronous block as the
  * decision to run (so the hold is in storage before the call leaves). A call that fails leaves the
  * hold open: a retry of the same body finds it (the prior knows the use by reference and body),
- * and the session's end releases it if none comes.
+ * and the session's end (or the hold's own time, series-hold.ts) releases it if none comes.
  */
 export async function countUse(
   host: Pick<ThreeRiHost, 'hold' | 'prior'>,
   input: ThreeRiInput,
 ): Promise<SeriesUseOutcome> {
   const reference = input.request.transactionReference;
-  const holder = host.hold.open(input.requestHash, reference, input.prior);
+  const holder = host.hold.open(input.requestHash, reference, input.prior, input.now);
   const use = await host.prior(input.prior).seriesUse(reference, input.requestHash, input.use, holder, input.now);
   // Refused, or the prior knows the reference by another body: nothing of this body is counted.
   if (use.kind !== 'allowed') host.hold.drop(input.requestHash);

@@ -369,8 +369,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       if (this.claims.hashOf('auth', now) !== hash) return { kind: 'conflict' };
       return { kind: 'answered', answer: known.answer.answer, scenario: known.answer.scenario };
     }
-    // The session starts with the hold: its end releases a hold that never came to an outcome.
-    this.session.startOrExtend(input.sessionEnd);
+    // The hold's own time is an alarm time: a hold that never comes to an outcome is released then.
     this.rearm = true;
     const use = await countUse(this.threeRiHost(), input);
     if (use.kind !== 'allowed') return notAllowed(use);
