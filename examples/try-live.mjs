@@ -110,4 +110,46 @@ run('try:live', async () => {
   });
   check(verified.json.outcome === 'authenticated', 'authenticated');
   check(verified.json.authentication?.eci === '05', 'ECI 05 (visa, authenticated)');
+
+  step('A subscription: a Mastercard first payment with recurring (…2100: 2.2.0, no 3DS Method, Y)');
+  // Recurring 3RI is Mastercard's; no device data collection here, so the browser fields are sent.
+  const mastercard = { ...card, cardNumber: '5312650000092100' };
+  const first = `sub-live-${runId()}`;
+  const subscribed = await call('POST', `${API}/authenticate`, {
+    headers: THREEDS_HEADERS,
+    json: {
+      transactionReference: first,
+      merchant,
+      instruction: { value: { amount: 1999, currency: 'GBP' }, paymentInstrument: mastercard },
+      deviceData: {
+        acceptHeader: 'text/html',
+        userAgentHeader: 'Mozilla/5.0',
+        browserLanguage: 'en-GB',
+        browserColorDepth: '24',
+        browserScreenHeight: 900,
+        browserScreenWidth: 1440,
+        timeZone: '-60',
+        browserJavaEnabled: false,
+        browserJavascriptEnabled: true,
+        ipAddress: '192.0.2.10',
+      },
+      challenge: { returnUrl: 'https://shop.example/3ds/return' },
+      recurring: { type: 'recurring', expiry: `${new Date().getUTCFullYear() + 1}-12-31`, frequencyDays: 30 },
+    },
+  });
+  check(subscribed.json.outcome === 'authenticated', 'authenticated: the series is kept');
+
+  step("The renewal: a 3RI AReq (deviceChannel 03) naming the first payment's ACS transaction, no cardholder");
+  const renewal = await call('POST', `${API}/merchantInitiated`, {
+    headers: THREEDS_HEADERS,
+    json: {
+      transactionReference: `${first}-2`,
+      merchant,
+      priorTransactionReference: first,
+      type: 'recurring',
+      instruction: { value: { amount: 1999, currency: 'GBP' }, paymentInstrument: mastercard },
+    },
+  });
+  check(renewal.json.outcome === 'authenticated', 'authenticated');
+  check(renewal.json.authentication?.eci === '07', 'ECI 07 (Mastercard, merchant-initiated)');
 });
