@@ -7,6 +7,7 @@ import {
   ENDPOINT_FAILING_MS,
   MAX_IN_FLIGHT,
   MAX_IN_FLIGHT_PER_ENDPOINT,
+  RETRY_WINDOW_MS,
   type AttemptOutcome,
 } from './delivery-rules';
 import { shardLinks, type EventLogMethods } from './event-log-api';
@@ -479,9 +480,12 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     try {
       keys = await endpoint.keys;
     } catch (e) {
-      // The token keys that seal the secret are missing or broken: the Worker is misconfigured.
+      // The token keys that seal the secret are missing or broken: the Worker is misconfigured. The
+      // delivery waits a minute at a time, within its 3 days (then it fails: `recover` resends it).
       logLine({ level: 'error', event: 'event.secrets', cause: describeError(e) });
-      this.store.retryAt(row, eventTransport.now() + 60_000);
+      const at = eventTransport.now();
+      if (at - row.window_start >= RETRY_WINDOW_MS) this.store.failed(row, at);
+      else this.store.retryAt(row, at + 60_000);
       return;
     }
     const outcome = await sendEvent(endpoint.endpoint.url, row.event_id, row.body, keys);

@@ -395,6 +395,37 @@ describe('retries', () => {
   });
 });
 
+describe('a secret the keys cannot open', () => {
+  it('waits a minute at a time, sends nothing, and fails once its 3 days are over; recover sends it then', async () => {
+    quiet();
+    const receiver = new Receiver(() => new Response('ok'));
+    const clock = new Clock();
+    const { stub, username, object, idOf } = await testMerchant(receiver, clock, [{ url: A }]);
+    // Sealed with a key the Worker no longer has (white-box): as when TOKEN_ENCRYPTION_KEYS lost it.
+    const sealed = await runInDurableObject(object, (_o, state) => {
+      const row = state.storage.sql.exec<{ secret: string }>('SELECT secret FROM endpoints').one();
+      state.storage.sql.exec("UPDATE endpoints SET secret = 'v1.broken'");
+      return row.secret;
+    });
+    const event = newEvent(clock);
+    await stub.append(username, [event]);
+    await stub.whenIdle();
+    expect((await deliveriesOf(stub, username, event.eventId))[A]).toMatchObject({
+      state: 'pending',
+      nextAttemptAt: new Date(clock.now + MINUTE).toISOString(),
+    });
+    clock.advance(3 * DAY);
+    await runAlarm(stub);
+    expect((await deliveriesOf(stub, username, event.eventId))[A]).toMatchObject({ state: 'failed' });
+    expect(receiver.received).toHaveLength(0);
+    // The keys back: recover sends what failed.
+    await runInDurableObject(object, (_o, state) => state.storage.sql.exec('UPDATE endpoints SET secret = ?', sealed));
+    await stub.recover(username, idOf(A), 0);
+    await stub.whenIdle();
+    expect(receiver.idsAt(A)).toEqual([event.eventId]);
+  });
+});
+
 describe('order and parallelism', () => {
   it("keeps a subject's events in order while its first keeps failing; another subject's go on", async () => {
     quiet();
