@@ -10,9 +10,11 @@ import { AuthenticationOutcomeUnknown, ProviderRefusedCredentials, ProviderUnava
 import { buildThreeRiAReq } from '../live/three-ri-areq';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { SessionScope } from '../session-record';
-import type { SeriesUseOutcome, ThreeRiType } from '../series-rules';
+import { NON_PAYMENT_TYPES, THREE_RI_TYPES, type SeriesUseOutcome, type ThreeRiType } from '../series-rules';
+import { answerFor, randomAnswerIds } from '../outcomes';
 import {
   threeDsTransaction,
+  type AuthClaim,
   type LiveAuthenticated,
   type ThreeDsTransactionApi,
   type ThreeRiInput,
@@ -73,9 +75,30 @@ export function notAllowed(use: Exclude<SeriesUseOutcome, { kind: 'allowed' }>):
  * (Identity Check for merchant-initiated payments; research: threeds-3ri-exemptions.md), as the
  * fake provider's ACS does in `live`.
  */
-export function recurringEci(type: ThreeRiType, brands: readonly Brand[]): string | undefined {
+function recurringEci(type: ThreeRiType, brands: readonly Brand[]): string | undefined {
   const mastercard = brands.some((b) => b === 'mastercard' || b === 'maestro');
   return mastercard && (type === 'recurring' || type === 'instalment') ? '07' : undefined;
+}
+
+/** The test issuer's answer to a 3RI, as the 3RI's claim keeps it: authenticate's frictionless shape, in the prior's version. */
+export function testThreeRiClaim(
+  input: ThreeRiInput,
+  outcome: 'authenticated' | 'authenticationFailed' | 'unavailable',
+  version: string,
+): AuthClaim {
+  const { request, card } = input;
+  const base = answerFor(outcome, {
+    transactionReference: request.transactionReference,
+    brands: card.brands,
+    version,
+    ids: randomAnswerIds(),
+    step: 'authenticate',
+    apiBase: `${input.baseUrl}${THREEDS_PATH}`,
+  });
+  const eci = recurringEci(request.type, card.brands);
+  const answer = eci && base.authentication ? { ...base, authentication: { ...base.authentication, eci } } : base;
+  const kind = `${THREE_RI_TYPES[request.type]}${NON_PAYMENT_TYPES.includes(request.type) ? ', non-payment' : ''}`;
+  return { answer: { ...answer }, version, brands: [...card.brands], scenario: `3ri ${request.type} (${kind})` };
 }
 
 /**

@@ -36,10 +36,7 @@ import { TransactionEvents } from './transaction-events';
 import { Series } from './series';
 import { SeriesHold } from './series-hold';
 import type { SeriesUseOutcome, ThreeRiUse } from '../series-rules';
-import { answerFor, randomAnswerIds } from '../outcomes';
-import { THREEDS_PATH } from '../api-paths';
-import { NON_PAYMENT_TYPES, THREE_RI_TYPES } from '../series-rules';
-import { countUse, notAllowed, priorLinks, recurringEci, runLiveThreeRi, type ThreeRiHost } from './three-ri-run';
+import { countUse, notAllowed, priorLinks, runLiveThreeRi, testThreeRiClaim, type ThreeRiHost } from './three-ri-run';
 import { lostAnswer } from './live-authentication';
 import {
   authenticatedOutcome,
@@ -362,7 +359,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     input: ThreeRiInput,
     outcome: 'authenticated' | 'authenticationFailed' | 'unavailable',
   ): Promise<LiveAuthenticated> {
-    const { requestHash: hash, now, request } = input;
+    const { requestHash: hash, now } = input;
     this.expire(now);
     const known = this.claims.entry<AuthClaim>('auth', now);
     if (known) {
@@ -373,22 +370,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.rearm = true;
     const use = await countUse(this.threeRiHost(), input);
     if (use.kind !== 'allowed') return notAllowed(use);
-    const base = answerFor(outcome, {
-      transactionReference: request.transactionReference,
-      brands: input.card.brands,
-      version: use.series.version,
-      ids: randomAnswerIds(),
-      step: 'authenticate',
-      apiBase: `${input.baseUrl}${THREEDS_PATH}`,
-    });
-    const eci = recurringEci(request.type, input.card.brands);
-    const answer = eci && base.authentication ? { ...base, authentication: { ...base.authentication, eci } } : base;
-    const candidate: AuthClaim = {
-      answer: { ...answer },
-      version: use.series.version,
-      brands: [...input.card.brands],
-      scenario: `3ri ${request.type} (${THREE_RI_TYPES[request.type]}${NON_PAYMENT_TYPES.includes(request.type) ? ', non-payment' : ''})`,
-    };
+    const candidate = testThreeRiClaim(input, outcome, use.series.version);
     const claim = this.claims.claim('auth', hash, candidate, now, UNTIL_WIPED, () => {
       this.session.startOrExtend(input.sessionEnd);
       this.project(input.projectionKey, {
