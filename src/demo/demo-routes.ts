@@ -81,7 +81,7 @@ const LIVE_DEMO_CARDS = [
   ['attempted (A)', '2020'],
   ['declined (N)', '2010'],
   ['unavailable (U)', '2050'],
-  ['Mastercard, frictionless (subscriptions: recurring 3RI is Mastercard\'s)', '2000', '531265'],
+  ["Mastercard, frictionless (subscriptions: recurring 3RI is Mastercard's)", '2000', '531265'],
 ] as const;
 
 /** `username:password` of the demo merchant, or 503 when the demo is not configured. */
@@ -328,6 +328,18 @@ async function demoInit(rc: RequestContext): Promise<EndpointResult> {
   });
 }
 
+/** The page's card as the 3DS API takes it (its fields go in as they are: the API's validation answers anything wrong). */
+function demoCard(input: Record<string, unknown>): Record<string, unknown> {
+  return {
+    type: 'card/front',
+    cardNumber: input.cardNumber,
+    cardExpiryDate: { month: input.month, year: input.year },
+    ...(typeof input.cardHolderName === 'string' && input.cardHolderName !== ''
+      ? { cardHolderName: input.cardHolderName }
+      : {}),
+  };
+}
+
 /** `POST /demo/merchant/authenticate`: the merchant's server authenticates, with the page's device data. */
 async function demoAuthenticate(rc: RequestContext): Promise<EndpointResult> {
   testOnly(rc);
@@ -337,14 +349,7 @@ async function demoAuthenticate(rc: RequestContext): Promise<EndpointResult> {
     merchant: { entity: DEMO_ENTITY },
     instruction: {
       value: { amount: 4999, currency: 'GBP' },
-      paymentInstrument: {
-        type: 'card/front',
-        cardNumber: input.cardNumber,
-        cardExpiryDate: { month: input.month, year: input.year },
-        ...(typeof input.cardHolderName === 'string' && input.cardHolderName !== ''
-          ? { cardHolderName: input.cardHolderName }
-          : {}),
-      },
+      paymentInstrument: demoCard(input),
     },
     deviceData: {
       acceptHeader: rc.request.headers.get('Accept') ?? '*/*',
@@ -377,14 +382,7 @@ async function demoRenew(rc: RequestContext): Promise<EndpointResult> {
     type: 'recurring',
     instruction: {
       value: { amount: 999, currency: 'GBP' },
-      paymentInstrument: {
-        type: 'card/front',
-        cardNumber: input.cardNumber,
-        cardExpiryDate: { month: input.month, year: input.year },
-        ...(typeof input.cardHolderName === 'string' && input.cardHolderName !== ''
-          ? { cardHolderName: input.cardHolderName }
-          : {}),
-      },
+      paymentInstrument: demoCard(input),
     },
   });
 }

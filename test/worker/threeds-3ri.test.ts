@@ -1,8 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { objectClient } from '../../src/storage/object-client';
-import type { ThreeDsTransactionApi } from '../../src/threeds/transaction-api';
-import { priorLinks } from '../../src/threeds/transaction/three-ri-run';
+import { failPrior, restorePrior } from './prior-faults';
 import { seriesCardHash } from '../../src/threeds/series-rules';
 import { settingsOf } from '../../src/config/settings';
 
@@ -68,42 +66,7 @@ function threeRiBody(
 
 const threeRi = (body: unknown, via?: Fetch) => threeDs('merchantInitiated', body, {}, via);
 
-const DEFAULT_PRIOR = { ...priorLinks };
 afterEach(() => restorePrior());
-function restorePrior(): void {
-  Object.assign(priorLinks, DEFAULT_PRIOR);
-}
-
-/**
- * Fails the 3RI object's calls of `method` on the prior's object: `before` (never reaches it),
- * `after` (reaches it, the answer is lost), `hang` (no answer: the call's deadline ends it).
- */
-function failPrior(method: 'seriesUse' | 'seriesRelease', when: 'before' | 'after' | 'hang' | 'late'): void {
-  priorLinks.prior = (e, scope) => {
-    const real = DEFAULT_PRIOR.prior(e, scope);
-    const stub = new Proxy(real, {
-      get(target, property, receiver) {
-        if (property !== method) return Reflect.get(target, property, receiver);
-        return async (...args: unknown[]) => {
-          if (when === 'before') throw new Error('unreachable');
-          if (when === 'hang') return new Promise(() => {});
-          if (when === 'late') {
-            // It lands, and its answer comes after the call's deadline (1 s).
-            const answer = await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(
-              ...args,
-            );
-            await new Promise((resolve) => setTimeout(resolve, 1_500));
-            return answer;
-          }
-          await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(...args);
-          throw new Error('the answer was lost');
-        };
-      },
-    });
-    // The real client's deadline around the failing stub (a hang ends as the call's deadline).
-    return objectClient<ThreeDsTransactionApi>(() => stub, 'ThreeDsTransaction', 1_000);
-  };
-}
 
 /** The 3RI object's holds on its prior's series (white-box): none once its storage is freed. */
 function holds(transactionReference: string) {

@@ -18,9 +18,7 @@ import {
   type Json,
 } from './live-helpers';
 import { cardFront, transaction } from './threeds-helpers';
-import { objectClient } from '../../src/storage/object-client';
-import type { ThreeDsTransactionApi } from '../../src/threeds/transaction-api';
-import { priorLinks } from '../../src/threeds/transaction/three-ri-run';
+import { failPrior, restorePrior } from './prior-faults';
 
 /**
  * merchantInitiated in `live` (docs/threeds.md "Series and 3RI"): the 3RI runs in its own
@@ -34,8 +32,7 @@ const NEXT_YEAR = `${new Date().getUTCFullYear() + 1}-06-30`;
 const RECURRING = { type: 'recurring', expiry: NEXT_YEAR, frequencyDays: 30 };
 const MC = (suffix: string) => card(suffix, '531265');
 
-const DEFAULT_PRIOR = { ...priorLinks };
-afterEach(() => Object.assign(priorLinks, DEFAULT_PRIOR));
+afterEach(() => restorePrior());
 
 /** A live first payment of a series (2500 minor units): Y. */
 async function firstPayment(h: StorageHarness, cardNumber = MC('2100')): Promise<{ body: Json; answer: Json }> {
@@ -181,12 +178,12 @@ describe('merchantInitiated in live', () => {
       const { body: first } = await firstPayment(h);
       const body = threeRiBody(first.transactionReference, { amount: 1500 });
       const before = threeRiAReqs(h).length;
-      failPrior(when);
+      failPrior('seriesUse', when);
       const failed = await liveStep(h, 'merchantInitiated', body);
       expect(failed.status).toBe(503);
       expect(failed.headers.get('Retry-After')).not.toBeNull();
       expect(threeRiAReqs(h).length - before).toBe(0);
-      Object.assign(priorLinks, DEFAULT_PRIOR);
+      restorePrior();
       expect((await liveJson(h, 'merchantInitiated', body)).outcome).toBe('authenticated');
       expect(threeRiAReqs(h).length - before).toBe(1);
       expect(await usesOf(first.transactionReference)).toBe(1);
@@ -241,30 +238,3 @@ describe('merchantInitiated in live', () => {
     },
   );
 });
-
-/** Fails the 3RI object's seriesUse call on the prior's object (before, after, or hanging to its deadline). */
-function failPrior(when: 'before' | 'after' | 'hang' | 'late'): void {
-  priorLinks.prior = (e, scope) => {
-    const real = DEFAULT_PRIOR.prior(e, scope);
-    const stub = new Proxy(real, {
-      get(target, property, receiver) {
-        if (property !== 'seriesUse') return Reflect.get(target, property, receiver);
-        return async (...args: unknown[]) => {
-          if (when === 'before') throw new Error('unreachable');
-          if (when === 'hang') return new Promise(() => {});
-          if (when === 'late') {
-            // It lands, and its answer comes after the call's deadline (1 s).
-            const answer = await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(
-              ...args,
-            );
-            await new Promise((resolve) => setTimeout(resolve, 1_500));
-            return answer;
-          }
-          await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>)(...args);
-          throw new Error('the answer was lost');
-        };
-      },
-    });
-    return objectClient<ThreeDsTransactionApi>(() => stub, 'ThreeDsTransaction', 1_000);
-  };
-}

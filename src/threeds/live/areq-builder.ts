@@ -145,7 +145,6 @@ export function buildAReq(input: AReqInput): AReqResult {
       card.fromToken ? 'fieldHasInvalidValue' : 'stringIsTooShort',
     );
   }
-  const expiry = card.cardExpiryDate;
   const cardholderName = cardholderNameFor(version, card, need);
 
   // The amount, in minor units with the ISO 4217 numeric code and exponent.
@@ -212,20 +211,9 @@ export function buildAReq(input: AReqInput): AReqResult {
     ...(authInfo ? { threeDSRequestorAuthenticationInfo: version === '2.3.1' ? [authInfo] : authInfo } : {}),
     threeDSRequestorURL: requestor.threeDSRequestorURL,
     notificationURL: input.notificationURL,
-    acquirerBIN: perBrand(requestor.acquirerBIN, brand),
-    acquirerMerchantID: perBrand(requestor.acquirerMerchantID, brand),
-    ...(version === '2.3.1'
-      ? { acquirerCountryCode: requestor.acquirerCountryCode, acquirerCountryCodeSource: '01' }
-      : {}),
-    mcc: requestor.mcc,
-    merchantCountryCode: requestor.merchantCountryCode,
+    ...acquirerFields(requestor, version, brand),
     merchantName: request.merchant.overrideName ?? requestor.merchantName,
-    acctNumber: card.cardNumber,
-    ...(expiry
-      ? { cardExpiryDate: `${String(expiry.year % 100).padStart(2, '0')}${String(expiry.month).padStart(2, '0')}` }
-      : {}),
-    ...(cardholderName !== undefined ? { cardholderName } : {}),
-    ...billingAddressFields(card.billingAddress),
+    ...cardFields(card, cardholderName),
     ...(request.riskData?.account?.email !== undefined ? { email: request.riskData.account.email } : {}),
     purchaseAmount: String(request.instruction.value.amount),
     purchaseCurrency: currency!.number,
@@ -300,8 +288,34 @@ export function cardholderNameFor(
   );
 }
 
+/** The acquirer and merchant fields of every AReq, from the entity's requestor block (merchantName aside). */
+export function acquirerFields(requestor: RequestorBlock, version: EmvVersion, brand: Brand | undefined) {
+  return {
+    acquirerBIN: perBrand(requestor.acquirerBIN, brand),
+    acquirerMerchantID: perBrand(requestor.acquirerMerchantID, brand),
+    ...(version === '2.3.1'
+      ? { acquirerCountryCode: requestor.acquirerCountryCode, acquirerCountryCodeSource: '01' }
+      : {}),
+    mcc: requestor.mcc,
+    merchantCountryCode: requestor.merchantCountryCode,
+  };
+}
+
+/** The card's fields of every AReq: its number, expiry (YYMM), cardholder name and billing address. */
+export function cardFields(card: AReqCard, cardholderName: string | undefined): Record<string, string> {
+  const expiry = card.cardExpiryDate;
+  return {
+    acctNumber: card.cardNumber,
+    ...(expiry
+      ? { cardExpiryDate: `${String(expiry.year % 100).padStart(2, '0')}${String(expiry.month).padStart(2, '0')}` }
+      : {}),
+    ...(cardholderName !== undefined ? { cardholderName } : {}),
+    ...billingAddressFields(card.billingAddress),
+  };
+}
+
 /** A requestor value for the card's scheme: its own where the block has one, else the default. */
-export function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | undefined): string {
+function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | undefined): string {
   if (typeof value === 'string') return value;
   return (brand !== undefined ? value[brand] : undefined) ?? value.default!;
 }
@@ -311,7 +325,7 @@ export function perBrand(value: RequestorBlock['acquirerBIN'], brand: Brand | un
  * is left out rather than cut (the issuer compares what it gets), and a state that is not an
  * ISO 3166-2 subdivision code (1 to 3 letters or digits) too.
  */
-export function billingAddressFields(address: BillingAddress | undefined): Record<string, string> {
+function billingAddressFields(address: BillingAddress | undefined): Record<string, string> {
   if (!address) return {};
   const fit = (name: string, value: string | undefined, max: number): Record<string, string> =>
     value !== undefined && value !== '' && value.length <= max ? { [name]: value } : {};

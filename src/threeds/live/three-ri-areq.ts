@@ -4,10 +4,10 @@ import { currencyNumeric } from '../../reference-data/iso-codes';
 import type { MerchantInitiatedRequest } from '../../schemas/threeds-requests';
 import { NON_PAYMENT_TYPES, THREE_RI_TYPES, versionProblem, type SeriesRecord } from '../series-rules';
 import {
-  billingAddressFields,
+  acquirerFields,
+  cardFields,
   cardholderNameFor,
   emvDateTime,
-  perBrand,
   seriesFields,
   type AReqCard,
 } from './areq-builder';
@@ -63,8 +63,6 @@ export function buildThreeRiAReq(input: ThreeRiAReqInput): ThreeRiAReqResult {
     threeDSReqPriorAuthTimestamp: emvDateTime(series.authenticatedAt).slice(0, 12),
     threeDSReqPriorRef: series.acsTransactionId!,
   };
-  const expiry = card.cardExpiryDate;
-  const brand = card.brands[0];
   const inSeries = request.type === 'recurring' || request.type === 'instalment';
   const areq: AuthenticationRequest = {
     messageType: 'AReq',
@@ -75,20 +73,9 @@ export function buildThreeRiAReq(input: ThreeRiAReqInput): ThreeRiAReqResult {
     threeRIInd,
     threeDSRequestorPriorAuthenticationInfo: version === '2.3.1' ? [prior] : prior,
     threeDSRequestorURL: requestor.threeDSRequestorURL,
-    acquirerBIN: perBrand(requestor.acquirerBIN, brand),
-    acquirerMerchantID: perBrand(requestor.acquirerMerchantID, brand),
-    ...(version === '2.3.1'
-      ? { acquirerCountryCode: requestor.acquirerCountryCode, acquirerCountryCodeSource: '01' }
-      : {}),
-    mcc: requestor.mcc,
-    merchantCountryCode: requestor.merchantCountryCode,
+    ...acquirerFields(requestor, version, card.brands[0]),
     merchantName: requestor.merchantName,
-    acctNumber: card.cardNumber,
-    ...(expiry
-      ? { cardExpiryDate: `${String(expiry.year % 100).padStart(2, '0')}${String(expiry.month).padStart(2, '0')}` }
-      : {}),
-    ...(cardholderName !== undefined ? { cardholderName } : {}),
-    ...billingAddressFields(card.billingAddress),
+    ...cardFields(card, cardholderName),
     ...(payment
       ? {
           purchaseAmount: String(request.instruction.value.amount),

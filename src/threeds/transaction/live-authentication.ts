@@ -9,7 +9,7 @@ import { buildAReq } from '../live/areq-builder';
 import { exemptionResult, type ExemptionAsked } from '../exemptions';
 import { withExemption } from '../outcomes';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
-import type { AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
+import type { AuthenticationRequest, AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
 import { transactionHandle } from '../live/handles';
 import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../live/live-state';
 import { cardHashOf, prepareCard } from '../live/live-prepare';
@@ -108,33 +108,14 @@ export async function runLiveAuthentication(
       return { kind: 'invalid', errors: built.errors };
     }
     // From here the AReq may reach the DS: it is never sent again.
-    live.sending(Date.now());
     sent = true;
-    await host.sent();
-    let outcome: Awaited<ReturnType<typeof provider.authenticate>>;
-    try {
-      outcome = await provider.authenticate(built.areq);
-    } catch (e) {
-      // The provider failed before any DS saw the AReq: nothing happened, the next request sends it.
-      if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
-      if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
+    const result = await sendAReq(host, provider, built.areq, context, 'live');
+    if (result.kind === 'lost') {
       live.lose(Date.now());
-      return {
-        kind: 'answered',
-        answer: { ...unavailableAnswer(context) },
-        scenario: 'live: AReq sent, its answer unknown',
-      };
+      return { kind: 'answered', answer: result.answer, scenario: result.scenario };
     }
-    if (outcome.kind === 'erro') {
-      const { errorCode, errorComponent } = outcome.erro;
-      const outage = dsUnreachable(outcome.erro);
-      const unavailable = { ...unavailableAnswer(context) };
-      return answered(
-        outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
-        `live: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`,
-      );
-    }
-    const ares = outcome.ares;
+    if (result.kind === 'final') return answered(result.answer, result.scenario);
+    const ares = result.ares;
     if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
       const { answer, challenge } = await challengeOf(host, input, ares, built.exemption);
       return answered(answer, 'live: C', challenge);
@@ -144,11 +125,62 @@ export async function runLiveAuthentication(
       `live: ${ares.transStatus ?? 'no transStatus'}`,
     );
   } catch (e) {
-    // Before the AReq was sent: leave nothing behind. After: it was sent and is never sent again.
-    if (sent) live.lose(Date.now());
+    // Before the AReq was sent (or it never reached the provider): leave nothing behind. After: it
+    // was sent and is never sent again.
+    if (sent && !neverReached(e)) live.lose(Date.now());
     else live.abandon();
     throw e;
   }
+}
+
+/** Whether a failed AReq call never reached the provider: nothing happened, the next request sends it. */
+export function neverReached(e: unknown): boolean {
+  return e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials;
+}
+
+/** What sending an AReq gave, as a run records it. */
+export type SentAReq =
+  | { kind: 'ares'; ares: AuthenticationResponse }
+  /** An Erro: the final answer (`unavailable`, marked when the Directory Server was unreachable). */
+  | { kind: 'final'; answer: Record<string, unknown>; scenario: string }
+  /** The answer is unknown (past the deadline): `unavailable` for good; the run records the loss. */
+  | { kind: 'lost'; answer: Record<string, unknown>; scenario: string };
+
+/**
+ * Sends a built AReq (authenticate's or a 3RI's), marked sent first: from then on it is never sent
+ * again. Throws what never reached the provider ({@link neverReached}), and the rest as it came.
+ */
+export async function sendAReq(
+  host: LiveHost,
+  provider: ThreeDsServer,
+  areq: AuthenticationRequest,
+  context: AnswerContext,
+  label: string,
+): Promise<SentAReq> {
+  host.live.sending(Date.now());
+  await host.sent();
+  let outcome: Awaited<ReturnType<typeof provider.authenticate>>;
+  try {
+    outcome = await provider.authenticate(areq);
+  } catch (e) {
+    if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
+    return {
+      kind: 'lost',
+      answer: { ...unavailableAnswer(context) },
+      scenario: `${label}: AReq sent, its answer unknown`,
+    };
+  }
+  if (outcome.kind === 'erro') {
+    const { errorCode, errorComponent } = outcome.erro;
+    const outage = dsUnreachable(outcome.erro);
+    const unavailable = { ...unavailableAnswer(context) };
+    return {
+      kind: 'final',
+      answer: outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
+      scenario: `${label}: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`,
+    };
+  }
+  return { kind: 'ares', ares: outcome.ares };
 }
 
 /**

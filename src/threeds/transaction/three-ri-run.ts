@@ -5,8 +5,6 @@ import type { Brand } from '../../bin/model';
 import { cardHashOf } from '../live/live-prepare';
 import type { LiveRun } from '../live/live-state';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
-import { DS_UNREACHABLE } from '../live/stored-answer';
-import { AuthenticationOutcomeUnknown, ProviderRefusedCredentials, ProviderUnavailable } from '../live/three-ds-server';
 import { buildThreeRiAReq } from '../live/three-ri-areq';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { SessionScope } from '../session-record';
@@ -19,7 +17,7 @@ import {
   type ThreeDsTransactionApi,
   type ThreeRiInput,
 } from '../transaction-api';
-import { dsUnreachable, preparedFor, type LiveHost } from './live-authentication';
+import { neverReached, preparedFor, sendAReq, type LiveHost } from './live-authentication';
 import type { SeriesHold } from './series-hold';
 
 /**
@@ -170,33 +168,15 @@ export async function runLiveThreeRi(
       await host.hold.flush(Date.now());
       return { kind: 'invalid', errors: built.errors };
     }
-    live.sending(Date.now());
     sent = true;
-    await host.sent();
-    let outcome: Awaited<ReturnType<typeof provider.authenticate>>;
-    try {
-      outcome = await provider.authenticate(built.areq);
-    } catch (e) {
-      if (e instanceof ProviderUnavailable || e instanceof ProviderRefusedCredentials) sent = false;
-      if (!(e instanceof AuthenticationOutcomeUnknown)) throw e;
+    const result = await sendAReq(host, provider, built.areq, context, 'live 3RI');
+    if (result.kind === 'lost') {
       live.lose(Date.now());
       await host.hold.flush(Date.now());
-      return {
-        kind: 'answered',
-        answer: { ...unavailableAnswer(context) },
-        scenario: 'live 3RI: AReq sent, its answer unknown',
-      };
+      return { kind: 'answered', answer: result.answer, scenario: result.scenario };
     }
-    if (outcome.kind === 'erro') {
-      const { errorCode, errorComponent } = outcome.erro;
-      const outage = dsUnreachable(outcome.erro);
-      const unavailable = { ...unavailableAnswer(context) };
-      return await answered(
-        outage ? { ...unavailable, [DS_UNREACHABLE]: true } : unavailable,
-        `live 3RI: Erro ${errorCode} from ${errorComponent}${outage ? ' (DS unreachable)' : ''}`,
-      );
-    }
-    const ares = outcome.ares;
+    if (result.kind === 'final') return await answered(result.answer, result.scenario);
+    const ares = result.ares;
     if (ares.transStatus === 'C' || ares.transStatus === 'D')
       return await answered(unavailableAnswer(context), `live 3RI: ${ares.transStatus} to a 3RI (a protocol error)`);
     return await answered(
@@ -204,8 +184,9 @@ export async function runLiveThreeRi(
       `live 3RI: ${ares.transStatus ?? 'no transStatus'}`,
     );
   } catch (e) {
-    // Before the AReq was sent: nothing is left but the open hold. After: it is never sent again.
-    if (sent) live.lose(Date.now());
+    // Before the AReq was sent (or it never reached the provider): nothing is left but the open
+    // hold. After: it is never sent again.
+    if (sent && !neverReached(e)) live.lose(Date.now());
     else live.abandon();
     throw e;
   }
