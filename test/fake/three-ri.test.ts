@@ -7,6 +7,7 @@ import type { ThreeRiType } from '../../src/threeds/series-rules';
 import { emvMessageProblems } from '../../src/emv/emv-validator';
 import { api, expectAres, expectErro, preauth, prepareAndAuthenticate, resetFake, type Json } from './fake-client';
 import { challenged, followAutoPost, openChallenge } from './challenge-steps';
+import { REQUESTOR } from '../unit/requestor-fixture';
 
 /** The RReq of a transaction, once its challenge ended. */
 async function postauth(threeDSServerTransID: string): Promise<Json> {
@@ -20,16 +21,6 @@ async function postauth(threeDSServerTransID: string): Promise<Json> {
  */
 
 beforeEach(resetFake);
-
-const REQUESTOR = {
-  acquirerBIN: '512345',
-  acquirerMerchantID: 'M-000123',
-  mcc: '5732',
-  merchantName: 'Example Hardware',
-  merchantCountryCode: '826',
-  threeDSRequestorURL: 'https://shop.example/about',
-  acquirerCountryCode: '826',
-};
 
 /** A first, customer-present authentication of `card`: its acsTransID and status. */
 async function priorOf(card: string, version: EmvVersion): Promise<Json> {

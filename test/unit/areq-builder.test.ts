@@ -2,10 +2,10 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { emvProblems } from '../../src/emv/emv-validator';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
-import type { RequestorBlock } from '../../src/merchants/requestor';
 import { AUTHENTICATE } from '../../src/schemas/threeds-requests';
 import { buildAReq, emvDateTime, type AReqInput, type BrowserFacts } from '../../src/threeds/live/areq-builder';
 import type { EmvVersion } from '../../src/threeds/live/emv-messages';
+import { REQUESTOR } from './requestor-fixture';
 
 /**
  * The AReq builder, row by row: every field it maps from Worldpay's request, the DDC page's
@@ -16,16 +16,6 @@ import type { EmvVersion } from '../../src/threeds/live/emv-messages';
 const NOW = Date.parse('2026-11-24T10:20:30Z');
 const CARD = scenarioCard('2003');
 const VERSIONS: EmvVersion[] = ['2.1.0', '2.2.0', '2.3.1'];
-
-const REQUESTOR: RequestorBlock = {
-  acquirerBIN: { default: '412345', mastercard: '512345' },
-  acquirerMerchantID: 'M-000123',
-  mcc: '5732',
-  merchantName: 'Example Hardware',
-  merchantCountryCode: '826',
-  threeDSRequestorURL: 'https://shop.example/about',
-  acquirerCountryCode: '826',
-};
 
 const BROWSER: BrowserFacts = {
   acceptLanguage: ['en-GB', 'en'],

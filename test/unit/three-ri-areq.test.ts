@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { emvMessageProblems } from '../../src/emv/emv-validator';
-import type { RequestorBlock } from '../../src/merchants/requestor';
 import type { MerchantInitiatedRequest } from '../../src/schemas/threeds-requests';
 import { buildThreeRiAReq } from '../../src/threeds/live/three-ri-areq';
 import type { EmvVersion } from '../../src/threeds/live/emv-messages';
 import { THREE_RI_TYPES, type SeriesRecord, type ThreeRiType } from '../../src/threeds/series-rules';
+import { REQUESTOR } from './requestor-fixture';
 
 /**
  * The 3RI AReq (src/threeds/live/three-ri-areq.ts), for each version and each 3RI type: every one
@@ -13,15 +13,6 @@ import { THREE_RI_TYPES, type SeriesRecord, type ThreeRiType } from '../../src/t
  */
 
 const NOW = Date.parse('2026-11-28T09:30:00Z');
-const REQUESTOR: RequestorBlock = {
-  acquirerBIN: { default: '412345', mastercard: '512345' },
-  acquirerMerchantID: 'M-000123',
-  mcc: '5732',
-  merchantName: 'Example Hardware',
-  merchantCountryCode: '826',
-  threeDSRequestorURL: 'https://shop.example/about',
-  acquirerCountryCode: '826',
-};
 const VERSIONS: EmvVersion[] = ['2.1.0', '2.2.0', '2.3.1'];
 const TYPES = Object.keys(THREE_RI_TYPES) as ThreeRiType[];
 
