@@ -147,6 +147,15 @@ export const THREEDS_ANSWER = v.object({
   dataOnly: v.optional(
     v.pipe(v.literal(true), v.description('An extension: a data-only authentication (nothing was authenticated).')),
   ),
+  statusReason: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d\d$/),
+      v.description(
+        'An extension, on a 3RI answered `unavailable` (docs/threeds.md "Series and 3RI"): the issuer\'s reason (EMV transStatusReason), e.g. 21 3RI not supported, 22 ACS technical issue.',
+      ),
+    ),
+  ),
   exemption: v.optional(
     v.pipe(
       v.object({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seriesEnd, termsProblem, useProblem, type SeriesRecord } from '../../src/threeds/series-rules';
+import { withStatusReason } from '../../src/threeds/transaction/three-ri-run';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
 
@@ -69,5 +70,15 @@ describe('useProblem', () => {
     const use = { ...USE, type: 'instalment' as const, amount: 100 };
     expect(useProblem(instalments, use, { amount: 0, instalments: 1 }, NOW)).toBeUndefined();
     expect(useProblem(instalments, use, { amount: 0, instalments: 2 }, NOW)?.jsonPath).toBe('$.type');
+  });
+});
+
+describe('withStatusReason', () => {
+  it('puts the issuer’s reason on an unavailable answer only, before its links', () => {
+    const unavailable = { outcome: 'unavailable', status: 'U', _links: { self: 1 } };
+    expect(Object.keys(withStatusReason(unavailable, '22'))).toEqual(['outcome', 'status', 'statusReason', '_links']);
+    expect(withStatusReason(unavailable, undefined)).toBe(unavailable);
+    const failed = { outcome: 'authenticationFailed', status: 'N' };
+    expect(withStatusReason(failed, '01')).toBe(failed);
   });
 });

@@ -138,6 +138,11 @@ describe('merchantInitiated', () => {
     const { reference } = await firstPayment();
     const failed = await threeRi(threeRiBody(reference, { amount: 2500, name: '3ri-authentication-failed' }));
     expect((await failed.json<Json>()).outcome).toBe('authenticationFailed');
+    const unavailable = await threeRi(threeRiBody(reference, { amount: 2500, name: '3ri-unavailable' }));
+    // Unavailable says why: EMV reason 21, 3RI not supported (an extension, before the links).
+    const answer = await unavailable.json<Json>();
+    expect(answer).toMatchObject({ outcome: 'unavailable', status: 'U', statusReason: '21' });
+    expect(Object.keys(answer).at(-1)).toBe('_links');
     expect((await threeRi(threeRiBody(reference, { amount: 2500 }))).status).toBe(200);
   });
 

@@ -78,6 +78,17 @@ function recurringEci(type: ThreeRiType, brands: readonly Brand[]): string | und
   return mastercard && (type === 'recurring' || type === 'instalment') ? '07' : undefined;
 }
 
+/**
+ * A 3RI's `unavailable` with the issuer's reason (`statusReason`, EMV transStatusReason), an
+ * extension: a merchant renewing without the cardholder needs to know whether to retry (22, ACS
+ * technical issue) or to stop using 3RI for the card (21, 3RI not supported). Other answers as given.
+ */
+export function withStatusReason<T extends object>(answer: T, reason: string | undefined): T {
+  if ((answer as { outcome?: unknown }).outcome !== 'unavailable' || reason === undefined) return answer;
+  const { _links, ...rest } = answer as { _links?: unknown };
+  return { ...rest, statusReason: reason, ...(_links !== undefined ? { _links } : {}) } as T;
+}
+
 /** The test issuer's answer to a 3RI, as the 3RI's claim keeps it: authenticate's frictionless shape, in the prior's version. */
 export function testThreeRiClaim(
   input: ThreeRiInput,
@@ -94,7 +105,10 @@ export function testThreeRiClaim(
     apiBase: `${input.baseUrl}${THREEDS_PATH}`,
   });
   const eci = recurringEci(request.type, card.brands);
-  const answer = eci && base.authentication ? { ...base, authentication: { ...base.authentication, eci } } : base;
+  const authenticated =
+    eci && base.authentication ? { ...base, authentication: { ...base.authentication, eci } } : base;
+  // The test issuer's `unavailable` to a 3RI: EMV reason 21, "3RI transaction not supported".
+  const answer = outcome === 'unavailable' ? withStatusReason(authenticated, '21') : authenticated;
   const kind = `${THREE_RI_TYPES[request.type]}${NON_PAYMENT_TYPES.includes(request.type) ? ', non-payment' : ''}`;
   return { answer: { ...answer }, version, brands: [...card.brands], scenario: `3ri ${request.type} (${kind})` };
 }
@@ -179,8 +193,9 @@ export async function runLiveThreeRi(
     const ares = result.ares;
     if (ares.transStatus === 'C' || ares.transStatus === 'D')
       return await answered(unavailableAnswer(context), `live 3RI: ${ares.transStatus} to a 3RI (a protocol error)`);
+    // An `unavailable` 3RI says why when the ACS did (EMV transStatusReason: 21 3RI not supported…).
     return await answered(
-      answerForEmvResult(ares, context, undefined),
+      withStatusReason(answerForEmvResult(ares, context, undefined), ares.transStatusReason),
       `live 3RI: ${ares.transStatus ?? 'no transStatus'}`,
     );
   } catch (e) {
