@@ -220,6 +220,31 @@ describe('merchantInitiated in live', () => {
     ).toBe('authenticated');
   });
 
+  it('an AReq that never reached the provider: 503, the use held; the retry sends it and authenticates', async () => {
+    quiet();
+    const h = liveHarness();
+    const { body: first } = await firstPayment(h);
+    const body = threeRiBody(first.transactionReference, { amount: 2500 });
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'before' });
+    expect((await liveStep(h, 'merchantInitiated', body)).status).toBe(503);
+    expect(await usesOf(first.transactionReference)).toBe(1);
+    expect((await liveJson(h, 'merchantInitiated', body)).outcome).toBe('authenticated');
+    expect(await usesOf(first.transactionReference)).toBe(1);
+  });
+
+  it('an AReq whose answer was lost on the way back: the retry is refused by the provider (one AReq per transaction): unavailable, the use given back', async () => {
+    quiet();
+    const h = liveHarness();
+    const { body: first } = await firstPayment(h);
+    const body = threeRiBody(first.transactionReference, { amount: 2500 });
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'after' });
+    expect((await liveStep(h, 'merchantInitiated', body)).status).toBe(503);
+    const answer = await liveJson(h, 'merchantInitiated', body);
+    expect(answer).toMatchObject({ outcome: 'unavailable' });
+    expect(await liveJson(h, 'merchantInitiated', body)).toEqual(answer);
+    expect(await usesOf(first.transactionReference)).toBe(0);
+  });
+
   it.each(['hang', 'late'] as const)(
     'an AReq past the deadline (%s): unavailable for good, never sent again, and the use given back',
     async (when) => {
