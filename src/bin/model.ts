@@ -91,6 +91,14 @@ export const INTERNATIONAL_BRANDS: readonly Brand[] = [
   'maestro',
 ];
 
+/**
+ * Whether a card is of Mastercard's family (mastercard, maestro): 3-D Secure answers it with
+ * Mastercard's ECIs, and its Directory Server takes recurring 3RI and data only.
+ */
+export function isMastercardFamily(brands: readonly Brand[]): boolean {
+  return brands.some((b) => b === 'mastercard' || b === 'maestro');
+}
+
 export const NUMBER_TYPES = ['pan', 'networkToken'] as const;
 export type NumberType = (typeof NUMBER_TYPES)[number];
 

@@ -1,4 +1,4 @@
-import type { Brand } from '../bin/model';
+import { isMastercardFamily, type Brand } from '../bin/model';
 import { EXEMPTION_TYPES } from '../schemas/threeds-requests';
 
 /**
@@ -53,8 +53,6 @@ function hasIndicator(type: ExemptionType, version: string): boolean {
   return version === '2.3.1' || (since === '2.2.0' && version === '2.2.0');
 }
 
-const isMastercard = (brands: readonly Brand[]): boolean => brands.some((b) => b === 'mastercard' || b === 'maestro');
-
 /** What to send for an exemption in a version, for a card of these brands. */
 export function exemptionToSend(
   type: ExemptionType,
@@ -63,7 +61,7 @@ export function exemptionToSend(
 ): { sent: ExemptionSent; downgraded: boolean } {
   const has = hasIndicator(type, version);
   // Data only on Mastercard is its own message category, in every 2.x version.
-  const categoryDataOnly = type === 'dataOnly' && isMastercard(brands) && version !== '1.0.2';
+  const categoryDataOnly = type === 'dataOnly' && isMastercardFamily(brands) && version !== '1.0.2';
   return {
     sent: {
       threeDSRequestorChallengeInd: has ? INDICATORS[type].indicator : '02',
@@ -133,6 +131,6 @@ export function lowValueProblem(
 
 /** The Mastercard ECIs of an exemption (06: acquirer exemption) and of data only (04); 07 for the others. */
 export function exemptionEci(brands: readonly Brand[], dataOnly: boolean): string {
-  if (!isMastercard(brands)) return '07';
+  if (!isMastercardFamily(brands)) return '07';
   return dataOnly ? '04' : '06';
 }

@@ -1,4 +1,4 @@
-import type { Brand } from '../bin/model';
+import { isMastercardFamily, type Brand } from '../bin/model';
 import { toBase64 } from '../bytes';
 import { exemptionEci, type ExemptionResult } from './exemptions';
 import { derivedAuthenticationValue, derivedUuid } from './hmac-derived-values';
@@ -48,8 +48,7 @@ export interface ThreeDsAnswer {
 
 /** Mastercard-family ECIs (02/01/00) versus everyone else's (05/06/07). */
 export function eciFor(brands: readonly Brand[], level: 'authenticated' | 'attempted' | 'none'): string {
-  const mastercard = brands.some((b) => b === 'mastercard' || b === 'maestro');
-  const table = mastercard
+  const table = isMastercardFamily(brands)
     ? { authenticated: '02', attempted: '01', none: '00' }
     : { authenticated: '05', attempted: '06', none: '07' };
   return table[level];
@@ -108,11 +107,20 @@ export function unavailableFor(c: Pick<AnswerContext, 'transactionReference' | '
       };
 }
 
+/** An answer with extension fields in their place: after Worldpay's own, before `_links`. */
+export function beforeLinks<T extends object>(answer: T, fields: Record<string, unknown>): T {
+  const { _links, ...rest } = answer as { _links?: unknown };
+  return { ...rest, ...fields, ...(_links !== undefined ? { _links } : {}) } as T;
+}
+
 /** An answer with the exemption's result, in its place (before `_links`). */
 export function withExemption<T extends object>(answer: T, exemption: ExemptionResult | undefined): T {
-  if (!exemption) return answer;
-  const { _links, ...rest } = answer as { _links?: unknown };
-  return { ...rest, exemption, ...(_links !== undefined ? { _links } : {}) } as T;
+  return exemption ? beforeLinks(answer, { exemption }) : answer;
+}
+
+/** A data-only authentication: `unavailable` (nothing was authenticated) with `dataOnly: true`. */
+export function dataOnlyFor(c: Pick<AnswerContext, 'transactionReference' | 'step' | 'apiBase'>): ThreeDsAnswer {
+  return beforeLinks(unavailableFor(c), { dataOnly: true });
 }
 
 /** The wire answer for a result, shaped per outcome as Worldpay's document and examples show it. */
@@ -159,10 +167,8 @@ export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
         enrolled: 'Y',
         authentication: { version, eci: exemptionEci(c.brands, false), transactionId: ids.transactionId },
       };
-    case 'dataOnly': {
-      const { _links, ...unavailable } = unavailableFor(c);
-      return { ...unavailable, dataOnly: true, ...(_links ? { _links } : {}) };
-    }
+    case 'dataOnly':
+      return dataOnlyFor(c);
     case 'unavailable':
       return unavailableFor(c);
     case 'bypassed':

@@ -1,5 +1,12 @@
 import type { Brand } from '../../bin/model';
-import { eciFor, unavailableFor, withExemption, type Authentication, type ThreeDsAnswer } from '../outcomes';
+import {
+  dataOnlyFor,
+  eciFor,
+  unavailableFor,
+  withExemption,
+  type Authentication,
+  type ThreeDsAnswer,
+} from '../outcomes';
 import { exemptionResult, type ExemptionAsked } from '../exemptions';
 import type { AuthenticationResponse, ResultsRequest } from './emv-messages';
 
@@ -40,11 +47,8 @@ type EmvResult = Pick<
 export function answerForEmvResult(result: EmvResult, c: AnswerContext, asked?: ExemptionAsked): ThreeDsAnswer {
   if (!asked) return answerOf(result, c);
   const exemption = exemptionResult(asked, result);
-  if (asked.requested === 'dataOnly' && exemption.applied) {
-    const { _links, ...unavailable } = unavailableAnswer(c);
-    return { ...unavailable, dataOnly: true, exemption, ...(_links ? { _links } : {}) };
-  }
-  return withExemption(answerOf(result, c), exemption);
+  const answer = asked.requested === 'dataOnly' && exemption.applied ? dataOnlyFor(c) : answerOf(result, c);
+  return withExemption(answer, exemption);
 }
 
 function answerOf(result: EmvResult, c: AnswerContext): ThreeDsAnswer {

@@ -1,7 +1,7 @@
 import { FailureError } from '../../failures';
 import { objectStorage } from '../../storage/object-storage';
 import { THREEDS_PATH } from '../api-paths';
-import type { Brand } from '../../bin/model';
+import { isMastercardFamily, type Brand } from '../../bin/model';
 import { cardHashOf } from '../live/live-prepare';
 import type { LiveRun } from '../live/live-state';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
@@ -9,7 +9,7 @@ import { buildThreeRiAReq } from '../live/three-ri-areq';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { SessionScope } from '../session-record';
 import { NON_PAYMENT_TYPES, THREE_RI_TYPES, type SeriesUseOutcome, type ThreeRiType } from '../series-rules';
-import { answerFor, randomAnswerIds } from '../outcomes';
+import { answerFor, beforeLinks, randomAnswerIds } from '../outcomes';
 import {
   threeDsTransaction,
   type AuthClaim,
@@ -74,8 +74,7 @@ export function notAllowed(use: Exclude<SeriesUseOutcome, { kind: 'allowed' }>):
  * fake provider's ACS does in `live`.
  */
 function recurringEci(type: ThreeRiType, brands: readonly Brand[]): string | undefined {
-  const mastercard = brands.some((b) => b === 'mastercard' || b === 'maestro');
-  return mastercard && (type === 'recurring' || type === 'instalment') ? '07' : undefined;
+  return isMastercardFamily(brands) && (type === 'recurring' || type === 'instalment') ? '07' : undefined;
 }
 
 /**
@@ -85,8 +84,7 @@ function recurringEci(type: ThreeRiType, brands: readonly Brand[]): string | und
  */
 export function withStatusReason<T extends object>(answer: T, reason: string | undefined): T {
   if ((answer as { outcome?: unknown }).outcome !== 'unavailable' || reason === undefined) return answer;
-  const { _links, ...rest } = answer as { _links?: unknown };
-  return { ...rest, statusReason: reason, ...(_links !== undefined ? { _links } : {}) } as T;
+  return beforeLinks(answer, { statusReason: reason });
 }
 
 /** The test issuer's answer to a 3RI, as the 3RI's claim keeps it: authenticate's frictionless shape, in the prior's version. */
