@@ -3,7 +3,7 @@ import type { EventOutbox } from '../../storage/event-outbox';
 import type { Outbox } from '../../storage/projection-outbox';
 import type { EventType } from '../../events/event-types';
 import type { AuthClaim, InitClaim, TransactionFacts } from '../transaction-api';
-import type { SeriesRecord, SeriesSetup } from '../series-rules';
+import type { SeriesRecord } from '../series-rules';
 import type { LiveTransaction } from './live-transaction';
 import type { LiveWatch } from './live-watch';
 import type { Session } from './session';
@@ -106,34 +106,36 @@ export function nextAlarm(p: TransactionParts): number | undefined {
 }
 
 /**
- * The series to keep, from the facts that just became final (test: what authenticate handed the
- * object; the status Y or A of the final outcome), or undefined.
+ * The final answer, once the facts are final: the live answer (or its challenge's result), or the
+ * test answer; a test challenge's answer is derived when asked for (its ids), so only its outcome
+ * and status are known here (the scenario's, when the code passed). Undefined while there is
+ * none, and when a live AReq was lost (`unavailable`, nothing authenticated).
  */
-export function seriesFrom(facts: TransactionFacts): SeriesRecord | undefined {
+function finalAnswer(facts: TransactionFacts): { answer: Record<string, unknown>; challenged: boolean } | undefined {
   const live = facts.live;
   if (live) {
-    if (!live.series || live.lost) return undefined;
-    const final = live.challenge ? live.challenge.result?.answer : live.answer;
-    return final && record(live.series, final, live.challenge !== undefined, facts.updatedAt);
+    if (live.lost) return undefined;
+    const answer = live.challenge ? live.challenge.result?.answer : live.answer;
+    return answer && { answer, challenged: live.challenge !== undefined };
   }
   const auth = facts.auth;
-  if (!auth?.series) return undefined;
-  if (!auth.challenge) return record(auth.series, auth.answer, false, facts.updatedAt, auth.version);
-  // A test challenge's answer is derived when asked for (its ids): its status is the scenario's.
-  if (facts.challengeResult?.outcome !== 'passed') return undefined;
-  const status = { authenticated: 'Y', authenticatedAttempted: 'A' }[auth.challenge.onSuccess];
-  return record(auth.series, { status }, true, facts.updatedAt, auth.version);
+  if (!auth) return undefined;
+  if (!auth.challenge) return { answer: auth.answer, challenged: false };
+  if (facts.challengeResult === undefined) return undefined;
+  const onSuccess = facts.challengeResult.outcome === 'passed' ? auth.challenge.onSuccess : 'authenticationFailed';
+  const status = { authenticated: 'Y', authenticatedAttempted: 'A' }[onSuccess];
+  return { answer: { outcome: status ? 'authenticated' : onSuccess, ...(status ? { status } : {}) }, challenged: true };
 }
 
-/** The series of a final answer of status Y or A. */
-function record(
-  setup: SeriesSetup,
-  answer: Record<string, unknown>,
-  challenged: boolean,
-  at: number,
-  version?: string,
-): SeriesRecord | undefined {
-  const a = answer as {
+/**
+ * The series to keep, from the facts that just became final: the one authenticate set up (test:
+ * handed to the object with its claim; live: with its run), when the final status is Y or A.
+ */
+export function seriesFrom(facts: TransactionFacts): SeriesRecord | undefined {
+  const setup = facts.live ? facts.live.series : facts.auth?.series;
+  const final = setup && finalAnswer(facts);
+  if (!setup || !final) return undefined;
+  const a = final.answer as {
     status?: string;
     acsTransactionId?: string;
     authentication?: { version?: string; transactionId?: string };
@@ -141,30 +143,18 @@ function record(
   if (a.status !== 'Y' && a.status !== 'A') return undefined;
   return {
     ...setup,
-    version: version ?? a.authentication?.version ?? '',
+    version: facts.auth?.version ?? a.authentication?.version ?? '',
     ...(a.acsTransactionId !== undefined ? { acsTransactionId: a.acsTransactionId } : {}),
     ...(a.authentication?.transactionId !== undefined ? { dsTransactionId: a.authentication.transactionId } : {}),
-    method: challenged ? '02' : '01',
-    authenticatedAt: at,
+    method: final.challenged ? '02' : '01',
+    authenticatedAt: facts.updatedAt,
     status: a.status,
   };
 }
 
-/**
- * Whether the final outcome authenticated the cardholder (a 3RI's hold is kept only then): the
- * answer's, or its challenge's result's, outcome `authenticated`.
- */
+/** Whether the final outcome authenticated the cardholder (a 3RI's hold is kept only then). */
 export function authenticatedOutcome(facts: TransactionFacts): boolean {
-  const live = facts.live;
-  if (live) {
-    if (live.lost) return false;
-    const final = live.challenge ? live.challenge.result?.answer : live.answer;
-    return final?.['outcome'] === 'authenticated';
-  }
-  const auth = facts.auth;
-  if (!auth) return false;
-  if (!auth.challenge) return auth.answer['outcome'] === 'authenticated';
-  return facts.challengeResult?.outcome === 'passed' && auth.challenge.onSuccess === 'authenticated';
+  return finalAnswer(facts)?.answer['outcome'] === 'authenticated';
 }
 
 /**
