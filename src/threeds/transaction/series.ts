@@ -10,6 +10,8 @@ import { seriesEnd, useProblem, type SeriesRecord, type SeriesUseOutcome, type T
  */
 
 export class Series {
+  private holderChecked = false;
+
   constructor(private readonly sql: SqlStorage) {}
 
   createTables(): void {
@@ -17,9 +19,17 @@ export class Series {
         ends_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS series_uses (reference TEXT PRIMARY KEY, request_hash TEXT NOT NULL,
         amount INTEGER NOT NULL, type TEXT NOT NULL, counted INTEGER NOT NULL, at INTEGER NOT NULL, holder TEXT)`);
-    // A table made before the holder column (an object of a series set up then) gets it.
+  }
+
+  /**
+   * A table made before the holder column (by an object whose series was set up then) gets it:
+   * checked once per instance, by the calls that use it, not at every object's start.
+   */
+  private withHolder(): void {
+    if (this.holderChecked) return;
     const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(series_uses)').toArray();
     if (!columns.some((c) => c.name === 'holder')) this.sql.exec('ALTER TABLE series_uses ADD COLUMN holder TEXT');
+    this.holderChecked = true;
   }
 
   /** Keeps the series (the first one: a later session under the same reference sets up none). */
@@ -55,6 +65,7 @@ export class Series {
           jsonPath: prior,
         },
       };
+    this.withHolder();
     const known = this.sql
       .exec<{ request_hash: string }>('SELECT request_hash FROM series_uses WHERE reference = ?', reference)
       .toArray()[0];
@@ -85,6 +96,7 @@ export class Series {
   /** Forgets a use whose 3RI ended not authenticated: its holder's only (a no-op once another holds it, or again). */
   release(reference: string, holder: string): void {
     if (!this.hasTables()) return;
+    this.withHolder();
     this.sql.exec('DELETE FROM series_uses WHERE reference = ? AND holder = ?', reference, holder);
   }
 
