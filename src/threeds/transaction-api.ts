@@ -172,6 +172,9 @@ export interface LiveAuthenticateInput {
   series?: SeriesSetup;
 }
 
+/** What a 3RI can answer: never `challenged` (docs/threeds.md "Series and 3RI"). */
+export type ThreeRiOutcome = 'authenticated' | 'authenticationFailed' | 'unavailable';
+
 /**
  * What merchantInitiated hands the 3RI's object: the validated request and the card (in memory
  * only), its use of the prior's series, and who decides it: the test issuer (its outcome, by the
@@ -190,9 +193,7 @@ export interface ThreeRiInput {
   /** The prior transaction (same merchant and entity). */
   prior: SessionScope;
   use: ThreeRiUse;
-  issuer:
-    | { kind: 'test'; outcome: 'authenticated' | 'authenticationFailed' | 'unavailable' }
-    | { kind: 'live'; requestor: RequestorBlock };
+  issuer: { kind: 'test'; outcome: ThreeRiOutcome } | { kind: 'live'; requestor: RequestorBlock };
 }
 
 export type LiveAuthenticated =

@@ -4,7 +4,7 @@ import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { MerchantInitiatedRequest } from '../../schemas/threeds-requests';
 import { seriesCardHash } from '../series-rules';
 import { SESSION_TTL_MS, sessionKey } from '../session-record';
-import type { ThreeRiInput } from '../transaction-api';
+import type { ThreeRiInput, ThreeRiOutcome } from '../transaction-api';
 import { areqCard } from '../live/areq-builder';
 import { rendered } from '../live/stored-answer';
 import { liveParts } from './live-parts';
@@ -31,7 +31,7 @@ import {
  */
 
 /** The test issuer's 3RI answers by cardholder name (docs/threeds.md "Test magic values"). */
-const THREE_RI_SCENARIOS: Readonly<Record<string, 'authenticationFailed' | 'unavailable'>> = {
+const THREE_RI_SCENARIOS: Readonly<Record<string, ThreeRiOutcome>> = {
   '3ri-authentication-failed': 'authenticationFailed',
   '3ri-unavailable': 'unavailable',
 };

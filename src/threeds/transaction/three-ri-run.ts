@@ -16,6 +16,7 @@ import {
   type LiveAuthenticated,
   type ThreeDsTransactionApi,
   type ThreeRiInput,
+  type ThreeRiOutcome,
 } from '../transaction-api';
 import { neverReached, preparedFor, sendAReq, type LiveHost } from './live-authentication';
 import type { SeriesHold } from './series-hold';
@@ -88,11 +89,7 @@ export function withStatusReason<T extends object>(answer: T, reason: string | u
 }
 
 /** The test issuer's answer to a 3RI, as the 3RI's claim keeps it: authenticate's frictionless shape, in the prior's version. */
-export function testThreeRiClaim(
-  input: ThreeRiInput,
-  outcome: 'authenticated' | 'authenticationFailed' | 'unavailable',
-  version: string,
-): AuthClaim {
+export function testThreeRiClaim(input: ThreeRiInput, outcome: ThreeRiOutcome, version: string): AuthClaim {
   const { request, card } = input;
   const base = answerFor(outcome, {
     transactionReference: request.transactionReference,

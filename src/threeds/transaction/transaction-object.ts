@@ -22,6 +22,7 @@ import type {
   LiveAuthenticateInput,
   SandboxResult,
   ThreeRiInput,
+  ThreeRiOutcome,
   ShowOutcome,
   SubmitOutcome,
   ThreeDsTransactionMethods,
@@ -355,10 +356,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * the same block. A claim lost to another body (an authenticate under the same reference)
    * releases the use: this 3RI never happened.
    */
-  private async testThreeRi(
-    input: ThreeRiInput,
-    outcome: 'authenticated' | 'authenticationFailed' | 'unavailable',
-  ): Promise<LiveAuthenticated> {
+  private async testThreeRi(input: ThreeRiInput, outcome: ThreeRiOutcome): Promise<LiveAuthenticated> {
     const { requestHash: hash, now } = input;
     this.expire(now);
     const known = this.claims.entry<AuthClaim>('auth', now);
