@@ -101,6 +101,9 @@ export default defineConfig({
             worldpay: worldpayDocs(),
             // Our own OpenAPI document, built from the schemas: every answer is checked against it.
             openapi: openApiDocument(),
+            // PROFILE_REQUESTS=1 (with --silent=false): each file prints how its requests' time
+            // moves from its first ten to its last ten (docs/benchmarks.md "The test suite").
+            profileRequests: Boolean(process.env.PROFILE_REQUESTS),
           },
         },
       },

@@ -30,5 +30,7 @@ declare module 'vitest' {
     worldpay: WorldpayDocs | null;
     /** This service's own OpenAPI document (scripts/openapi/document.ts), built in the vitest config. */
     openapi: Record<string, unknown>;
+    /** PROFILE_REQUESTS=1: each worker test file prints its requests' times, first ten against last ten. */
+    profileRequests: boolean;
   }
 }

@@ -1,5 +1,7 @@
-import { exports } from 'cloudflare:workers';
-import { expect, vi } from 'vitest';
+import { env, exports } from 'cloudflare:workers';
+import { createExecutionContext } from 'cloudflare:test';
+import { afterAll, expect, inject, vi } from 'vitest';
+import worker from '../../src/index';
 import { expectDocumentedAnswer } from './openapi-compat';
 import { expectWorldpayShape } from './worldpay-compat';
 
@@ -28,13 +30,41 @@ export interface CallOptions {
 
 export type Fetch = (request: Request) => Promise<Response>;
 
-const WORKER: Fetch = (request) => exports.default.fetch(request);
+/**
+ * The Worker's fetch handler, called as the runtime calls it (the module's default export, the
+ * bindings, an execution context). Not through `exports.default.fetch`: in
+ * @cloudflare/vitest-pool-workers 0.15 that path re-imports the main module through Vite's module
+ * runner on every request, and its cost grows with every request a file makes (3 ms to 550 ms
+ * over token-lifecycle.test.ts; docs/benchmarks.md "The test suite"). The Worker uses no
+ * `waitUntil`, so an answer is all the work a request does either way.
+ */
+const WORKER: Fetch = (request) => worker.fetch(request, env, createExecutionContext());
+
+/**
+ * The Worker through the runtime's own entry point (`exports.default`): what proves the module's
+ * default export is the handler workerd runs. A few tests go this way; the rest call {@link WORKER}.
+ */
+export const ENTRYPOINT: Fetch = (request) => exports.default.fetch(request);
 
 /**
  * The client address of this test file's requests. The rate limiters keep their counts across
  * tests and files (the pool does not reset them), so each file is its own client.
  */
 export const CLIENT_ADDRESS = `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
+
+/** Each request's time in this file, when PROFILE_REQUESTS is set (docs/benchmarks.md "The test suite"). */
+const requestTimes: number[] | null = inject('profileRequests') ? [] : null;
+if (requestTimes) {
+  afterAll(() => {
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+    const first = requestTimes.slice(0, 10);
+    const last = requestTimes.slice(-10);
+    console.log(
+      `[requests] ${requestTimes.length} requests: first ten median ${median(first).toFixed(1)} ms, ` +
+        `last ten median ${median(last).toFixed(1)} ms, all median ${median(requestTimes).toFixed(1)} ms`,
+    );
+  });
+}
 
 /** Calls the Worker through its fetch handler, as a merchant's server would. */
 export async function call(path: string, options: CallOptions = {}): Promise<Response> {
@@ -45,7 +75,9 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
     options.rawBody ??
     (options.body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(options.body)));
   const request = new Request(`https://edge.test${path}`, { method: options.method ?? 'POST', headers, body });
+  const started = performance.now();
   const response = await (options.via ?? WORKER)(request);
+  requestTimes?.push(performance.now() - started);
   // Every answer must be one a Worldpay client can read (Worldpay's published documents).
   await expectWorldpayShape(request.method, request.url, response);
   // ... and one our own OpenAPI document describes.

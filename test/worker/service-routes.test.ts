@@ -3,7 +3,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest';
 import liveWorker from '../../src/live';
 import { StorageHarness } from './faulty-env';
-import { call, CARD_BIN_HEADERS, CLIENT_ADDRESS, luhnComplete, panLookup } from './helpers';
+import { call, CARD_BIN_HEADERS, CLIENT_ADDRESS, ENTRYPOINT, luhnComplete, panLookup } from './helpers';
 import { LIVE_VARS } from './live-helpers';
 
 /**
@@ -92,6 +92,17 @@ describe('GET /health', () => {
     expect(response.headers.get('Cache-Control')).toBe('no-store');
     expect(response.headers.get('WP-CorrelationId')).toMatch(/^[0-9a-f-]{36}$/);
     expect(await response.json()).toEqual({ status: 'ok', environment: 'test', binDataVersion: version });
+  });
+
+  it("is what the runtime's own entry point answers (exports.default), as the direct handler calls of the other tests do", async () => {
+    const direct = await call('/health', { method: 'GET' });
+    const viaRuntime = await call('/health', { method: 'GET', via: ENTRYPOINT });
+    expect(viaRuntime.status).toBe(200);
+    expect(await viaRuntime.json()).toEqual(await direct.json());
+    const card = { merchant: { entity: 'default' }, cardNumber: luhnComplete('457173', 16) };
+    const lookup = await call('/api/cardBin/panLookup', { body: card, headers: CARD_BIN_HEADERS, via: ENTRYPOINT });
+    expect(lookup.status).toBe(200);
+    expect(await lookup.json()).toEqual(await (await panLookup(card)).json());
   });
 
   it('calls no storage: it answers 200 while every storage call would hang', async () => {
