@@ -772,12 +772,23 @@ describe('defects of the first log, each fixed', () => {
 });
 
 describe('endpoint changes racing deliveries', () => {
-  /** A receiver that answers each request a moment later: deliveries are out while the test changes the endpoint. */
-  const slowReceiver = () =>
-    new Receiver(() => new Promise<Response>((resolve) => setTimeout(() => resolve(new Response('ok')), 20)));
+  /**
+   * A receiver that holds every request until the test releases it: the endpoint's four slots are
+   * in flight while the test changes the endpoint, and the other deliveries wait, whatever the
+   * machine's speed (a receiver that merely answered late let a busy machine deliver all of them
+   * before the change).
+   */
+  const heldReceiver = () => {
+    let released = false;
+    const receiver = new Receiver(async () => {
+      while (!released) await new Promise((resolve) => setTimeout(resolve, 5));
+      return new Response('ok');
+    });
+    return { receiver, release: () => void (released = true) };
+  };
 
   it('a rotation while 20 deliveries go out: each request verifies with one version, and what follows with the new secret', async () => {
-    const receiver = slowReceiver();
+    const { receiver, release } = heldReceiver();
     const clock = new Clock();
     const { stub, username, endpoints } = await testMerchant(receiver, clock);
     const [{ endpointId, secret: old }] = endpoints as [(typeof endpoints)[0]];
@@ -786,6 +797,7 @@ describe('endpoint changes racing deliveries', () => {
     await receiver.until((r) => r.length >= 4);
     const rotated = (await stub.rotateSecret(username, endpointId, 0))!;
     const sentBefore = receiver.received.length;
+    release();
     await receiver.until((r) => r.length === 20);
     await stub.whenIdle();
     // Checked once both secrets are known: the new one signs from the rotation's write, before its answer.
@@ -800,7 +812,7 @@ describe('endpoint changes racing deliveries', () => {
   });
 
   it('a PATCH of the URL while deliveries go out: each goes wholly to one URL, and those after the answer to the new one', async () => {
-    const receiver = slowReceiver();
+    const { receiver, release } = heldReceiver();
     const clock = new Clock();
     const { stub, username, idOf, endpoints } = await testMerchant(receiver, clock);
     receiver.secrets.set(B, [endpoints[0]!.secret]);
@@ -809,6 +821,7 @@ describe('endpoint changes racing deliveries', () => {
     await receiver.until((r) => r.length >= 4);
     await stub.updateEndpoint(username, idOf(A), { url: B });
     const sentBefore = receiver.received.length;
+    release();
     await receiver.until((r) => r.length === 12);
     await stub.whenIdle();
     expect(receiver.received.slice(sentBefore).every((r) => r.url === B)).toBe(true);
