@@ -95,6 +95,10 @@ export default defineConfig({
             },
           }),
         ],
+        // The compiled BIN index is a Data module (wrangler.toml's rule), loaded by workerd; this
+        // only keeps Vite's import analysis off its bytes when `vitest --changed` or `related`
+        // walks the module graph (npm run test:changed).
+        assetsInclude: ['**/*.bin'],
         test: {
           name: 'worker',
           include: ['test/worker/**/*.test.ts'],
