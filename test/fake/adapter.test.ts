@@ -1,4 +1,3 @@
-import { exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { chooseVersion } from '../../src/threeds/live/emv-versions';
@@ -11,7 +10,7 @@ import {
   type ThreeDsecureIoConfig,
 } from '../../src/threeds/live/three-ds-server';
 import { challenged } from './challenge-steps';
-import { API_KEY, areqFor, control, ORIGIN, resetFake, transaction } from './fake-client';
+import { API_KEY, areqFor, control, fakeFetch, ORIGIN, resetFake, transaction } from './fake-client';
 
 /**
  * The service's own adapter (src/threeds/live/three-ds-server.ts) against the fake, through a
@@ -26,7 +25,7 @@ function provider(options: Partial<ThreeDsecureIoConfig> = {}) {
   return threeDsecureIo({
     baseUrl: ORIGIN,
     apiKey: API_KEY,
-    transport: (request) => exports.default.fetch(request),
+    transport: fakeFetch,
     ...options,
   });
 }

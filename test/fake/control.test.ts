@@ -4,11 +4,15 @@ import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { challenged, openChallenge } from './challenge-steps';
 import {
   api,
+  API_KEY,
   control,
   decodeCres,
   expectEmv,
   fake,
+  fakeFetch,
+  fakeViaEntrypoint,
   NOTIFICATION_URL,
+  ORIGIN,
   preauth,
   prepareAndAuthenticate,
   resetFake,
@@ -132,5 +136,27 @@ describe('the clock', () => {
     const response = await fake('/_fake/clock');
     expect(response.status).toBe(200);
     expect(response.headers.get('X-Fake-3DS-Server')).toBe('fake-3ds-server');
+  });
+});
+
+describe("the fake's entry point", () => {
+  it("answers through the runtime's own entry point (exports.default) as through its handler, which the other tests call", async () => {
+    const request = () =>
+      new Request(`${ORIGIN}/preauth`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', APIKey: API_KEY },
+        body: JSON.stringify({ acctNumber: scenarioCard('1000') }),
+      });
+    const viaRuntime = await fakeViaEntrypoint(request());
+    const direct = await fakeFetch(request());
+    expect(viaRuntime.status).toBe(direct.status);
+    // Each preparation is a transaction of its own: equal but for its id.
+    const { threeDSServerTransID: a, ...fromRuntime } = await viaRuntime.json<Record<string, unknown>>();
+    const { threeDSServerTransID: b, ...fromHandler } = await direct.json<Record<string, unknown>>();
+    expect(a).not.toBe(b);
+    expect(fromRuntime).toEqual(fromHandler);
+    const landing = await fakeViaEntrypoint(new Request(`${ORIGIN}/`));
+    expect(landing.status).toBe(200);
+    expect(await landing.text()).toBe(await (await fakeFetch(new Request(`${ORIGIN}/`))).text());
   });
 });
