@@ -73,11 +73,29 @@ module.exports = {
       to: { path: `${OBJECTS}|${STEPS}|${ABOVE_DOMAINS}` },
     },
     {
+      name: 'cards-below-tokens',
+      comment:
+        'The cards (resolution, the card behind a token, its sealing) are below the tokens that use them: ' +
+        'src/cards/ never imports src/tokens/ (the token record both read is in src/records/).',
+      severity: 'error',
+      from: { path: '^src/cards/' },
+      to: { path: '^src/tokens/' },
+    },
+    {
+      name: 'records-below-domains',
+      comment:
+        'src/records/ holds the shapes of stored records that several domains read (a token record, a sealed ' +
+        'value): no domain of its own, so it imports only the BIN model, the storage shapes and the base.',
+      severity: 'error',
+      from: { path: '^src/records/' },
+      to: { path: '^src/', pathNot: `^src/(records|storage)/|^src/bin/model\\.ts$|${BASE}` },
+    },
+    {
       name: 'domains-below-http',
       comment:
         'The domains (their steps, objects and rules) never import a route, the app, the demo or the HTTP layer.',
       severity: 'error',
-      from: { path: '^src/(threeds|tokens|events|cards|bin|merchants|schemas|emv|storage)/' },
+      from: { path: '^src/(threeds|tokens|events|cards|records|bin|merchants|schemas|emv|storage)/' },
       to: { path: ABOVE_DOMAINS },
     },
     {

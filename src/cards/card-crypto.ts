@@ -1,7 +1,7 @@
 import { fromBase64, toBase64, toBase64Url, utf8 } from '../bytes';
 import type { Settings } from '../config/settings';
 import { FailureError } from '../failures';
-import type { SealedValue } from '../tokens/token-record';
+import type { SealedValue } from '../records/sealed-value';
 
 /**
  * Encryption of the card details behind a token (AES-256-GCM, WebCrypto) and the keyed hashes

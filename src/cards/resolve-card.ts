@@ -3,7 +3,7 @@ import type { Brand } from '../bin/model';
 import { failed, ok, type Result } from '../failures';
 import { brandRule, cardNumberRule } from '../merchants/entity-rules';
 import type { EntityConfig } from '../merchants/merchant-config';
-import type { TokenRecord } from '../tokens/token-record';
+import type { TokenRecord } from '../records/token-record';
 import { maskPan } from '../mask';
 import { cardHasExpired, foreignHrefError, tokenIdFromHref, type BillingAddress, type CardDetails } from './token-card';
 

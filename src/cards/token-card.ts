@@ -1,5 +1,6 @@
 import type { FieldError } from '../failures';
-import type { SealedValue, TokenRecord } from '../tokens/token-record';
+import type { SealedValue } from '../records/sealed-value';
+import type { TokenRecord } from '../records/token-record';
 import { open, seal, type TokenKeys } from './card-crypto';
 
 /**

@@ -1,6 +1,6 @@
 import { open, seal, tokenKeys } from '../cards/card-crypto';
 import { settingsOf } from '../config/settings';
-import type { SealedValue } from '../tokens/token-record';
+import type { SealedValue } from '../records/sealed-value';
 import {
   DEFAULT_PREVIOUS_VALID_S,
   MAX_EVENT_ENDPOINTS,

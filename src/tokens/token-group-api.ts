@@ -1,7 +1,7 @@
 import type { CardDetails } from '../cards/token-card';
 import { objectClient, type ObjectNamespace, type Remote } from '../storage/object-client';
 import type { TokenView } from './token-resource';
-import type { TokenRecord } from './token-record';
+import type { TokenRecord } from '../records/token-record';
 import { parseReference } from './token-ids';
 import type { TokenChange } from './token-updates';
 

@@ -17,7 +17,9 @@ import {
   type ChangeSet,
   type TokenChange,
 } from './token-updates';
-import { tokenKey, type SealedValue, type TokenRecord } from './token-record';
+import { tokenKey } from './token-record';
+import type { SealedValue } from '../records/sealed-value';
+import type { TokenRecord } from '../records/token-record';
 import { FailureError } from '../failures';
 import { failedCall } from '../storage/object-client';
 import { eventSink } from '../events/event-log-api';

@@ -1,4 +1,4 @@
-import type { TokenRecord } from './token-record';
+import type { TokenRecord } from '../records/token-record';
 import { UPDATE_PATHS } from './update-paths';
 import type { BillingAddress, CardDetails } from '../cards/token-card';
 

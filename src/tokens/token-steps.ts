@@ -8,7 +8,7 @@ import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
 import type { TokenGroupApi } from './token-group-api';
 import type { OwnedToken, TokenTemplate } from './token-group-api';
-import type { TokenRecord } from './token-record';
+import type { TokenRecord } from '../records/token-record';
 import type { TokenView } from './token-resource';
 import { DEFAULT_TOKEN_TTL_MS, type TokenChange } from './token-updates';
 

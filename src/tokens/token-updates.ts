@@ -1,7 +1,8 @@
 import { toBase64Url } from '../bytes';
 import { keyedHash, open, seal, type TokenKeys } from '../cards/card-crypto';
 import { openCard, sealCard, type BillingAddress, type CardDetails } from '../cards/token-card';
-import type { SealedValue, TokenRecord } from './token-record';
+import type { SealedValue } from '../records/sealed-value';
+import type { TokenRecord } from '../records/token-record';
 import { conflictsOf, isoSeconds, wholeSeconds, type ConflictingDetails } from './token-resource';
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { TokenRecord } from '../../src/tokens/token-record';
+import type { TokenRecord } from '../../src/records/token-record';
 import { DEFAULT_TOKEN_TTL_MS, extensionDue } from '../../src/tokens/token-updates';
 
 /**
