@@ -20,9 +20,15 @@ export interface ObjectNamespace {
   get(id: DurableObjectId): object;
 }
 
-/** An object's RPC methods as a caller sees them: each answers a promise of its plain result. */
+/**
+ * An object's RPC methods as a caller sees them: each answers a promise of its plain result. A
+ * method the object declares as answering `X | FailedCall` (a domain failure sent back as a value)
+ * answers `X` here: {@link objectClient} throws the FailedCall again as the FailureError it was.
+ */
 export type Remote<T> = {
-  [M in keyof T]: T[M] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+  [M in keyof T]: T[M] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<Exclude<Awaited<R>, FailedCall>>
+    : never;
 };
 
 /** The deadline of a call to an object's method: the wait it may do inside the object (`waits`), plus the storage deadline. */

@@ -1,6 +1,6 @@
 import type { ChallengeResult, CodeAttempt } from './challenge-rules';
 import type { ClaimOutcome } from '../storage/claims';
-import { objectClient, type ObjectNamespace, type Remote } from '../storage/object-client';
+import { objectClient, type FailedCall, type ObjectNamespace, type Remote } from '../storage/object-client';
 import { objectStorage } from '../storage/object-storage';
 import type { ApiVersion } from '../media-types';
 import type { FieldError } from '../failures';
@@ -101,7 +101,8 @@ export type SandboxResult = 'passed' | 'failed' | 'cancelled' | 'timedOut';
 /**
  * The object's RPC methods as the object implements them (a method may answer synchronously). A
  * domain failure the object meets (the provider unavailable) goes back as a value the client
- * throws again (src/storage/object-client.ts `failedCall`).
+ * throws again (src/storage/object-client.ts `failedCall`): the methods that may answer one say
+ * `| FailedCall`, which their callers ({@link ThreeDsTransactionApi}) never see.
  */
 export interface ThreeDsTransactionMethods {
   initialize(
@@ -134,7 +135,7 @@ export interface ThreeDsTransactionMethods {
   ): CollectOutcome & { prepared?: PreparedCard; method?: MethodRecord };
   liveAddFacts(facts: Record<string, unknown>, now: number): void;
   liveMethodCompleted(now: number): boolean;
-  liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated>;
+  liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated | FailedCall>;
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow;
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined;
   liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined>;
@@ -142,7 +143,7 @@ export interface ThreeDsTransactionMethods {
    * merchantInitiated (docs/threeds.md "Series and 3RI"): the 3RI, run in its own transaction's
    * object, which holds its use of the prior's series until its outcome.
    */
-  merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated>;
+  merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated | FailedCall>;
   /** The prior transaction of a 3RI: checks and counts the use of its series for `holder`. */
   seriesUse(reference: string, requestHash: string, use: ThreeRiUse, holder: string, now: number): SeriesUseOutcome;
   /** The prior: forgets the use of a 3RI that ended not authenticated, while `holder` holds it. */

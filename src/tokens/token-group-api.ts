@@ -1,5 +1,5 @@
 import type { CardDetails } from '../cards/token-card';
-import { objectClient, type ObjectNamespace, type Remote } from '../storage/object-client';
+import { objectClient, type FailedCall, type ObjectNamespace, type Remote } from '../storage/object-client';
 import type { TokenView } from './token-resource';
 import type { TokenRecord } from '../records/token-record';
 import { parseReference } from './token-ids';
@@ -61,7 +61,11 @@ export type ChangeOutcome =
   /** 50 updates in the last 30 days: the next is possible in `retryAfterSeconds` (429). */
   | { kind: 'limited'; retryAfterSeconds: number };
 
-/** The object's RPC methods as the object implements them. */
+/**
+ * The object's RPC methods as the object implements them. Each may answer a domain failure it
+ * met (a token key no longer configured) as a value, a {@link FailedCall} that the client throws
+ * again: {@link TokenGroupApi}'s callers never see one.
+ */
 export interface TokenGroupMethods {
   create(
     username: string,
@@ -69,18 +73,17 @@ export interface TokenGroupMethods {
     fingerprint: string,
     card: CardDetails,
     template: TokenTemplate,
-  ): Promise<CreateOutcome>;
-  read(username: string, tokenId: string): Promise<OwnedToken | undefined>;
-  list(username: string, tokenId?: string): Promise<OwnedToken[]>;
-  update(username: string, tokenId: string, change: TokenChange): Promise<ChangeOutcome>;
-  conflict(
-    username: string,
-    tokenId: string,
-    conflictId: string,
-  ): Promise<(OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number }) | undefined>;
-  acceptConflict(username: string, tokenId: string, conflictId: string): Promise<ChangeOutcome>;
-  remove(username: string, tokenId: string): Promise<'deleted' | 'gone'>;
+  ): Promise<CreateOutcome | FailedCall>;
+  read(username: string, tokenId: string): Promise<OwnedToken | undefined | FailedCall>;
+  list(username: string, tokenId?: string): Promise<OwnedToken[] | FailedCall>;
+  update(username: string, tokenId: string, change: TokenChange): Promise<ChangeOutcome | FailedCall>;
+  conflict(username: string, tokenId: string, conflictId: string): Promise<OpenConflict | undefined | FailedCall>;
+  acceptConflict(username: string, tokenId: string, conflictId: string): Promise<ChangeOutcome | FailedCall>;
+  remove(username: string, tokenId: string): Promise<'deleted' | 'gone' | FailedCall>;
 }
+
+/** A live, unused conflict of a token, with the token (docs/tokens.md "Conflicts"). */
+export type OpenConflict = OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number };
 
 /** A token group as the steps call it: every method answers a promise. */
 export type TokenGroupApi = Remote<TokenGroupMethods>;

@@ -21,12 +21,13 @@ import { tokenKey } from './token-record';
 import type { SealedValue } from '../records/sealed-value';
 import type { TokenRecord } from '../records/token-record';
 import { FailureError } from '../failures';
-import { failedCall } from '../storage/object-client';
+import { failedCall, type FailedCall } from '../storage/object-client';
 import { eventSink } from '../events/event-log-api';
 import {
   MAX_NAMESPACE_CARDS,
   type ChangeOutcome,
   type CreateOutcome,
+  type OpenConflict,
   type OwnedToken,
   type TokenGroupMethods,
   type TokenTemplate,
@@ -141,7 +142,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
     fingerprint: string,
     card: CardDetails,
     template: TokenTemplate,
-  ): Promise<CreateOutcome> {
+  ): Promise<CreateOutcome | FailedCall> {
     return this.serial(async (now, keys) => {
       this.createTables();
       this.sql.exec('INSERT OR IGNORE INTO owner (id, username) VALUES (1, ?)', username);
@@ -202,7 +203,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * The merchant's live token and its card; undefined when it is not one (unknown, deleted,
    * expired, another merchant's). A read is a use: a token past half its life is extended.
    */
-  read(username: string, tokenId: string): Promise<OwnedToken | undefined> {
+  read(username: string, tokenId: string): Promise<OwnedToken | undefined | FailedCall> {
     return this.serial(async (now, keys) => {
       if (!this.hasTables) return undefined;
       const record = this.live(username, tokenId, now);
@@ -214,7 +215,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * The merchant's live tokens here (a namespace's), oldest first, or only `tokenId`'s; each read
    * is a use, as {@link read}.
    */
-  list(username: string, tokenId?: string): Promise<OwnedToken[]> {
+  list(username: string, tokenId?: string): Promise<OwnedToken[] | FailedCall> {
     return this.serial(async (now, keys) => {
       if (!this.hasTables) return [];
       if (!this.owns(username)) return [];
@@ -235,7 +236,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * stands now, counted toward the rolling limit. A value the token holds already changes
    * nothing: no version, no KV write, not counted.
    */
-  update(username: string, tokenId: string, change: TokenChange): Promise<ChangeOutcome> {
+  update(username: string, tokenId: string, change: TokenChange): Promise<ChangeOutcome | FailedCall> {
     return this.serial(async (now, keys) => {
       if (!this.hasTables) return { kind: 'gone' };
       const record = this.live(username, tokenId, now);
@@ -249,11 +250,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
   }
 
   /** A live, unused conflict of the merchant's token, with the token (a read: a use). */
-  conflict(
-    username: string,
-    tokenId: string,
-    conflictId: string,
-  ): Promise<(OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number }) | undefined> {
+  conflict(username: string, tokenId: string, conflictId: string): Promise<OpenConflict | undefined | FailedCall> {
     return this.serial(async (now, keys) => {
       if (!this.hasTables) return undefined;
       const record = this.live(username, tokenId, now);
@@ -268,7 +265,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * Accepts a conflict: the token takes every conflicting value at once, as one update (it counts
    * toward the limit), and the conflict is used up. Accepted again (a retry), it changes nothing.
    */
-  acceptConflict(username: string, tokenId: string, conflictId: string): Promise<ChangeOutcome> {
+  acceptConflict(username: string, tokenId: string, conflictId: string): Promise<ChangeOutcome | FailedCall> {
     return this.serial(async (now, keys) => {
       if (!this.hasTables) return { kind: 'gone' };
       const record = this.live(username, tokenId, now);
@@ -289,7 +286,7 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * place in the namespace) is free for a new token, its conflicts go, and KV's record is deleted
    * after the answer. Deleted again while it would have lived: `deleted` (a retry's 204).
    */
-  remove(username: string, tokenId: string): Promise<'deleted' | 'gone'> {
+  remove(username: string, tokenId: string): Promise<'deleted' | 'gone' | FailedCall> {
     return this.serial((now) => {
       if (!this.hasTables) return 'gone';
       if (!this.owns(username)) return 'gone';
@@ -335,18 +332,21 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
    * Runs `work` once every call before it has ended, with this object's clock and the token keys;
    * a projection it staged is then tried at once.
    */
-  private serial<T>(work: (now: number, keys: TokenKeys) => T | Promise<T>): Promise<T> {
+  private serial<T>(work: (now: number, keys: TokenKeys) => T | Promise<T>): Promise<T | FailedCall> {
     return this.queued(async () => work(Date.now(), await tokenKeys(settingsOf(this.env))));
   }
 
-  /** Runs `work` once every call before it has ended (the queue), without the token keys. */
-  private queued<T>(work: () => T | Promise<T>): Promise<T> {
+  /**
+   * Runs `work` once every call before it has ended (the queue), without the token keys; a domain
+   * failure it meets is its answer, as a value.
+   */
+  private queued<T>(work: () => T | Promise<T>): Promise<T | FailedCall> {
     const run = this.queue.then(async () => {
       try {
         return await work();
       } catch (e) {
         // A domain failure (a key no longer configured) goes back as a value (clients.ts).
-        if (e instanceof FailureError) return failedCall(e) as T;
+        if (e instanceof FailureError) return failedCall(e);
         throw e;
       } finally {
         if (this.staged) {

@@ -7,7 +7,7 @@ import { isIsoDateTime } from '../schemas/fields';
 import { entityRule } from '../merchants/entity-rules';
 import type { MerchantConfig } from '../merchants/merchant-config';
 import type { TokenGroupApi } from './token-group-api';
-import type { OwnedToken, TokenTemplate } from './token-group-api';
+import type { OpenConflict, OwnedToken, TokenTemplate } from './token-group-api';
 import type { TokenRecord } from '../records/token-record';
 import type { TokenView } from './token-resource';
 import { DEFAULT_TOKEN_TTL_MS, type TokenChange } from './token-updates';
@@ -190,7 +190,7 @@ export async function readConflict(
   username: string,
   reference: string,
   conflictId: string,
-): Promise<(OwnedToken & { conflicts: Record<string, unknown>; expiresAt: number }) | undefined> {
+): Promise<OpenConflict | undefined> {
   const at = deps.ownerOf(reference);
   return at?.owner.conflict(username, at.tokenId, conflictId);
 }

@@ -1,6 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { FailureError } from '../../src/failures';
-import { callDeadlineMs, objectClient } from '../../src/storage/object-client';
+import {
+  callDeadlineMs,
+  failedCall,
+  objectClient,
+  type FailedCall,
+  type Remote,
+} from '../../src/storage/object-client';
 import { StorageError } from '../../src/storage/storage-error';
 
 /**
@@ -56,6 +62,17 @@ describe('objectClient', () => {
     );
     const error = await failing.ping().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FailureError);
+    expect((error as FailureError).failure).toEqual({ kind: 'tokenNotFound' });
+  });
+
+  it('types a method an object declares as answering `X | FailedCall` as answering X, and throws the failure it answered', async () => {
+    interface Reading {
+      read(): Promise<{ n: number } | FailedCall>;
+    }
+    const answer: FailedCall = failedCall(new FailureError({ kind: 'tokenNotFound' }));
+    const client = objectClient<Remote<Reading>>(() => ({ read: () => Promise.resolve(answer) }), 'Test', 1_000);
+    expectTypeOf(client.read).returns.resolves.toEqualTypeOf<{ n: number }>();
+    const error = await client.read().catch((e: unknown) => e);
     expect((error as FailureError).failure).toEqual({ kind: 'tokenNotFound' });
   });
 

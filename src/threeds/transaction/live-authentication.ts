@@ -1,6 +1,6 @@
 import type { Brand } from '../../bin/model';
 import { toBase64Url, utf8 } from '../../bytes';
-import { failedCall } from '../../storage/object-client';
+import { failedCall, type FailedCall } from '../../storage/object-client';
 import { FailureError } from '../../failures';
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
@@ -296,6 +296,14 @@ function isWebUrl(value: string | undefined): value is string {
 }
 
 /**
+ * The object's side of a run (its expiry, its alarm) around the run's work; either may answer a
+ * domain failure as a value (src/storage/object-client.ts).
+ */
+type Changing = (
+  work: (onStart: () => void) => Promise<LiveAuthenticated | FailedCall>,
+) => Promise<LiveAuthenticated | FailedCall>;
+
+/**
  * Live authenticate's runs in one object instance: the first body starts its run, an identical
  * body waits on it, another body is a conflict (LiveTransaction.start decides from storage; the
  * run in memory is this instance's own). `instance` tells this instance's start from one left by
@@ -303,7 +311,7 @@ function isWebUrl(value: string | undefined): value is string {
  */
 export class LiveRuns {
   private readonly instance = crypto.randomUUID();
-  private readonly runs = new Map<string, Promise<LiveAuthenticated>>();
+  private readonly runs = new Map<string, Promise<LiveAuthenticated | FailedCall>>();
 
   constructor(
     private readonly live: LiveTransaction,
@@ -320,10 +328,7 @@ export class LiveRuns {
    * `changing` wraps the object's side of it (its expiry, its alarm); `onStart` runs in the same
    * synchronous block as the run's start.
    */
-  authenticate(
-    input: LiveAuthenticateInput,
-    changing: (work: (onStart: () => void) => Promise<LiveAuthenticated>) => Promise<LiveAuthenticated>,
-  ): Promise<LiveAuthenticated> {
+  authenticate(input: LiveAuthenticateInput, changing: Changing): Promise<LiveAuthenticated | FailedCall> {
     return this.run(input, lostAnswer(input), changing, (begun) => runLiveAuthentication(this.host(), input, begun));
   }
 
@@ -336,9 +341,9 @@ export class LiveRuns {
   run(
     input: { requestHash: string; now: number },
     lost: Record<string, unknown>,
-    changing: (work: (onStart: () => void) => Promise<LiveAuthenticated>) => Promise<LiveAuthenticated>,
+    changing: Changing,
     work: (begun: LiveRun) => Promise<LiveAuthenticated>,
-  ): Promise<LiveAuthenticated> {
+  ): Promise<LiveAuthenticated | FailedCall> {
     const running = this.runs.get(input.requestHash);
     if (running) return running;
     return changing((onStart) => {
@@ -358,7 +363,7 @@ export class LiveRuns {
       const run = work(begun)
         .catch((e: unknown) => {
           // A domain failure goes back as a value (src/storage/object-client.ts), as the token object's.
-          if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
+          if (e instanceof FailureError) return failedCall(e);
           throw e;
         })
         .finally(() => {

@@ -3,7 +3,7 @@ import type { ChallengeResult, CodeAttempt } from '../challenge-rules';
 import type { SessionRecord } from '../session-record';
 import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
 import { AlarmRunner } from '../../storage/alarm-runner';
-import { failedCall } from '../../storage/object-client';
+import { failedCall, type FailedCall } from '../../storage/object-client';
 import { FailureError } from '../../failures';
 import { Outbox } from '../../storage/projection-outbox';
 import { EventOutbox } from '../../storage/event-outbox';
@@ -303,7 +303,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * session lives an hour from now. Nothing waits on a lease: a run lost with its instance is
    * taken over (never sent) or lost (sent) by the next call.
    */
-  liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated> {
+  liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated | FailedCall> {
     this.createTables();
     return this.runs.authenticate(input, (work) => this.liveRunning(input, work));
   }
@@ -314,13 +314,13 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * Either way the prior's object counts the use first, and this object's hold on it is settled
    * with the outcome.
    */
-  merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated> {
+  merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated | FailedCall> {
     this.createTables();
     const issuer = input.issuer;
     if (issuer.kind === 'test')
       return this.changing(() => this.testThreeRi(input, issuer.outcome)).catch((e: unknown) => {
         // The prior's object failed (a 503 for the caller): a domain failure goes back as a value.
-        if (e instanceof FailureError) return failedCall(e) as unknown as LiveAuthenticated;
+        if (e instanceof FailureError) return failedCall(e);
         throw e;
       });
     return this.runs.run(
@@ -334,8 +334,8 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** The object's side of a live run: the session and event scope at its start, the alarm after. */
   private liveRunning(
     input: { now: number; scope: EventScope; sessionEnd: number },
-    work: (onStart: () => void) => Promise<LiveAuthenticated>,
-  ): Promise<LiveAuthenticated> {
+    work: (onStart: () => void) => Promise<LiveAuthenticated | FailedCall>,
+  ): Promise<LiveAuthenticated | FailedCall> {
     return this.changing(async () => {
       this.expire(input.now);
       const done = await work(() => {
