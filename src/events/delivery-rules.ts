@@ -3,7 +3,7 @@ import { backoffMs } from '../backoff';
 
 /**
  * When and in what order events are sent (docs/events.md "Delivery"). Pure policy; the EventLog
- * object (src/events/event-log.ts) does the I/O.
+ * object (src/events/event-log.ts, its attempts in delivery-attempt.ts) does the I/O.
  */
 
 /** A 2xx within this long is delivered (docs/events.md "Delivery"); anything slower is a failed attempt. */
