@@ -16,12 +16,18 @@
 //
 // Each wrangler runs in a process group of its own, and Ctrl-C (or either one ending) stops both
 // groups whole, so that no workerd outlives them.
+//
+// Ready: once every wrangler it started has said `Ready on` its own port, start:live prints one
+// line, `[start:live] ready: …`. Wrangler says so only when its workerd holds that port and the
+// Worker behind it has loaded, so what answers there from then on is that Worker; something else
+// answering at the port earlier proves nothing (another program may have taken the port between
+// the choice of it and wrangler's bind: then that wrangler fails, and start:live stops).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseEnv } from 'node:util';
+import { parseEnv, stripVTControlCharacters } from 'node:util';
 
 const WRANGLER = join('node_modules', 'wrangler', 'bin', 'wrangler.js');
 
@@ -124,7 +130,33 @@ if (provider && !keyFromEnv) {
 }
 
 const providerUrl = provider ?? `http://localhost:${fakePort}`;
-const children = [
+
+/**
+ * Resolves when the wrangler says `Ready on http://…:<port>` (miniflare's line, which wrangler
+ * holds back until the Worker has loaded), of the port it was given; never when it does not.
+ */
+function whenReadyOn(child, port) {
+  return new Promise((resolve) => {
+    let pending = '';
+    const read = (chunk) => {
+      // Whole lines only (a chunk may end in the middle of one), without colour codes.
+      const lines = (pending + chunk.toString()).split('\n');
+      pending = lines.pop();
+      for (const line of lines) {
+        const said = /\bReady on https?:\/\/\S*:(\d+)\/?(?:\s|$)/.exec(stripVTControlCharacters(line));
+        if (said && Number(said[1]) === port) {
+          child.stdout.off('data', read);
+          child.stderr.off('data', read);
+          resolve();
+        }
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+  });
+}
+
+const wranglers = [
   ...(provider
     ? []
     : [
@@ -139,6 +171,7 @@ const children = [
             '--inspector-port',
             String(fakeInspectorPort),
           ],
+          fakePort,
         ],
       ]),
   [
@@ -158,9 +191,20 @@ const children = [
       ...(publicBase ? ['--var', `PUBLIC_BASE_URL:${publicBase}`] : []),
       ...envFiles.flatMap((file) => ['--env-file', file]),
     ],
+    servicePort,
   ],
-].map(([name, args]) => {
-  const child = spawn(process.execPath, [WRANGLER, ...args], { stdio: 'inherit', detached: true });
+];
+const children = wranglers.map(([name, args]) => {
+  // Wrangler's output goes on to this terminal as it comes (in colour when that is one), read on
+  // the way for its `Ready on` line. Not interactive: the two wranglers share no keyboard, and
+  // Ctrl-C reaches start:live, which stops both.
+  const child = spawn(process.execPath, [WRANGLER, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: process.stdout.isTTY && !('NO_COLOR' in process.env) ? { FORCE_COLOR: '1', ...process.env } : process.env,
+  });
+  child.stdout.pipe(process.stdout, { end: false });
+  child.stderr.pipe(process.stderr, { end: false });
   child.on('exit', (code) => {
     console.log(`[start:live] ${name} ended (${code ?? 'signal'}); stopping`);
     stop(code ?? 1);
@@ -184,6 +228,8 @@ function stop(code) {
 }
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
+// With no one left to read what it prints (its terminal or pipe gone), start:live stops both.
+for (const out of [process.stdout, process.stderr]) out.on('error', () => stop(1));
 
 console.log(
   `[start:live] the live Worker: http://localhost:${servicePort} (demo checkout at /demo; inspector ${inspectorPort}); ` +
@@ -191,3 +237,12 @@ console.log(
       ? `the 3DS Server provider: ${provider} (no fake started)`
       : `the fake 3DS Server provider: ${providerUrl} (inspector ${fakeInspectorPort})`),
 );
+
+// Ready once every wrangler has said it is, on its own port: the one line to wait for.
+void Promise.all(children.map((child, i) => whenReadyOn(child, wranglers[i][2]))).then(() => {
+  if (stopping) return;
+  console.log(
+    `[start:live] ready: the live Worker at http://localhost:${servicePort}/demo, ` +
+      (provider ? `in front of ${provider}` : `the fake 3DS Server provider at ${providerUrl}`),
+  );
+});
