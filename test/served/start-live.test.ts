@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type LocalWorker } from '../../scripts/local-worker';
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
@@ -33,6 +34,8 @@ function startLive(vars: Record<string, string>): Run {
     'THREEDS_SERVER_URL',
     'THREEDS_SERVER_API_KEY',
     'PUBLIC_BASE_URL',
+    // wrangler's own log level: below info, it would not say `Ready on`, which start:live waits for.
+    'WRANGLER_LOG',
   ])
     delete env[name];
   const child = spawn(process.execPath, ['scripts/start-live.mjs'], {
@@ -77,21 +80,33 @@ function hold(port = 0): Promise<Server | undefined> {
   });
 }
 
-/** Waits until the URL answers (any status), or the run ends. */
-async function ready(run: Run, url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (run.child.exitCode !== null) throw new Error(`start:live ended:\n${run.output()}`);
-    if (Date.now() > deadline) throw new Error(`start:live did not start:\n${run.output()}`);
-    if (
-      await fetch(url).then(
-        () => true,
-        () => false,
-      )
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+/**
+ * Waits for start:live's own `[start:live] ready:` line, which it prints once each wrangler it
+ * started has said it is ready on its own port (the Worker loaded behind it). Not "something
+ * answers at the port": another program may hold the port for a moment before wrangler binds it,
+ * and it answers too (wrangler's own helper servers answer 404 with an empty body).
+ */
+function ready(run: Run): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const said = (): boolean => run.output().includes('[start:live] ready:');
+    const done = (error?: Error): void => {
+      clearTimeout(late);
+      run.child.stdout!.off('data', check);
+      run.child.off('exit', ended);
+      if (error) reject(error);
+      else resolve();
+    };
+    const check = (): void => {
+      if (said()) done();
+    };
+    const ended = (): void => done(new Error(`start:live ended:\n${run.output()}`));
+    const late = setTimeout(() => done(new Error(`start:live did not say it was ready:\n${run.output()}`)), 120_000);
+    // Registered after the run's own listeners: by the time this one runs, the output has the chunk.
+    run.child.stdout!.on('data', check);
+    run.child.once('exit', ended);
+    if (run.child.exitCode !== null) ended();
+    else check();
+  });
 }
 
 /** A frictionless live authenticate through the service's API, with the browser fields. */
@@ -178,8 +193,7 @@ describe('start:live with the fake, while another program holds 9229 and 9230', 
     fakePort = await freePort();
     base = `http://localhost:${port}`;
     run = startLive({ PORT: String(port), FAKE_PORT: String(fakePort) });
-    await ready(run, `${base}/demo/config`);
-    await ready(run, `http://localhost:${fakePort}/`);
+    await ready(run);
   }, 180_000);
 
   afterAll(async () => {
@@ -195,8 +209,22 @@ describe('start:live with the fake, while another program holds 9229 and 9230', 
     for (const p of [service, fake]) expect([9229, 9230]).not.toContain(p);
   });
 
+  it('says it is ready once both wranglers are ready on their own ports', () => {
+    const output = stripVTControlCharacters(run!.output());
+    const line = `[start:live] ready: the live Worker at ${base}/demo, the fake 3DS Server provider at http://localhost:${fakePort}`;
+    expect(output, output).toContain(line);
+    for (const url of [base, `http://localhost:${fakePort}`]) {
+      const wrangler = output.indexOf(`Ready on ${url}`);
+      expect(wrangler, output).toBeGreaterThanOrEqual(0);
+      expect(wrangler, output).toBeLessThan(output.indexOf(line));
+    }
+  });
+
   it('serves the live Worker with the demo checkout, pointed at the fake', async () => {
-    const config = (await (await fetch(`${base}/demo/config`)).json()) as Record<string, any>;
+    const response = await fetch(`${base}/demo/config`);
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    const config = JSON.parse(text) as Record<string, any>;
     expect(config.environment).toBe('live');
     expect(config.liveCards.length).toBeGreaterThan(0);
     expect(await authenticate(base, '2000')).toMatchObject({ outcome: 'authenticated', status: 'Y' });
@@ -221,7 +249,7 @@ describe('start:live with a provider of one’s choosing (THREEDS_SERVER_URL)', 
       THREEDS_SERVER_URL: provider.url.origin,
       THREEDS_SERVER_API_KEY: 'fake-3ds-api-key',
     });
-    await ready(run, `${base}/demo/config`);
+    await ready(run);
   }, 180_000);
 
   afterAll(async () => {
@@ -231,6 +259,9 @@ describe('start:live with a provider of one’s choosing (THREEDS_SERVER_URL)', 
 
   it('starts no fake of its own, and authenticates at that provider', async () => {
     expect(run!.output()).toContain(`the 3DS Server provider: ${provider.url.origin} (no fake started)`);
+    expect(run!.output()).toContain(
+      `[start:live] ready: the live Worker at ${base}/demo, in front of ${provider.url.origin}`,
+    );
     expect(
       await fetch(`http://localhost:${fakePort}/`).then(
         () => 'answered',
