@@ -84,13 +84,15 @@ export class Outbox {
 
   /**
    * Creates this part's tables (if not there yet): when its object first needs them, never for a
-   * call that only reads (docs/storage.md "Storage freed").
+   * call that only reads (docs/storage.md "Storage freed"). `fresh`: the object has no tables yet
+   * (its schema version says so, src/storage/schema-version.ts), so no older outbox to upgrade.
    */
-  createTables(): void {
+  createTables(fresh = false): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
       key TEXT PRIMARY KEY, generation TEXT NOT NULL, value TEXT, expires_at INTEGER NOT NULL, staged INTEGER NOT NULL,
       written INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,
       sent_at INTEGER, recheck_at INTEGER)`);
+    if (fresh) return;
     // An outbox made by an earlier version: the guards that are kept in storage since.
     const columns = this.sql
       .exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')")

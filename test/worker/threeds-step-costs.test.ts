@@ -176,32 +176,32 @@ describe("each 3DS step's storage work in its transaction's object", () => {
   it('frictionless', async () => {
     await expectCounts('frictionless', {
       'deviceDataInitialize: constructor': '1 sql',
-      'deviceDataInitialize: in call': '27 sql, setAlarm 1, transactionSync 1',
+      'deviceDataInitialize: in call': '25 sql, setAlarm 1, transactionSync 1',
       'deviceDataInitialize: after': '0 sql',
       'DDC page: in call': '4 sql',
       'DDC page: after': '0 sql',
       'authenticate: in call': '37 sql, getAlarm 1, setAlarm 1, transactionSync 1',
-      'authenticate: after': '22 sql, setAlarm 2',
-      'a later instance: constructor': '13 sql',
+      'authenticate: after': '20 sql, setAlarm 2',
+      'a later instance: constructor': '2 sql',
     });
   });
 
   it('challenged', async () => {
     await expectCounts('challenged', {
       'deviceDataInitialize: constructor': '1 sql',
-      'deviceDataInitialize: in call': '27 sql, setAlarm 1, transactionSync 1',
+      'deviceDataInitialize: in call': '25 sql, setAlarm 1, transactionSync 1',
       'deviceDataInitialize: after': '0 sql',
       'DDC page: in call': '4 sql',
       'DDC page: after': '0 sql',
       'authenticate: in call': '23 sql, getAlarm 1, setAlarm 1, transactionSync 1',
-      'authenticate: after': '10 sql, setAlarm 1',
+      'authenticate: after': '9 sql, setAlarm 1',
       'challenge page: in call': '3 sql',
       'challenge page: after': '0 sql',
       'challenge form post: in call': '38 sql, getAlarm 1, setAlarm 1',
-      'challenge form post: after': '22 sql, setAlarm 2',
+      'challenge form post: after': '20 sql, setAlarm 2',
       'verification: in call': '3 sql',
       'verification: after': '0 sql',
-      'a later instance: constructor': '13 sql',
+      'a later instance: constructor': '2 sql',
     });
   });
 });

@@ -55,9 +55,10 @@ export class LiveTransaction {
 
   /**
    * Creates this part's tables (if not there yet): when its object first needs them, never for a
-   * call that only reads (docs/storage.md "Storage freed").
+   * call that only reads (docs/storage.md "Storage freed"). `fresh`: the object has no tables yet,
+   * so no older live_auth to upgrade.
    */
-  createTables(): void {
+  createTables(fresh = false): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS live_prepared (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS live_method (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, started_at INTEGER, completed_at INTEGER);
       CREATE TABLE IF NOT EXISTS live_facts (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL);
@@ -66,6 +67,7 @@ export class LiveTransaction {
         decided_at INTEGER, series TEXT);
       CREATE TABLE IF NOT EXISTS live_challenge (reference TEXT PRIMARY KEY, data TEXT NOT NULL, shown_jti TEXT, md TEXT,
         result TEXT, decided_at INTEGER)`);
+    if (fresh) return;
     // An object made before the series column (a live_auth of an open session) gets it.
     const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(live_auth)').toArray();
     if (!columns.some((c) => c.name === 'series')) this.sql.exec('ALTER TABLE live_auth ADD COLUMN series TEXT');

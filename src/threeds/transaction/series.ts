@@ -12,7 +12,11 @@ import { seriesEnd, useProblem, type SeriesRecord, type SeriesUseOutcome, type T
 export class Series {
   private holderChecked = false;
 
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(
+    private readonly sql: SqlStorage,
+    /** Whether the object has its tables (its schema version says: no catalogue look per call). */
+    private readonly hasTables: () => boolean,
+  ) {}
 
   createTables(): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY CHECK (id = 1), record TEXT NOT NULL,
@@ -112,9 +116,5 @@ export class Series {
     if (end === undefined || end > now) return;
     this.sql.exec('DELETE FROM series');
     this.sql.exec('DELETE FROM series_uses');
-  }
-
-  private hasTables(): boolean {
-    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'series'").toArray().length > 0;
   }
 }

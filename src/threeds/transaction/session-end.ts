@@ -35,23 +35,22 @@ export interface TransactionParts {
 /** How long after its end the object's state is wiped (KV records live as long). */
 export const WIPE_DELAY_MS = 60_000;
 
-/** Creates every part's tables (each CREATE is a no-op for a table already there). */
-export function createTables(p: TransactionParts): void {
-  const parts = [
-    p.session,
-    p.claims,
-    p.challenges,
-    p.live,
-    p.watch,
-    p.completion,
-    p.outbox,
-    p.events,
-    p.series,
-    p.hold,
-  ];
-  for (const part of parts) {
+/**
+ * The version of the transaction's tables (src/storage/schema-version.ts): raise it with every
+ * change to a part's tables, and keep the upgrade of the older layouts in that part's createTables.
+ */
+export const TABLES_VERSION = 1;
+
+/**
+ * Creates every part's tables (each CREATE is a no-op for a table already there): `fresh` when
+ * the object has none (its schema version says so), else the columns added since are added too.
+ */
+export function createTables(p: TransactionParts, fresh: boolean): void {
+  for (const part of [p.session, p.claims, p.challenges, p.watch, p.completion, p.events, p.series, p.hold]) {
     part.createTables();
   }
+  p.live.createTables(fresh);
+  p.outbox.createTables(fresh);
 }
 
 /**

@@ -7,6 +7,7 @@ import { failedCall, type FailedCall } from '../../storage/object-client';
 import { FailureError } from '../../failures';
 import { Outbox } from '../../storage/projection-outbox';
 import { EventOutbox } from '../../storage/event-outbox';
+import { SchemaVersion } from '../../storage/schema-version';
 import { eventSink } from '../../events/event-log-api';
 import type { EventType } from '../../events/event-types';
 import { settingsOf } from '../../config/settings';
@@ -46,6 +47,7 @@ import {
   nextAlarm,
   nothingLeft,
   seriesFrom,
+  TABLES_VERSION,
   transactionFacts,
   WIPE_DELAY_MS,
   type TransactionParts,
@@ -100,6 +102,8 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * of an unknown reference creates nothing), and none again once its storage is freed.
    */
   private hasTables: boolean;
+  /** Which version of its tables the object has: one row, read at the start (src/storage/schema-version.ts). */
+  private readonly tables: SchemaVersion;
   /** Live authenticate's runs under way in this instance (live-authentication.ts). */
   private readonly runs: LiveRuns;
 
@@ -129,15 +133,16 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       completion: this.completion,
       outbox: this.outbox,
       events: this.events,
-      series: new Series(sql),
+      series: new Series(sql, () => this.hasTables),
       hold: new SeriesHold(sql, (prior, reference, holder) =>
         priorLinks.prior(env, prior).seriesRelease(reference, holder),
       ),
     };
-    this.hasTables =
-      sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session'").toArray().length > 0;
-    // An object made by an earlier version gets the tables added since.
-    if (this.hasTables) this.createTables(true);
+    this.tables = new SchemaVersion(sql, TABLES_VERSION, 'session');
+    const found = this.tables.found();
+    this.hasTables = found !== 'none';
+    // An object made by an earlier version gets the tables and columns added since, once.
+    if (found === 'older') this.createTables(true);
   }
 
   /** deviceDataInitialize: the first body's answer, for it and every retry. */
@@ -444,10 +449,14 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     );
   }
 
-  /** Creates the object's tables, the first time a call records something (or `again`, for an older object). */
+  /**
+   * Creates the object's tables and records their version, the first time a call records
+   * something (or `again`, for an object of an older layout).
+   */
   private createTables(again = false): void {
     if (this.hasTables && !again) return;
-    createTables(this.parts);
+    createTables(this.parts, !this.hasTables);
+    this.tables.record();
     this.hasTables = true;
   }
 
