@@ -3,6 +3,7 @@ import { kvTtlSeconds, prefixOf } from './kv';
 import { withDeadline } from './storage-error';
 import { objectStorage, RETRY_MAX_MS } from './object-storage';
 import { backoffMs } from '../backoff';
+import type { AlarmSetting } from './alarm-runner';
 
 /** KV accepts one write a second to a key (`objectStorage.keyWriteIntervalMs`, which the tests shorten). */
 export { KEY_WRITE_INTERVAL_MS } from './object-storage';
@@ -71,6 +72,8 @@ export interface OutboxOwner {
   env: Env;
   /** Sets the object's alarm to its next due time (a projection's, or its own: see `nextDue`). */
   reschedule(): Promise<void>;
+  /** Where the object reads and sets its alarm, when not straight from storage (alarm-runner.ts). */
+  alarm?: AlarmSetting;
 }
 
 export class Outbox {
@@ -264,8 +267,9 @@ export class Outbox {
   async writeSoon(): Promise<void> {
     // Never later than an alarm already set (a challenge's deadline, an AReq's answer window).
     const at = Date.now() + PROJECTION_SAFETY_MS;
-    const current = await this.owner.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.owner.ctx.storage.setAlarm(at);
+    const alarm = this.owner.alarm ?? this.owner.ctx.storage;
+    const current = await alarm.getAlarm();
+    if (current === null || current > at) await alarm.setAlarm(at);
     void this.flushNow();
   }
 

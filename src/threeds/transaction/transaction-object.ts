@@ -117,7 +117,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.live = new LiveTransaction(sql, () => this.noticeOutcome());
     this.watch = new LiveWatch(sql, env, this.live);
     this.runs = new LiveRuns(this.live, () => this.liveHost());
-    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm() });
+    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm(), alarm: this.alarms });
     this.completion = new TransactionEvents(sql, env, ctx.id.toString(), () => this.events);
     this.events = new EventOutbox<EventType>(
       { ctx, reschedule: () => this.scheduleAlarm() },
@@ -426,9 +426,9 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * or timed out is tried again until it lands.
    */
   override async alarm(): Promise<void> {
-    if (!this.hasTables) return;
     await this.alarms.run(
       async () => {
+        if (!this.hasTables) return;
         const now = Date.now();
         const end = this.session.end();
         this.runs.loseIfOrphaned(now);
@@ -467,6 +467,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private async freeIfDone(): Promise<void> {
     if (!nothingLeft(this.parts, this.runs.running)) return;
     await this.ctx.storage.deleteAll();
+    this.alarms.cleared();
     this.hasTables = false;
   }
 
@@ -589,7 +590,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private async scheduleAlarm(): Promise<void> {
     if (!this.hasTables) return;
     const at = nextAlarm(this.parts);
-    if (at !== undefined) await this.ctx.storage.setAlarm(at);
+    if (at !== undefined) await this.alarms.setAlarm(at);
   }
 
   /** A session past its end is gone: the reference may start a new one. */
