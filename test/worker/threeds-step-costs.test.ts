@@ -180,7 +180,7 @@ describe("each 3DS step's storage work in its transaction's object", () => {
       'deviceDataInitialize: after': '0 sql',
       'DDC page: in call': '4 sql',
       'DDC page: after': '0 sql',
-      'authenticate: in call': '37 sql, setAlarm 1, transactionSync 1',
+      'authenticate: in call': '27 sql, setAlarm 1, transactionSync 1',
       'authenticate: after': '20 sql, setAlarm 2',
       'a later instance: constructor': '2 sql',
     });
@@ -197,7 +197,7 @@ describe("each 3DS step's storage work in its transaction's object", () => {
       'authenticate: after': '9 sql, setAlarm 1',
       'challenge page: in call': '3 sql',
       'challenge page: after': '0 sql',
-      'challenge form post: in call': '38 sql, setAlarm 1',
+      'challenge form post: in call': '26 sql, setAlarm 1',
       'challenge form post: after': '20 sql, setAlarm 2',
       'verification: in call': '3 sql',
       'verification: after': '0 sql',

@@ -550,7 +550,9 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * together; once per session.
    */
   private noticeOutcome(): void {
-    const facts = () => transactionFacts(this.parts, Number.NEGATIVE_INFINITY);
+    // Read once (six statements), when first asked: nothing below changes them.
+    let read: TransactionFacts | undefined;
+    const facts = () => (read ??= transactionFacts(this.parts, Number.NEGATIVE_INFINITY));
     if (!this.completion.notice(facts)) return;
     this.staged = true;
     // A 3RI's final outcome settles its hold on the prior's series: kept only when authenticated.
