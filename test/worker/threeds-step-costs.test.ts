@@ -172,14 +172,19 @@ async function expectCounts(kind: 'frictionless' | 'challenged', pinned: Record<
   throw new Error(`every ${kind} flow ran into an alarm`);
 }
 
+/** The steps before authenticate, the same in both flows: a new object, its tables created by the first. */
+const BEFORE_AUTHENTICATE = {
+  'deviceDataInitialize: constructor': '1 sql',
+  'deviceDataInitialize: in call': '25 sql, setAlarm 1, transactionSync 1',
+  'deviceDataInitialize: after': '0 sql',
+  'DDC page: in call': '4 sql',
+  'DDC page: after': '0 sql',
+};
+
 describe("each 3DS step's storage work in its transaction's object", () => {
   it('frictionless', async () => {
     await expectCounts('frictionless', {
-      'deviceDataInitialize: constructor': '1 sql',
-      'deviceDataInitialize: in call': '25 sql, setAlarm 1, transactionSync 1',
-      'deviceDataInitialize: after': '0 sql',
-      'DDC page: in call': '4 sql',
-      'DDC page: after': '0 sql',
+      ...BEFORE_AUTHENTICATE,
       'authenticate: in call': '27 sql, setAlarm 1, transactionSync 1',
       'authenticate: after': '20 sql, setAlarm 2',
       'a later instance: constructor': '2 sql',
@@ -188,11 +193,7 @@ describe("each 3DS step's storage work in its transaction's object", () => {
 
   it('challenged', async () => {
     await expectCounts('challenged', {
-      'deviceDataInitialize: constructor': '1 sql',
-      'deviceDataInitialize: in call': '25 sql, setAlarm 1, transactionSync 1',
-      'deviceDataInitialize: after': '0 sql',
-      'DDC page: in call': '4 sql',
-      'DDC page: after': '0 sql',
+      ...BEFORE_AUTHENTICATE,
       'authenticate: in call': '23 sql, setAlarm 1, transactionSync 1',
       'authenticate: after': '9 sql, setAlarm 1',
       'challenge page: in call': '3 sql',
