@@ -40,6 +40,7 @@ import { SeriesHold } from './series-hold';
 import type { SeriesUseOutcome, ThreeRiUse } from '../series-rules';
 import { countUse, notAllowed, priorLinks, runLiveThreeRi, testThreeRiClaim, type ThreeRiHost } from './three-ri-run';
 import { lostAnswer } from './live-authentication';
+import { concludeChallenge, NOT_COMPLETED, sandboxEnding, type ChallengeEnding } from './challenge-conclusion';
 import {
   authenticatedOutcome,
   closeAndWipe,
@@ -68,13 +69,6 @@ import {
  * comes; every call takes the caller's clock. The final outcome stages its
  * `threeDS.authentication.completed` event in the same synchronous block (docs/events.md).
  */
-
-const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
-  passed: ['passed', 'code'],
-  failed: ['failed', 'attempts'],
-  cancelled: ['failed', 'cancelled'],
-  timedOut: ['failed', 'expired'],
-};
 
 /** Claims of this object end with the session, which the wipe ends. */
 const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
@@ -237,7 +231,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * the challenge authenticate opened; a challenge still open ends here as not completed.
    */
   concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome> {
-    return this.conclude(reference, now, () => ['failed', 'notCompleted']);
+    return this.conclude(reference, now, NOT_COMPLETED);
   }
 
   /**
@@ -245,7 +239,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    * cardholder had; a challenge already ended keeps its one result, which is answered instead.
    */
   completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome> {
-    return this.conclude(reference, now, () => SANDBOX_ENDINGS[result]);
+    return this.conclude(reference, now, sandboxEnding(result));
   }
 
   /**
@@ -491,26 +485,12 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     };
   }
 
-  /** The transaction's answer of verification and of the sandbox: see {@link concludeChallenge}. */
-  private conclude(
-    reference: string,
-    now: number,
-    ending: () => [ChallengeResult['outcome'], ChallengeResult['reason']],
-  ): Promise<ConcludeOutcome> {
+  /** The transaction's answer of verification and of the sandbox (challenge-conclusion.ts). */
+  private conclude(reference: string, now: number, ending: ChallengeEnding): Promise<ConcludeOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     return this.changing((): ConcludeOutcome => {
       this.expire(now);
-      const auth = this.claims.answerOf<AuthClaim>('auth', now);
-      if (auth?.challenge?.reference !== reference) return { kind: 'unknown' };
-      const result = this.challenges.conclude(reference, now, ending);
-      if (!result) return { kind: 'unknown' };
-      const session = {
-        brands: auth.brands,
-        version: auth.version,
-        onSuccess: auth.challenge.onSuccess,
-        ...(auth.exemption ? { exemption: auth.exemption } : {}),
-      };
-      return { kind: 'ended', result, session };
+      return concludeChallenge(this.parts, reference, now, ending);
     });
   }
 

@@ -1,0 +1,52 @@
+import type { ChallengeResult } from '../challenge-rules';
+import type { ClaimTable } from '../../storage/claims';
+import type { AuthClaim, ConcludeOutcome, SandboxResult } from '../transaction-api';
+import type { TestChallenge } from './test-challenge';
+
+/**
+ * How a test challenge's one result is concluded (docs/threeds.md "Challenge"): by verification,
+ * where a challenge still open ends as not completed, or by the sandbox control (test only), which
+ * ends an open challenge as the caller says, as if the cardholder had. A challenge already ended
+ * keeps its one result, which is answered instead, with what authenticate decided.
+ */
+
+/** How a challenge still open ends: its outcome and reason. */
+export type ChallengeEnding = () => [ChallengeResult['outcome'], ChallengeResult['reason']];
+
+/** Verification: a challenge still open ends as not completed. */
+export const NOT_COMPLETED: ChallengeEnding = () => ['failed', 'notCompleted'];
+
+const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
+  passed: ['passed', 'code'],
+  failed: ['failed', 'attempts'],
+  cancelled: ['failed', 'cancelled'],
+  timedOut: ['failed', 'expired'],
+};
+
+/** The sandbox control: a challenge still open ends as `result` says. */
+export function sandboxEnding(result: SandboxResult): ChallengeEnding {
+  return () => SANDBOX_ENDINGS[result];
+}
+
+/**
+ * The challenge's one result, with what authenticate decided, when `reference` is the challenge
+ * authenticate opened; one still open ends here as `ending` says. In the caller's synchronous block.
+ */
+export function concludeChallenge(
+  p: { claims: ClaimTable; challenges: TestChallenge },
+  reference: string,
+  now: number,
+  ending: ChallengeEnding,
+): ConcludeOutcome {
+  const auth = p.claims.answerOf<AuthClaim>('auth', now);
+  if (auth?.challenge?.reference !== reference) return { kind: 'unknown' };
+  const result = p.challenges.conclude(reference, now, ending);
+  if (!result) return { kind: 'unknown' };
+  const session = {
+    brands: auth.brands,
+    version: auth.version,
+    onSuccess: auth.challenge.onSuccess,
+    ...(auth.exemption ? { exemption: auth.exemption } : {}),
+  };
+  return { kind: 'ended', result, session };
+}
