@@ -40,8 +40,10 @@ export async function chromiumExecutable(): Promise<{ path: string; from: 'CHROM
   const { default: packaged } = await import('@sparticuz/chromium');
   packaged.setGraphicsMode = false;
   // executablePath() unpacks into os.tmpdir()/chromium and reuses whatever is there: point it at
-  // a folder of this version's own.
-  const folder = join(tmpdir(), `card-edge-chromium-${version}`);
+  // a folder of this version's and this process's own. The browser files run side by side, each
+  // in its own process: in a shared folder, one would launch the binary while another was still
+  // writing it (spawn ETXTBSY).
+  const folder = join(tmpdir(), `card-edge-chromium-${version}-${process.pid}`);
   mkdirSync(folder, { recursive: true });
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = folder;
