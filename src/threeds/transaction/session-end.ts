@@ -9,6 +9,7 @@ import type { LiveWatch } from './live-watch';
 import type { Session } from './session';
 import type { TestChallenge } from './test-challenge';
 import type { TransactionEvents } from './transaction-events';
+import type { CallEffects } from './call-effects';
 import type { Series } from './series';
 import type { SeriesHold } from './series-hold';
 
@@ -30,6 +31,8 @@ export interface TransactionParts {
   series: Series;
   /** A 3RI's hold on its prior's series: kept past the session until released (series-hold.ts). */
   hold: SeriesHold;
+  /** What the call under way leaves to do once it commits (call-effects.ts). */
+  effects: CallEffects;
 }
 
 /** How long after its end the object's state is wiped (KV records live as long). */
@@ -102,6 +105,26 @@ export function nextAlarm(p: TransactionParts): number | undefined {
     p.hold.nextDue(),
   ].filter((t): t is number => t !== undefined);
   return times.length > 0 ? Math.min(...times) : undefined;
+}
+
+/**
+ * The alarm's round, once the object's runs are checked: a series past its expiry is dropped; a
+ * session past its wipe is closed and wiped, else a challenge left open past its deadline ends
+ * (its result, projection and event staged as at any call) and the live watch looks; then every
+ * projection, event and hold release that is due is tried. What a call staged is the alarm's now.
+ */
+export async function alarmRound(p: TransactionParts, now: number): Promise<void> {
+  const end = p.session.end();
+  p.series.dropIfEnded(now);
+  if (end !== undefined && end + WIPE_DELAY_MS <= now) closeAndWipe(p, now);
+  else {
+    p.challenges.endOverdue(now);
+    await p.watch.watch(now, p.completion.scope()?.baseUrl ?? '');
+  }
+  p.effects.takenByAlarm();
+  await p.outbox.flush();
+  await p.events.flush();
+  await p.hold.flush(now);
 }
 
 /**

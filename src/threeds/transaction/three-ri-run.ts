@@ -20,6 +20,8 @@ import {
 } from '../transaction-api';
 import { neverReached, preparedFor, sendAReq, type LiveHost } from './live-authentication';
 import type { SeriesHold } from './series-hold';
+import type { TransactionParts } from './session-end';
+import { claimAuthentication } from './transaction-claims';
 
 /**
  * A 3RI (merchantInitiated, docs/threeds.md "Series and 3RI"), run in the 3RI's own transaction
@@ -27,7 +29,7 @@ import type { SeriesHold } from './series-hold';
  * count the use, in that order, so that a use counted is always either kept or released; then the
  * issuer decides (in `live`: one AReq through the 3DS Server provider, as authenticate's run; in
  * `test`: the built-in issuer, in the object itself). The hold is settled with the outcome, in
- * the same synchronous block (the object's `noticeOutcome`): kept when authenticated, released
+ * the same synchronous block (final-outcome.ts): kept when authenticated, released
  * otherwise. Nothing here waits on a lease: the object is the one owner of the 3RI.
  */
 
@@ -106,6 +108,38 @@ export function testThreeRiClaim(input: ThreeRiInput, outcome: ThreeRiOutcome, v
   const answer = outcome === 'unavailable' ? withStatusReason(authenticated, '21') : authenticated;
   const kind = `${THREE_RI_TYPES[request.type]}${NON_PAYMENT_TYPES.includes(request.type) ? ', non-payment' : ''}`;
   return { answer: { ...answer }, version, brands: [...card.brands], scenario: `3ri ${request.type} (${kind})` };
+}
+
+/**
+ * A 3RI decided by the test issuer (its outcome by the cardholder name), in the caller's session:
+ * an answer already claimed is answered (this body's) or a conflict (another's) without asking
+ * the prior; else the prior counts the use, and the claim records the answer with its event,
+ * settling the hold in the same block. A claim lost to another body (an authenticate under the
+ * same reference) releases the use: this 3RI never happened.
+ */
+export async function runTestThreeRi(
+  host: Pick<ThreeRiHost, 'hold' | 'prior'>,
+  p: TransactionParts,
+  input: ThreeRiInput,
+  outcome: ThreeRiOutcome,
+): Promise<LiveAuthenticated> {
+  const { requestHash: hash, now } = input;
+  const known = p.claims.entry<AuthClaim>('auth', now);
+  if (known) {
+    if (p.claims.hashOf('auth', now) !== hash) return { kind: 'conflict' };
+    return { kind: 'answered', answer: known.answer.answer, scenario: known.answer.scenario };
+  }
+  // The hold's own time is an alarm time: a hold that never comes to an outcome is released then.
+  p.effects.keepAlarm();
+  const use = await countUse(host, input);
+  if (use.kind !== 'allowed') return notAllowed(use);
+  const claim = claimAuthentication(p, testThreeRiClaim(input, outcome, use.series.version), input);
+  // Another body claimed the reference first (between the count and the claim): this 3RI never happened.
+  if (claim.conflict) p.hold.settle(hash, false, now);
+  await p.hold.flush(Date.now());
+  return claim.conflict
+    ? { kind: 'conflict' }
+    : { kind: 'answered', answer: claim.answer.answer, scenario: claim.answer.scenario };
 }
 
 /**

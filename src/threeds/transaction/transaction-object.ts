@@ -1,6 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { ChallengeResult, CodeAttempt } from '../challenge-rules';
-import type { SessionRecord } from '../session-record';
+import type { CodeAttempt } from '../challenge-rules';
 import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
 import { AlarmRunner } from '../../storage/alarm-runner';
 import { failedCall, type FailedCall } from '../../storage/object-client';
@@ -23,13 +22,12 @@ import type {
   LiveAuthenticateInput,
   SandboxResult,
   ThreeRiInput,
-  ThreeRiOutcome,
   ShowOutcome,
   SubmitOutcome,
   ThreeDsTransactionMethods,
   TransactionFacts,
 } from '../transaction-api';
-import { LiveRuns, type LiveHost } from './live-authentication';
+import { LiveRuns } from './live-authentication';
 import { LiveTransaction } from './live-transaction';
 import { LiveWatch } from './live-watch';
 import { Session } from './session';
@@ -38,21 +36,22 @@ import { TransactionEvents } from './transaction-events';
 import { Series } from './series';
 import { SeriesHold } from './series-hold';
 import type { SeriesUseOutcome, ThreeRiUse } from '../series-rules';
-import { countUse, notAllowed, priorLinks, runLiveThreeRi, testThreeRiClaim, type ThreeRiHost } from './three-ri-run';
+import { priorLinks, runLiveThreeRi, runTestThreeRi, type ThreeRiHost } from './three-ri-run';
 import { lostAnswer } from './live-authentication';
 import { concludeChallenge, NOT_COMPLETED, sandboxEnding, type ChallengeEnding } from './challenge-conclusion';
 import {
-  authenticatedOutcome,
   closeAndWipe,
   createTables,
   nextAlarm,
   nothingLeft,
-  seriesFrom,
   TABLES_VERSION,
   transactionFacts,
-  WIPE_DELAY_MS,
+  alarmRound,
   type TransactionParts,
 } from './session-end';
+import { CallEffects } from './call-effects';
+import { challengeEnded, noticeOutcome } from './final-outcome';
+import { claimAuthentication, claimInit, staleCollection } from './transaction-claims';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -60,18 +59,16 @@ import {
  * whichever Cloudflare location the merchant's server or the cardholder's browser reaches.
  * It implements the transaction's RPC interface (src/threeds/transaction-api.ts), which the 3DS
  * steps call, and is split by what it decides: the session and its device data collection
- * (session.ts); the first bodies (claims); the test issuer's challenge (test-challenge.ts); live:
- * the one authentication, run here (live-authentication.ts), its state (live-transaction.ts) and
- * the watch of an open challenge (live-watch.ts); its event (transaction-events.ts); and the
- * session's end, the alarm and the storage freed (session-end.ts). This object is the truth for
- * all of it and the only writer of its KV projection (docs/storage.md); every step asks it, never
- * KV. The session lives an hour from its first step, and an hour from authenticate once that
- * comes; every call takes the caller's clock. The final outcome stages its
- * `threeDS.authentication.completed` event in the same synchronous block (docs/events.md).
+ * (session.ts); the first bodies (transaction-claims.ts); the test issuer's challenge
+ * (test-challenge.ts, challenge-conclusion.ts); a 3RI (three-ri-run.ts); live: the one
+ * authentication, run here (live-authentication.ts), its state (live-transaction.ts) and the watch
+ * of an open challenge (live-watch.ts); the final outcome's event, series and hold
+ * (final-outcome.ts, transaction-events.ts); what a call leaves to do after it commits
+ * (call-effects.ts); the session's end, the alarm and the storage freed (session-end.ts). This
+ * object is the truth for all of it and the only writer of its KV projection (docs/storage.md);
+ * every step asks it, never KV. The session lives an hour from its first step, and an hour from
+ * authenticate once that comes; every call takes the caller's clock.
  */
-
-/** Claims of this object end with the session, which the wipe ends. */
-const UNTIL_WIPED = Number.MAX_SAFE_INTEGER;
 
 export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTransactionMethods {
   private readonly session: Session;
@@ -83,14 +80,12 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private readonly completion: TransactionEvents;
   /** Its event, on its way to the merchant's event log (docs/events.md). */
   private readonly events: EventOutbox<EventType>;
-  /** This call staged a projection or an event: tried when the call ends ({@link changing}). */
-  private staged = false;
+  /** What a call leaves to do once it commits: its projection, its event, the alarm (call-effects.ts). */
+  private readonly effects: CallEffects;
   /** The parts, as what decides across them takes them (session-end.ts). */
   private readonly parts: TransactionParts;
   /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
   private readonly alarms: AlarmRunner;
-  /** This call moved a time the alarm must keep (a challenge's watch, an AReq's answer): set it again. */
-  private rearm = false;
   /**
    * Whether the object has its tables: none until a call that records something needs them (a GET
    * of an unknown reference creates nothing), and none again once its storage is freed.
@@ -107,10 +102,10 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     const sql = ctx.storage.sql;
     this.session = new Session(sql);
     this.claims = new ClaimTable(sql, (writes) => ctx.storage.transactionSync(writes));
-    this.challenges = new TestChallenge(sql, (reference, result) => this.challengeEnded(reference, result));
-    this.live = new LiveTransaction(sql, () => this.noticeOutcome());
+    this.challenges = new TestChallenge(sql, (reference, result) => challengeEnded(this.parts, reference, result));
+    this.live = new LiveTransaction(sql, () => noticeOutcome(this.parts));
     this.watch = new LiveWatch(sql, env, this.live);
-    this.runs = new LiveRuns(this.live, () => this.liveHost());
+    this.runs = new LiveRuns(this.live, () => this.threeRiHost());
     this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm(), alarm: this.alarms });
     this.completion = new TransactionEvents(sql, env, ctx.id.toString(), () => this.events);
     this.events = new EventOutbox<EventType>(
@@ -118,6 +113,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       (event) => this.completion.render(event),
       (username, events) => eventSink.append(env, username, events),
     );
+    this.effects = new CallEffects(this.outbox, this.events, () => this.scheduleAlarm());
     this.parts = {
       session: this.session,
       claims: this.claims,
@@ -131,6 +127,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       hold: new SeriesHold(sql, (prior, reference, holder) =>
         priorLinks.prior(env, prior).seriesRelease(reference, holder),
       ),
+      effects: this.effects,
     };
     this.tables = new SchemaVersion(sql, TABLES_VERSION, 'session');
     const found = this.tables.found();
@@ -148,12 +145,8 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   ): Promise<ClaimOutcome<InitClaim>> {
     this.createTables();
     this.expire(now);
-    let first = false;
-    const outcome = this.claims.claim('init', requestHash, candidate, now, UNTIL_WIPED, () => {
-      first = this.session.start(sessionEnd);
-      this.session.issueDdc(candidate.ddcJti);
-    });
-    if (first) await this.scheduleAlarm();
+    const { outcome, started } = claimInit(this.parts, requestHash, candidate, now, sessionEnd);
+    if (started) await this.scheduleAlarm();
     return outcome;
   }
 
@@ -182,28 +175,11 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }> {
     this.createTables();
-    return this.changing((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
+    return this.effects.around((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
       this.expire(now);
-      if (collection && this.claims.answerOf('auth', now) === undefined) {
-        const collected = collection.reference !== null && collection.reference === this.session.collection();
-        if (collected !== collection.assumed) return { kind: 'stale', collected };
-      }
-      return this.claims.claim('auth', requestHash, candidate, now, UNTIL_WIPED, () => {
-        this.session.startOrExtend(sessionEnd);
-        if (candidate.challenge) this.challenges.open(candidate.challenge.reference, candidate.challenge.expiresAt);
-        // The projection also carries the session's (possibly moved) end: the alarm's wipe follows it.
-        this.project(projectionKey, {
-          decidedAt: now,
-          brands: candidate.brands as SessionRecord['brands'],
-          version: candidate.version,
-          scenario: candidate.scenario,
-          answer: candidate.answer,
-          ...(candidate.challenge ? { challenge: candidate.challenge } : {}),
-          expiresAt: this.session.end()!,
-        });
-        this.completion.keepScope(scope, now);
-        this.noticeOutcome();
-      });
+      const stale = collection && staleCollection(this.parts, collection, now);
+      if (stale) return stale;
+      return claimAuthentication(this.parts, candidate, { requestHash, now, sessionEnd, projectionKey, scope });
     });
   }
 
@@ -211,7 +187,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     // A challenge past its 10 minutes ends here, and its result is projected.
-    return this.changing((): ShowOutcome => {
+    return this.effects.around((): ShowOutcome => {
       this.expire(now);
       return this.challenges.show(reference, jti, now);
     });
@@ -220,7 +196,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** One form post (`post`: its id, so that a repost is not counted again): see test-challenge.ts. */
   submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
-    return this.changing((): SubmitOutcome => {
+    return this.effects.around((): SubmitOutcome => {
       this.expire(now);
       return this.challenges.submit(reference, attempt, now, post);
     });
@@ -251,7 +227,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    */
   transaction(now: number): Promise<TransactionFacts | undefined> {
     if (!this.hasTables) return Promise.resolve(undefined);
-    return this.changing((): TransactionFacts | undefined => {
+    return this.effects.around((): TransactionFacts | undefined => {
       this.expire(now);
       return transactionFacts(this.parts, now);
     });
@@ -317,11 +293,16 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.createTables();
     const issuer = input.issuer;
     if (issuer.kind === 'test')
-      return this.changing(() => this.testThreeRi(input, issuer.outcome)).catch((e: unknown) => {
-        // The prior's object failed (a 503 for the caller): a domain failure goes back as a value.
-        if (e instanceof FailureError) return failedCall(e);
-        throw e;
-      });
+      return this.effects
+        .around(() => {
+          this.expire(input.now);
+          return runTestThreeRi(this.threeRiHost(), this.parts, input, issuer.outcome);
+        })
+        .catch((e: unknown) => {
+          // The prior's object failed (a 503 for the caller): a domain failure goes back as a value.
+          if (e instanceof FailureError) return failedCall(e);
+          throw e;
+        });
     return this.runs.run(
       input,
       lostAnswer(input),
@@ -335,7 +316,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     input: { now: number; scope: EventScope; sessionEnd: number },
     work: (onStart: () => void) => Promise<LiveAuthenticated | FailedCall>,
   ): Promise<LiveAuthenticated | FailedCall> {
-    return this.changing(async () => {
+    return this.effects.around(async () => {
       this.expire(input.now);
       const done = await work(() => {
         // A run starts: the transaction's event scope, and the session an hour from now.
@@ -343,50 +324,9 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
         this.session.startOrExtend(input.sessionEnd);
       });
       // The AReq's answer settles it (or the run started the session): the alarm is set again.
-      this.rearm = true;
+      this.effects.keepAlarm();
       return done;
     });
-  }
-
-  /**
-   * A 3RI decided by the test issuer (its outcome by the cardholder name): an answer already
-   * claimed is answered (this body's) or a conflict (another's) without asking the prior; else the
-   * prior counts the use, and the claim records the answer with its event, settling the hold in
-   * the same block. A claim lost to another body (an authenticate under the same reference)
-   * releases the use: this 3RI never happened.
-   */
-  private async testThreeRi(input: ThreeRiInput, outcome: ThreeRiOutcome): Promise<LiveAuthenticated> {
-    const { requestHash: hash, now } = input;
-    this.expire(now);
-    const known = this.claims.entry<AuthClaim>('auth', now);
-    if (known) {
-      if (this.claims.hashOf('auth', now) !== hash) return { kind: 'conflict' };
-      return { kind: 'answered', answer: known.answer.answer, scenario: known.answer.scenario };
-    }
-    // The hold's own time is an alarm time: a hold that never comes to an outcome is released then.
-    this.rearm = true;
-    const use = await countUse(this.threeRiHost(), input);
-    if (use.kind !== 'allowed') return notAllowed(use);
-    const candidate = testThreeRiClaim(input, outcome, use.series.version);
-    const claim = this.claims.claim('auth', hash, candidate, now, UNTIL_WIPED, () => {
-      this.session.startOrExtend(input.sessionEnd);
-      this.project(input.projectionKey, {
-        decidedAt: now,
-        brands: candidate.brands as SessionRecord['brands'],
-        version: candidate.version,
-        scenario: candidate.scenario,
-        answer: candidate.answer,
-        expiresAt: this.session.end()!,
-      });
-      this.completion.keepScope(input.scope, now);
-      this.noticeOutcome();
-    });
-    // Another body claimed the reference first (between the count and the claim): this 3RI never happened.
-    if (claim.conflict) this.parts.hold.settle(hash, false, now);
-    await this.parts.hold.flush(Date.now());
-    return claim.conflict
-      ? { kind: 'conflict' }
-      : { kind: 'answered', answer: claim.answer.answer, scenario: claim.answer.scenario };
   }
 
   /** The challenge page's relay: the challenge to post to the ACS, once its JWT is checked. */
@@ -406,7 +346,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** Records the challenge's one result (the first decided stays) and returns it. */
   liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined> {
     if (!this.hasTables) return Promise.resolve(undefined);
-    return this.changing(() => {
+    return this.effects.around(() => {
       this.expire(now);
       return this.live.decide(reference, answer, now);
     });
@@ -424,19 +364,8 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
       async () => {
         if (!this.hasTables) return;
         const now = Date.now();
-        const end = this.session.end();
         this.runs.loseIfOrphaned(now);
-        this.parts.series.dropIfEnded(now);
-        if (end !== undefined && end + WIPE_DELAY_MS <= now) closeAndWipe(this.parts, now);
-        else {
-          this.challenges.endOverdue(now);
-          await this.watch.watch(now, this.completion.scope()?.baseUrl ?? '');
-        }
-        this.staged = false;
-        this.rearm = false;
-        await this.outbox.flush();
-        await this.events.flush();
-        await this.parts.hold.flush(now);
+        await alarmRound(this.parts, now);
         await this.freeIfDone();
       },
       () => this.scheduleAlarm(),
@@ -465,88 +394,26 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     this.hasTables = false;
   }
 
-  /** What a 3RI's run reaches (three-ri-run.ts): a live run's host, its hold and the prior's object. */
+  /** What a live run (live-authentication.ts) and a 3RI's (three-ri-run.ts) reach outside storage. */
   private threeRiHost(): ThreeRiHost {
-    return {
-      ...this.liveHost(),
-      hold: this.parts.hold,
-      prior: (scope) => priorLinks.prior(this.env, scope),
-    };
-  }
-
-  /** What a live run reaches outside storage (live-authentication.ts). */
-  private liveHost(): LiveHost {
     return {
       live: this.live,
       provider: () => objectProvider.of(this.env),
       key: settingsOf(this.env).jwtKey,
       objectId: this.ctx.id.toString(),
       sent: () => this.scheduleAlarm(),
+      hold: this.parts.hold,
+      prior: (scope) => priorLinks.prior(this.env, scope),
     };
   }
 
   /** The transaction's answer of verification and of the sandbox (challenge-conclusion.ts). */
   private conclude(reference: string, now: number, ending: ChallengeEnding): Promise<ConcludeOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
-    return this.changing((): ConcludeOutcome => {
+    return this.effects.around((): ConcludeOutcome => {
       this.expire(now);
       return concludeChallenge(this.parts, reference, now, ending);
     });
-  }
-
-  /**
-   * Runs a call that may change the state; a projection it staged is then tried at once, after
-   * the state committed (each call that changes a projected fact goes through here, so none is
-   * left waiting for the wipe).
-   */
-  private async changing<T>(work: () => T | Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } finally {
-      // Also after a call that failed midway: what it changed before (a 3RI's open hold) keeps its alarm.
-      if (this.staged) {
-        this.staged = this.rearm = false;
-        await this.outbox.writeSoon(); // which sets the alarm again once it has written
-        void this.events.flush(); // after the answer; the alarm set just now retries it
-      } else if (this.rearm) {
-        this.rearm = false;
-        await this.scheduleAlarm();
-      }
-    }
-  }
-
-  /** A test challenge ended: its result is projected with the session record, and the outcome noticed. */
-  private challengeEnded(reference: string, result: ChallengeResult): void {
-    // The session record is this object's one projection: amend its newest value.
-    const projected = this.outbox.latest<SessionRecord>();
-    if (projected?.value?.challenge?.reference === reference)
-      this.project(projected.key, { ...projected.value, result });
-    this.noticeOutcome();
-  }
-
-  /**
-   * Stages the transaction's event once its final outcome is recorded: called in the same
-   * synchronous block as every write that may record it, so the outcome and its event commit
-   * together; once per session.
-   */
-  private noticeOutcome(): void {
-    // Read once (six statements), when first asked: nothing below changes them.
-    let read: TransactionFacts | undefined;
-    const facts = () => (read ??= transactionFacts(this.parts, Number.NEGATIVE_INFINITY));
-    if (!this.completion.notice(facts)) return;
-    this.staged = true;
-    // A 3RI's final outcome settles its hold on the prior's series: kept only when authenticated.
-    const hash = this.claims.hashOf('auth', Number.NEGATIVE_INFINITY) ?? this.live.requestHash();
-    if (hash !== undefined) {
-      this.parts.hold.settle(hash, authenticatedOutcome(facts()!), Date.now());
-      this.rearm = true;
-    }
-    // The final outcome, once: a series set up by a Y or an A is kept from now until its expiry.
-    const series = seriesFrom(facts()!);
-    if (series) {
-      this.parts.series.record(series);
-      this.rearm = true;
-    }
   }
 
   /**
@@ -560,12 +427,6 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** Forgets a 3RI's use that its own object released (series-hold.ts): while `holder` holds it. */
   seriesRelease(reference: string, holder: string): void {
     this.parts.series.release(reference, holder);
-  }
-
-  /** Stages the session record as the next projection of its key. */
-  private project(key: string, record: SessionRecord): void {
-    this.outbox.stage(key, record, record.expiresAt);
-    this.staged = true;
   }
 
   /** Sets the alarm to when it is next due (session-end.ts). */
