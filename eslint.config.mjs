@@ -44,6 +44,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
+  {
+    // A Durable Object's class is a façade over parts named for what they decide (docs/README.md
+    // "Working on the code"): a decision that grows it past this goes into a part instead.
+    files: [
+      'src/threeds/transaction/transaction-object.ts',
+      'src/events/event-log.ts',
+      'src/tokens/token-group.ts',
+      'src/fake-3ds-server/transaction.ts',
+      'src/fake-3ds-server/control.ts',
+    ],
+    rules: { 'max-lines': ['error', { max: 450, skipBlankLines: false, skipComments: false }] },
+  },
   { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
   {
     files: ['**/*.mjs', '**/*.js'],
