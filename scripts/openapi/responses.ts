@@ -111,7 +111,8 @@ export const DEVICE_DATA_INITIALIZE_ANSWER = v.object({
 /**
  * Every outcome of authenticate and verification; `challenged` only from authenticate,
  * `authenticationOutage` only from authenticate in version 3 of the API, `bypassed` from
- * verification only in versions 1 and 2.
+ * verification only in versions 1 and 2, `decoupled` (an extension) from authenticate and from
+ * verification until the issuer's result is known.
  */
 export const THREEDS_ANSWER = v.object({
   outcome: v.picklist([
@@ -123,6 +124,7 @@ export const THREEDS_ANSWER = v.object({
     'signatureFailed',
     'challenged',
     'authenticationOutage',
+    'decoupled',
   ]),
   transactionReference: v.string(),
   acsTransactionId: v.optional(v.pipe(v.string(), v.uuid())),
@@ -137,12 +139,26 @@ export const THREEDS_ANSWER = v.object({
   enrolled: v.optional(v.picklist(['Y', 'N', 'U', 'B'])),
   authentication: v.optional(AUTHENTICATION),
   challenge: v.optional(
-    v.object({
-      reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)),
-      url: v.pipe(v.string(), v.url()),
-      jwt: v.string(),
-      payload: v.string(),
-    }),
+    v.union([
+      v.object({
+        reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)),
+        url: v.pipe(v.string(), v.url()),
+        jwt: v.string(),
+        payload: v.string(),
+      }),
+      v.pipe(
+        v.strictObject({ reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)) }),
+        v.description('`decoupled`: the reference verification takes; there is nothing to show.'),
+      ),
+    ]),
+  ),
+  decoupled: v.optional(
+    v.pipe(
+      v.object({ expiresAt: v.pipe(v.string(), v.isoTimestamp()) }),
+      v.description(
+        'An extension, with `outcome: "decoupled"` (docs/threeds.md "Decoupled"): the issuer authenticates the cardholder out of band until `expiresAt`; verification, GET and the event carry the result once it is known, `unavailable` if none came by then.',
+      ),
+    ),
   ),
   dataOnly: v.optional(
     v.pipe(v.literal(true), v.description('An extension: a data-only authentication (nothing was authenticated).')),
@@ -186,9 +202,9 @@ export const THREEDS_TRANSACTION = v.object({
   transactionReference: v.string(),
   merchant: v.object({ entity: v.string() }),
   state: v.pipe(
-    v.picklist(['initialized', 'challenged', 'completed']),
+    v.picklist(['initialized', 'challenged', 'decoupled', 'completed']),
     v.description(
-      '`initialized`: deviceDataInitialize ran, authenticate has not; `challenged`: a challenge without a result yet; `completed`: `result` holds the final outcome.',
+      '`initialized`: deviceDataInitialize ran, authenticate has not; `challenged`: a challenge without a result yet; `decoupled`: a decoupled authentication whose issuer has not answered yet; `completed`: `result` holds the final outcome.',
     ),
   ),
   createdAt: ISO_SECONDS,

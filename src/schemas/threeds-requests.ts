@@ -251,7 +251,8 @@ export const AUTHENTICATE = jsonObject({
   }),
   riskData: v.optional(RISK_DATA),
   // Extensions of Worldpay's API (docs/compatibility.md): a series set up on this payment
-  // (docs/threeds.md "Series and 3RI"); the exemption asked for, and its explicit result.
+  // (docs/threeds.md "Series and 3RI"); the exemption asked for, and its explicit result;
+  // decoupled authentication allowed, for up to maxMinutes (docs/threeds.md "Decoupled").
   recurring: v.optional(
     jsonObject({
       type: v.picklist(['recurring', 'instalment'], 'The series type is recurring or instalment.'),
@@ -268,6 +269,7 @@ export const AUTHENTICATE = jsonObject({
       ),
     }),
   ),
+  decoupled: v.optional(jsonObject({ maxMinutes: integer(1, 10_080) })),
 });
 
 /** The 3RI reasons `merchantInitiated` takes (src/threeds/series-rules.ts maps them to EMV's threeRIInd). */

@@ -11,11 +11,34 @@ export const MAX_CODE_ATTEMPTS = 3;
 /** One post of the challenge form, as judged against the expected code. */
 export type CodeAttempt = 'cancel' | 'right' | 'wrong';
 
-/** How a challenge ended: the one result that the page shows and verification reports. */
+/**
+ * How a challenge ended: the one result that the page shows and verification reports. A
+ * decoupled authentication (docs/threeds.md "Decoupled") ends as the issuer decided (`issuer`), or
+ * `unavailable` when its time passed with no result.
+ */
 export interface ChallengeResult {
-  outcome: 'passed' | 'failed';
-  reason: 'code' | 'cancelled' | 'attempts' | 'expired' | 'notCompleted';
+  outcome: 'passed' | 'failed' | 'unavailable';
+  reason: 'code' | 'cancelled' | 'attempts' | 'expired' | 'notCompleted' | 'issuer';
   completedAt: number;
+}
+
+/**
+ * What verification answers for a challenge's one result: the scenario's answer (`onSuccess`)
+ * when it passed, `unavailable` when a decoupled authentication timed out, else
+ * `authenticationFailed`. One rule for verification, GET and the event.
+ */
+export function resultKindOf(result: ChallengeResult, onSuccess: string): string {
+  if (result.outcome === 'passed') return onSuccess;
+  return result.outcome === 'unavailable' ? 'unavailable' : 'authenticationFailed';
+}
+
+/**
+ * What the test issuer does with a decoupled authentication (docs/threeds.md "Decoupled"): the
+ * result it gives out of band and when, or none ever (`answersAt` null: the time runs out).
+ */
+export interface DecoupledIssuer {
+  answersAt: number | null;
+  outcome: 'passed' | 'failed';
 }
 
 /** What one post of the challenge form leads to. */

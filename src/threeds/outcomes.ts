@@ -107,6 +107,28 @@ export function unavailableFor(c: Pick<AnswerContext, 'transactionReference' | '
       };
 }
 
+/**
+ * `decoupled` (an extension, docs/threeds.md "Decoupled"): the issuer authenticates the
+ * cardholder out of band until `expiresAt`; authenticate's answer, and verification's until the
+ * result is known.
+ */
+export function decoupledAnswer(c: {
+  transactionReference: string;
+  version: string;
+  reference: string;
+  expiresAt: number;
+  apiBase: string;
+}): Record<string, unknown> {
+  return {
+    outcome: 'decoupled',
+    transactionReference: c.transactionReference,
+    authentication: { version: c.version },
+    challenge: { reference: c.reference },
+    decoupled: { expiresAt: new Date(c.expiresAt).toISOString() },
+    _links: { '3ds:verify': { href: `${c.apiBase}/verification` } },
+  };
+}
+
 /** An answer with extension fields in their place: after Worldpay's own, before `_links`. */
 export function beforeLinks<T extends object>(answer: T, fields: Record<string, unknown>): T {
   const { _links, ...rest } = answer as { _links?: unknown };

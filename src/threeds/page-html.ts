@@ -103,7 +103,7 @@ export function completionPage(
   transactionId: string,
   md: string,
   /** `pending` (live): the issuer's result is not known yet; the merchant's verification will tell. */
-  result: 'passed' | 'failed' | 'pending',
+  result: 'passed' | 'failed' | 'unavailable' | 'pending',
 ): HtmlPage {
   const nonce = newNonce();
   const said =

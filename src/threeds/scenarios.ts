@@ -15,7 +15,9 @@ export type AuthenticateOutcome =
   /** An exemption granted (EMV `I`). */
   | 'exempted'
   /** A data-only authentication (`unavailable`, `dataOnly: true`). */
-  | 'dataOnly';
+  | 'dataOnly'
+  /** Decoupled (EMV `D`): the issuer authenticates out of band; `unavailable` unless the request allows it. */
+  | 'decoupled';
 
 /** What verification answers after a challenge completed with the right code. */
 export type VerificationOutcome =
@@ -37,7 +39,18 @@ export interface Scenario {
    * or refuses it and challenges. Without: the scenario's outcome whatever the exemption.
    */
   exemption?: 'granted' | 'refused';
+  /**
+   * Decoupled scenarios (docs/threeds.md "Decoupled"): the test issuer gives `verification`'s
+   * result {@link testIssuer}'s time after authenticate, or never (the time runs out).
+   */
+  decoupled?: 'answers' | 'never';
 }
+
+/**
+ * The test issuer's timing: a decoupled authentication's result comes 5 s after authenticate
+ * (`decoupledAnswerMs`; a seam for the tests, which set it to 0 to have the answer due at once).
+ */
+export const testIssuer = { decoupledAnswerMs: 5_000 };
 
 const S = (
   name: string,
@@ -79,6 +92,17 @@ const TABLE: [string[], Scenario][] = [
   ),
   S('3ds2-verification-unavailable', '3DS_V2_CHALLENGE_UNAVAILABLE', '2.2.0', 'challenged', 'unavailable'),
   S('3ds2-bypassed', '3DS_V2_BYPASSED', '2.2.0', 'bypassed'),
+  // No legacy names: this service's scenarios for decoupled authentication (EMV 2.2.0's `D`).
+  ...(
+    [
+      ['3ds2-decoupled-authenticated', 'authenticated', 'answers'],
+      ['3ds2-decoupled-failed', 'authenticationFailed', 'answers'],
+      ['3ds2-decoupled-timeout', 'authenticated', 'never'],
+    ] as const
+  ).map(([name, verification, decoupled]): [string[], Scenario] => [
+    [name],
+    { name, version: '2.2.0', authenticate: 'decoupled', verification, decoupled },
+  ]),
   S('3ds2-bypassed-after-challenge', '3DS_V2_BYPASSED_AFTER_CHALLENGE', '2.2.0', 'challenged', 'bypassed'),
   S('3ds1-challenge-identified', '3DS_V1_CHALLENGE_IDENTIFIED', '1.0.2', 'challenged', 'authenticated'),
   S(

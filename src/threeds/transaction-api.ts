@@ -13,6 +13,7 @@ import { liveRunMs } from './live/live-state';
 import type { SessionScope } from './session-record';
 import type { ExemptionResult } from './exemptions';
 import type { SeriesSetup, SeriesUseOutcome, ThreeRiUse } from './series-rules';
+import type { DecoupledIssuer } from './challenge-rules';
 
 /**
  * The RPC interface of a 3DS transaction's Durable Object (src/threeds/transaction/): what the
@@ -48,8 +49,12 @@ export interface AuthClaim {
   series?: SeriesSetup;
   /** The exemption asked for and its result (docs/threeds.md "Exemptions"): on every answer of the transaction. */
   exemption?: ExemptionResult;
-  /** Present when authenticate answered `challenged`: the challenge this object will decide. */
-  challenge?: { reference: string; expiresAt: number; onSuccess: string };
+  /**
+   * Present when authenticate answered `challenged`: the challenge this object will decide; or
+   * `decoupled`: the authentication the test issuer decides out of band (`decoupled`: what it will
+   * do), `expiresAt` being the decoupled time's end.
+   */
+  challenge?: { reference: string; expiresAt: number; onSuccess: string; decoupled?: DecoupledIssuer };
 }
 
 export type CollectOutcome =
@@ -73,6 +78,12 @@ export type ConcludeOutcome =
       kind: 'ended';
       result: ChallengeResult;
       session: { brands: string[]; version: string; onSuccess: string; exemption?: ExemptionResult };
+    }
+  /** A decoupled authentication whose issuer has not answered yet, and until when it may. */
+  | {
+      kind: 'pending';
+      session: { brands: string[]; version: string; onSuccess: string; exemption?: ExemptionResult };
+      expiresAt: number;
     }
   | { kind: 'unknown' };
 

@@ -6,6 +6,7 @@ import { outageAnswer, verificationKind } from './api-versions';
 import { rendered } from './live/stored-answer';
 import { answerFor, answerIds, unavailableFor, withExemption, type ResultKind } from './outcomes';
 import { scenarioNamed } from './scenarios';
+import { resultKindOf } from './challenge-rules';
 
 /**
  * What a 3DS transaction is now, from its object's facts: its state, and once it is `completed`
@@ -15,12 +16,13 @@ import { scenarioNamed } from './scenarios';
  *
  * - `initialized`: deviceDataInitialize ran, authenticate has not;
  * - `challenged`: authenticate asked for a challenge that has no result yet;
+ * - `decoupled`: the issuer authenticates the cardholder out of band and has not answered yet;
  * - `completed`: the final outcome is known: what `verification` answers for a challenged
  *   transaction (the same answer, byte for byte, for the same API version), what `authenticate`
  *   answered for a frictionless one.
  */
 
-export type TransactionState = 'initialized' | 'challenged' | 'completed';
+export type TransactionState = 'initialized' | 'challenged' | 'decoupled' | 'completed';
 
 export interface TransactionOutcome {
   state: TransactionState;
@@ -45,7 +47,8 @@ export function transactionState(facts: TransactionFacts): TransactionState {
   const auth = facts.auth;
   if (!auth) return 'initialized';
   if (!auth.challenge) return 'completed';
-  return facts.challengeResult ? 'completed' : 'challenged';
+  if (facts.challengeResult) return 'completed';
+  return auth.challenge.decoupled ? 'decoupled' : 'challenged';
 }
 
 export async function transactionOutcome(
@@ -93,7 +96,7 @@ async function testResult(
   }
   const ended = facts.challengeResult!;
   // As verification derives it (verification.ts): the same answer for the same result and version.
-  const kind = (ended.outcome === 'passed' ? challenge.onSuccess : 'authenticationFailed') as ResultKind;
+  const kind = resultKindOf(ended, challenge.onSuccess) as ResultKind;
   const answer = answerFor(verificationKind(kind, version), {
     transactionReference,
     brands: auth.brands as Brand[],

@@ -53,6 +53,10 @@ const EXPECTED: Record<
   '3ds2-challenge-unknown-identity': { auth: 'challenged', verify: 'authenticationFailed', version: '2.2.0' },
   '3ds2-verification-unavailable': { auth: 'challenged', verify: 'unavailable', version: '2.2.0' },
   '3ds2-bypassed': { auth: 'bypassed', version: '2.2.0' },
+  // Without a decoupled block in the request: an unrequested D (test/worker/threeds-decoupled.test.ts has it).
+  '3ds2-decoupled-authenticated': { auth: 'unavailable', version: '2.2.0' },
+  '3ds2-decoupled-failed': { auth: 'unavailable', version: '2.2.0' },
+  '3ds2-decoupled-timeout': { auth: 'unavailable', version: '2.2.0' },
   '3ds2-bypassed-after-challenge': { auth: 'challenged', verify: 'bypassed', version: '2.2.0' },
   '3ds1-challenge-identified': { auth: 'challenged', verify: 'authenticated', version: '1.0.2' },
   '3ds1-challenge-not-identified': {

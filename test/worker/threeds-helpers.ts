@@ -50,6 +50,8 @@ export interface AuthOptions {
   collectionReference?: string;
   riskData?: unknown;
   exemption?: string;
+  /** `decoupled.maxMinutes`: decoupled authentication allowed for that long. */
+  decoupledMinutes?: number;
 }
 
 export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
@@ -68,6 +70,7 @@ export function authenticateBody(o: AuthOptions = {}): Record<string, unknown> {
     challenge: { returnUrl: RETURN_URL, ...(o.preference ? { preference: o.preference } : {}) },
     ...(o.riskData ? { riskData: o.riskData } : {}),
     ...(o.exemption ? { exemption: { type: o.exemption } } : {}),
+    ...(o.decoupledMinutes !== undefined ? { decoupled: { maxMinutes: o.decoupledMinutes } } : {}),
   };
 }
 

@@ -46,6 +46,22 @@ export const KNOWN_VALUES: {
       "docs/threeds.md (Test magic values): the test scenario 3ds2-bypassed-after-challenge verifies as bypassed in v1 and v2 (Worldpay's v3 verify enum lacks it: v3 clients get unavailable); only a merchant who picks that test name sees it",
   },
   {
+    operationId: 'authenticate',
+    at: /^#\/outcome$/,
+    values: ['decoupled'],
+    standIn: 'challenged',
+    reason:
+      'docs/compatibility.md (Decoupled): an extension; only a request that allows decoupled authentication (`decoupled.maxMinutes`) can get it',
+  },
+  {
+    operationId: 'verify',
+    at: /^#\/outcome$/,
+    values: ['decoupled'],
+    standIn: 'unavailable',
+    reason:
+      'docs/compatibility.md (Decoupled): an extension; verification of a decoupled authentication whose issuer has not answered yet',
+  },
+  {
     operationId: 'panLookup',
     at: /^#\/brand\/\d+$/,
     values: ['mir', 'rupay', 'verve', 'girocard', 'bancomat', 'mada', 'ebt'],

@@ -10,11 +10,11 @@ import { PAGES, THREEDS_PATH } from '../api-paths';
 import { outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { liveAuthenticate } from '../live/live-authenticate';
-import { answerFor, randomAnswerIds, withExemption } from '../outcomes';
+import { answerFor, decoupledAnswer, randomAnswerIds, withExemption } from '../outcomes';
 import { seriesCardHash, termsProblem, type SeriesSetup } from '../series-rules';
 import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
 import { decideRisk } from '../risk-rules';
-import { scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
+import { testIssuer, scenarioFor, scenarioNamed, type Scenario } from '../scenarios';
 import { challengedAnswer } from '../challenged-answer';
 import {
   callerAndCard,
@@ -85,7 +85,8 @@ export async function authenticate(
       hash,
       candidate,
       deps.now,
-      deps.now + SESSION_TTL_MS,
+      // A session lives an hour from authenticate, or from a decoupled authentication's end.
+      (candidate.challenge?.decoupled ? candidate.challenge.expiresAt : deps.now) + SESSION_TTL_MS,
       sessionKey(caller.scope),
       eventScope(deps, caller.scope, version),
       assumption,
@@ -217,8 +218,28 @@ async function decide(
     ...(exemption ? { exemption } : {}),
     ...(series ? { series } : {}),
   };
+  if (scenario.authenticate === 'decoupled' && request.decoupled) {
+    const reference = newChallengeReference();
+    const expiresAt = deps.now + request.decoupled.maxMinutes * 60_000;
+    const answer = decoupledAnswer({
+      transactionReference: request.transactionReference,
+      version: scenario.version,
+      reference,
+      expiresAt,
+      apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+    });
+    const answersAt = scenario.decoupled === 'answers' ? deps.now + testIssuer.decoupledAnswerMs : null;
+    const outcome = scenario.verification === 'authenticated' ? 'passed' : 'failed';
+    return {
+      ...base,
+      answer: { ...withExemption(answer, exemption) },
+      challenge: { reference, expiresAt, onSuccess: 'authenticated', decoupled: { answersAt, outcome } },
+    };
+  }
   if (scenario.authenticate !== 'challenged') {
-    const answer = answerFor(scenario.authenticate, {
+    // A decoupled issuer the request did not allow: an unrequested `D` is `unavailable` (CONTRACT §12).
+    const kind = scenario.authenticate === 'decoupled' ? 'unavailable' : scenario.authenticate;
+    const answer = answerFor(kind, {
       transactionReference: request.transactionReference,
       brands,
       version: scenario.version,

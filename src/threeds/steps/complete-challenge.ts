@@ -38,7 +38,8 @@ export async function completeChallenge(
   if (deps.environment !== 'test') return failed({ kind: 'sandboxNotEnabled' });
   const reference = request.challenge.reference;
   const ended = await deps.transactionFor(caller.scope).owner.completeChallenge(reference, request.result, deps.now);
-  if (ended.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
+  // (`pending` is verification's only: the sandbox ends a decoupled authentication at once.)
+  if (ended.kind !== 'ended') return failed({ kind: 'challengeNotFound' });
   return ok({
     outcome: 'challengeCompleted',
     transactionReference: request.transactionReference,

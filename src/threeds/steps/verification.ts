@@ -5,9 +5,10 @@ import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { VerificationRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
 import { verificationKind } from '../api-versions';
+import { resultKindOf } from '../challenge-rules';
 import { verificationResult } from '../live/live-challenge-result';
 import { liveParts } from './live-parts';
-import { answerFor, answerIds, withExemption, type ResultKind } from '../outcomes';
+import { answerFor, answerIds, decoupledAnswer, withExemption, type ResultKind } from '../outcomes';
 import { threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
 
 export interface Verified {
@@ -39,8 +40,16 @@ export async function verification(
   // Another merchant's, another transaction's or an unknown reference all look the same.
   if (concluded.kind === 'unknown') return failed({ kind: 'challengeNotFound' });
   const { session } = concluded;
+  const apiBase = `${deps.baseUrl}${THREEDS_PATH}`;
+  if (concluded.kind === 'pending') {
+    // Decoupled, the issuer has not answered yet: `decoupled` again, as authenticate answered.
+    const { transactionReference } = request;
+    const pending = { transactionReference, version: session.version, reference, expiresAt: concluded.expiresAt };
+    const answer = decoupledAnswer({ ...pending, apiBase });
+    return ok({ answer: { ...withExemption(answer, session.exemption) }, outcome: 'decoupled' });
+  }
   // A challenge passed with the right code gets its scenario's answer; anything else failed.
-  const result = (concluded.result.outcome === 'passed' ? session.onSuccess : 'authenticationFailed') as ResultKind;
+  const result = resultKindOf(concluded.result, session.onSuccess) as ResultKind;
   const kind = verificationKind(result, version);
   const ids = await answerIds(deps.key, `verification:${reference}`);
   const answer = answerFor(kind, {
@@ -49,7 +58,7 @@ export async function verification(
     version: session.version,
     ids,
     step: 'verification',
-    apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+    apiBase,
   });
   return ok({ answer: { ...withExemption(answer, session.exemption) }, outcome: answer.outcome });
 }

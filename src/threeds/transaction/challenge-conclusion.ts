@@ -5,8 +5,9 @@ import type { TestChallenge } from './test-challenge';
 
 /**
  * How a test challenge's one result is concluded (docs/threeds.md "Challenge"): by verification,
- * where a challenge still open ends as not completed, or by the sandbox control (test only), which
- * ends an open challenge as the caller says, as if the cardholder had. A challenge already ended
+ * where a challenge still open ends as not completed (a decoupled authentication still waiting for
+ * its issuer stays open: `pending`), or by the sandbox control (test only), which ends an open
+ * challenge, decoupled or not, as the caller says, as if the cardholder had. A challenge already ended
  * keeps its one result, which is answered instead, with what authenticate decided.
  */
 
@@ -40,7 +41,7 @@ export function concludeChallenge(
 ): ConcludeOutcome {
   const auth = p.claims.answerOf<AuthClaim>('auth', now);
   if (auth?.challenge?.reference !== reference) return { kind: 'unknown' };
-  const result = p.challenges.conclude(reference, now, ending);
+  const result = p.challenges.conclude(reference, now, ending, ending !== NOT_COMPLETED);
   if (!result) return { kind: 'unknown' };
   const session = {
     brands: auth.brands,
@@ -48,5 +49,7 @@ export function concludeChallenge(
     onSuccess: auth.challenge.onSuccess,
     ...(auth.exemption ? { exemption: auth.exemption } : {}),
   };
+  // A decoupled authentication whose issuer has not answered: verification says so again.
+  if (result === 'pending') return { kind: 'pending', session, expiresAt: auth.challenge.expiresAt };
   return { kind: 'ended', result, session };
 }

@@ -4,6 +4,7 @@ import type { Outbox } from '../../storage/projection-outbox';
 import type { EventType } from '../../events/event-types';
 import type { AuthClaim, InitClaim, TransactionFacts } from '../transaction-api';
 import type { SeriesRecord } from '../series-rules';
+import { resultKindOf } from '../challenge-rules';
 import type { LiveTransaction } from './live-transaction';
 import type { LiveWatch } from './live-watch';
 import type { Session } from './session';
@@ -42,16 +43,17 @@ export const WIPE_DELAY_MS = 60_000;
  * The version of the transaction's tables (src/storage/schema-version.ts): raise it with every
  * change to a part's tables, and keep the upgrade of the older layouts in that part's createTables.
  */
-export const TABLES_VERSION = 1;
+export const TABLES_VERSION = 2;
 
 /**
  * Creates every part's tables (each CREATE is a no-op for a table already there): `fresh` when
  * the object has none (its schema version says so), else the columns added since are added too.
  */
 export function createTables(p: TransactionParts, fresh: boolean): void {
-  for (const part of [p.session, p.claims, p.challenges, p.watch, p.completion, p.events, p.series, p.hold]) {
+  for (const part of [p.session, p.claims, p.watch, p.completion, p.events, p.series, p.hold]) {
     part.createTables();
   }
+  p.challenges.createTables(fresh);
   p.live.createTables(fresh);
   p.outbox.createTables(fresh);
 }
@@ -144,9 +146,9 @@ function finalAnswer(facts: TransactionFacts): { answer: Record<string, unknown>
   if (!auth) return undefined;
   if (!auth.challenge) return { answer: auth.answer, challenged: false };
   if (facts.challengeResult === undefined) return undefined;
-  const onSuccess = facts.challengeResult.outcome === 'passed' ? auth.challenge.onSuccess : 'authenticationFailed';
-  const status = { authenticated: 'Y', authenticatedAttempted: 'A' }[onSuccess];
-  return { answer: { outcome: status ? 'authenticated' : onSuccess, ...(status ? { status } : {}) }, challenged: true };
+  const kind = resultKindOf(facts.challengeResult, auth.challenge.onSuccess);
+  const status = { authenticated: 'Y', authenticatedAttempted: 'A' }[kind];
+  return { answer: { outcome: status ? 'authenticated' : kind, ...(status ? { status } : {}) }, challenged: true };
 }
 
 /**

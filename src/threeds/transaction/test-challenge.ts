@@ -1,4 +1,10 @@
-import { challengeStep, MAX_CODE_ATTEMPTS, type ChallengeResult, type CodeAttempt } from '../challenge-rules';
+import {
+  challengeStep,
+  MAX_CODE_ATTEMPTS,
+  type ChallengeResult,
+  type CodeAttempt,
+  type DecoupledIssuer,
+} from '../challenge-rules';
 import type { ShowOutcome, SubmitOutcome } from '../transaction-api';
 
 /**
@@ -23,6 +29,10 @@ interface ChallengeRow extends Record<string, SqlStorageValue> {
   outcome: ChallengeResult['outcome'] | null;
   reason: ChallengeResult['reason'] | null;
   completed_at: number | null;
+  /** A decoupled authentication (1): no page; the issuer decides, at `answers_at`, `issuer_outcome`. */
+  decoupled: number;
+  answers_at: number | null;
+  issuer_outcome: 'passed' | 'failed' | null;
 }
 
 /** A challenge as the object's other parts see it. */
@@ -44,16 +54,30 @@ export class TestChallenge {
    * Creates this part's tables (if not there yet): when its object first needs them, never for a
    * call that only reads (docs/storage.md "Storage freed").
    */
-  createTables(): void {
+  createTables(fresh = false): void {
     this.sql
       .exec(`CREATE TABLE IF NOT EXISTS challenge (reference TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, shown_jti TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER);
+        attempts INTEGER NOT NULL DEFAULT 0, evaluated INTEGER NOT NULL DEFAULT 0, outcome TEXT, reason TEXT, completed_at INTEGER,
+        decoupled INTEGER NOT NULL DEFAULT 0, answers_at INTEGER, issuer_outcome TEXT);
       CREATE TABLE IF NOT EXISTS challenge_posts (post TEXT PRIMARY KEY, outcome TEXT NOT NULL)`);
+    if (fresh) return;
+    // An object made before decoupled authentication (an open session's challenge) gets its columns.
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(challenge)').toArray();
+    if (!columns.some((c) => c.name === 'decoupled'))
+      this.sql.exec(`ALTER TABLE challenge ADD COLUMN decoupled INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE challenge ADD COLUMN answers_at INTEGER; ALTER TABLE challenge ADD COLUMN issuer_outcome TEXT`);
   }
 
-  /** Opens the challenge authenticate decided. */
-  open(reference: string, expiresAt: number): void {
-    this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
+  /** Opens the challenge authenticate decided; a decoupled one with what its issuer will do. */
+  open(reference: string, expiresAt: number, decoupled?: DecoupledIssuer): void {
+    if (!decoupled) {
+      this.sql.exec('INSERT INTO challenge (reference, expires_at) VALUES (?, ?)', reference, expiresAt);
+      return;
+    }
+    this.sql.exec(
+      'INSERT INTO challenge (reference, expires_at, decoupled, answers_at, issuer_outcome) VALUES (?, ?, 1, ?, ?)',
+      ...[reference, expiresAt, decoupled.answersAt, decoupled.outcome],
+    );
   }
 
   /**
@@ -64,7 +88,8 @@ export class TestChallenge {
    */
   show(reference: string, jti: string, now: number): ShowOutcome {
     const row = this.row(reference, now);
-    if (!row) return { kind: 'unknown' };
+    // A decoupled authentication has no page: no JWT names it.
+    if (!row || row.decoupled) return { kind: 'unknown' };
     if (row.outcome !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
     if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
     this.sql.exec('UPDATE challenge SET shown_jti = ? WHERE reference = ?', jti, reference);
@@ -78,7 +103,7 @@ export class TestChallenge {
    */
   submit(reference: string, attempt: CodeAttempt, now: number, post?: string): SubmitOutcome {
     const row = this.row(reference, now);
-    if (!row) return { kind: 'unknown' };
+    if (!row || row.decoupled) return { kind: 'unknown' };
     if (row.outcome !== null) return { kind: 'ended', result: resultOf(row) };
     if (post !== undefined) {
       const seen = this.sql
@@ -106,17 +131,23 @@ export class TestChallenge {
     };
   }
 
-  /** The challenge's one result; one still open ends here as `ending` says. */
+  /**
+   * The challenge's one result; one still open ends here as `ending` says. A decoupled
+   * authentication still waiting for its issuer stays open (`pending`) unless `decoupledToo` (the
+   * sandbox control, which ends it at once; its timeout is then `unavailable`, as the issuer's).
+   */
   conclude(
     reference: string,
     now: number,
     ending: () => [ChallengeResult['outcome'], ChallengeResult['reason']],
-  ): ChallengeResult | undefined {
+    decoupledToo: boolean,
+  ): ChallengeResult | 'pending' | undefined {
     const row = this.row(reference, now);
     if (!row) return undefined;
     if (row.outcome !== null) return resultOf(row);
+    if (row.decoupled && !decoupledToo) return 'pending';
     const [outcome, reason] = ending();
-    return this.end(reference, outcome, reason, now);
+    return this.end(reference, row.decoupled && reason === 'expired' ? 'unavailable' : outcome, reason, now);
   }
 
   /** The challenge as it is now (one past its deadline ends as expired first); undefined if unknown. */
@@ -130,18 +161,26 @@ export class TestChallenge {
     };
   }
 
-  /** A challenge still open past its deadline ends as expired (as the next call would end it). */
+  /**
+   * A challenge still open past its deadline ends as expired, and a decoupled authentication
+   * whose issuer has answered ends with that answer (as the next call would end either).
+   */
   endOverdue(now: number): void {
     const open = this.sql
-      .exec<{ reference: string }>('SELECT reference FROM challenge WHERE outcome IS NULL AND expires_at <= ?', now)
+      .exec<{ reference: string }>(
+        'SELECT reference FROM challenge WHERE outcome IS NULL AND (expires_at <= ? OR answers_at <= ?)',
+        ...[now, now],
+      )
       .toArray();
     for (const { reference } of open) this.row(reference, now);
   }
 
-  /** The earliest deadline of an open challenge: an alarm time. */
+  /** The earliest deadline (or issuer's answer) of an open challenge: an alarm time. */
   nextDeadline(): number | undefined {
     const at = this.sql
-      .exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM challenge WHERE outcome IS NULL')
+      .exec<{ at: number | null }>(
+        'SELECT MIN(MIN(expires_at, COALESCE(answers_at, expires_at))) AS at FROM challenge WHERE outcome IS NULL',
+      )
       .one().at;
     return at ?? undefined;
   }
@@ -150,14 +189,19 @@ export class TestChallenge {
     this.sql.exec('DELETE FROM challenge; DELETE FROM challenge_posts');
   }
 
-  /** The challenge row, ended as expired when its 10 minutes have passed without a result. */
+  /**
+   * The challenge row, ended as expired when its time has passed without a result (a decoupled
+   * one: `unavailable`), or with its issuer's answer once that is due (decoupled).
+   */
   private row(reference: string, now: number): ChallengeRow | undefined {
     const row = this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).toArray()[0];
-    if (row && row.outcome === null && now >= row.expires_at) {
-      this.end(reference, 'failed', 'expired', row.expires_at);
-      return this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).one();
-    }
-    return row;
+    if (!row || row.outcome !== null) return row;
+    const answered = row.answers_at !== null && row.answers_at <= now && row.answers_at < row.expires_at;
+    if (answered) this.end(reference, row.issuer_outcome!, 'issuer', row.answers_at!);
+    else if (now >= row.expires_at)
+      this.end(reference, row.decoupled ? 'unavailable' : 'failed', 'expired', row.expires_at);
+    else return row;
+    return this.sql.exec<ChallengeRow>('SELECT * FROM challenge WHERE reference = ?', reference).one();
   }
 
   /** Ends the challenge with its one result. */

@@ -67,7 +67,8 @@ export function claimAuthentication(
 ): ClaimOutcome<AuthClaim> {
   return p.claims.claim('auth', c.requestHash, candidate, c.now, UNTIL_WIPED, () => {
     p.session.startOrExtend(c.sessionEnd);
-    if (candidate.challenge) p.challenges.open(candidate.challenge.reference, candidate.challenge.expiresAt);
+    const challenge = candidate.challenge;
+    if (challenge) p.challenges.open(challenge.reference, challenge.expiresAt, challenge.decoupled);
     p.effects.project(c.projectionKey, {
       decidedAt: c.now,
       brands: candidate.brands as SessionRecord['brands'],
