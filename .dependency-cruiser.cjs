@@ -16,7 +16,7 @@ const OBJECTS = '^src/threeds/transaction/|^src/tokens/token-group\\.ts$|^src/ev
 
 /** The Worker-side steps of each domain: what the routes call. */
 const STEPS =
-  '^src/threeds/steps/|^src/threeds/live/live-(authenticate|pages|challenge-result)\\.ts$|^src/tokens/token-(steps|namespaces)\\.ts$';
+  '^src/threeds/steps/|^src/threeds/live/live-(authenticate|pages)\\.ts$|^src/tokens/token-(steps|namespaces)\\.ts$';
 
 /** Each object's RPC interface: below both its object and the steps that call it. */
 const OBJECT_APIS =

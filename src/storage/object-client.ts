@@ -95,6 +95,19 @@ export function failedCall(e: FailureError): FailedCall {
   return { [FAILED]: e.failure };
 }
 
+/**
+ * An object's call that may throw a domain failure, answering it as a value instead (which the
+ * client throws again); any other error is thrown as it is.
+ */
+export async function failureAsValue<T>(work: Promise<T>): Promise<T | FailedCall> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof FailureError) return failedCall(e);
+    throw e;
+  }
+}
+
 function isFailed(answer: unknown): answer is FailedCall {
   return typeof answer === 'object' && answer !== null && FAILED in answer;
 }

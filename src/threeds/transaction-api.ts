@@ -8,8 +8,8 @@ import type { RequestorBlock } from '../merchants/requestor';
 import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
 import type { MerchantInitiatedRequest } from '../schemas/threeds-requests';
 import type { AReqCard } from './live/areq-builder';
-import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
-import { liveRunMs } from './live/live-state';
+import type { FetchedResult, LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
+import { liveRunMs, resultFetchMs } from './live/live-state';
 import type { SessionScope } from './session-record';
 import type { ExemptionResult } from './exemptions';
 import type { SeriesSetup, SeriesUseOutcome, ThreeRiUse } from './series-rules';
@@ -149,7 +149,8 @@ export interface ThreeDsTransactionMethods {
   liveAuthenticate(input: LiveAuthenticateInput): Promise<LiveAuthenticated | FailedCall>;
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow;
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined;
-  liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined>;
+  liveFetched(reference: string, now: number, baseUrl: string): Promise<FetchedResult | undefined | FailedCall>;
+  liveVerified(reference: string, now: number, baseUrl: string): Promise<LiveResult | undefined | FailedCall>;
   /**
    * merchantInitiated (docs/threeds.md "Series and 3RI"): the 3RI, run in its own transaction's
    * object, which holds its use of the prior's series until its outcome.
@@ -219,7 +220,7 @@ export type LiveAuthenticated =
 /**
  * The waits a call may do inside the object, on top of the usual deadline: authenticate's run in
  * `live` (preparing, the 3DS Method, the AReq: `authenticateTimeoutMs` is the provider's
- * deadline); merchantInitiated's calls to the prior's object (its count, and a release; each
+ * deadline); the fetch of a challenge's RReq (the notification page's, verification's); merchantInitiated's calls to the prior's object (its count, and a release; each
  * with its own deadline), and in `live` its run (preparing and the AReq).
  */
 export function transactionWaits(
@@ -229,7 +230,14 @@ export function transactionWaits(
   const run = liveRunMs(authenticateTimeoutMs);
   // merchantInitiated: the prior's count, and a release before the answer when not authenticated.
   const prior = 2 * objectStorage.timeoutMs;
-  return { liveAuthenticate: run, merchantInitiated: prior + (environment === 'live' ? run : 0) };
+  // The notification page's and verification's fetch of the RReq, in live.
+  const fetch = resultFetchMs(authenticateTimeoutMs);
+  return {
+    liveAuthenticate: run,
+    merchantInitiated: prior + (environment === 'live' ? run : 0),
+    liveFetched: fetch,
+    liveVerified: fetch,
+  };
 }
 
 /** The name of a transaction's object: the session scope, which holds no card data. */

@@ -205,8 +205,8 @@ describe('the challenge, one call failing', () => {
   it.each([
     ['provider', 'postauth', 'before'],
     ['provider', 'postauth', 'hang'],
-    ['do', 'liveDecide', 'before'],
-    ['do', 'liveDecide', 'after'],
+    ['do', 'liveFetched', 'before'],
+    ['do', 'liveFetched', 'after'],
   ] as const)(
     'the notification failing at %s %s (%s): the cardholder returns to the merchant, and verification has the result',
     async (of, op, when) => {
@@ -214,6 +214,7 @@ describe('the challenge, one call failing', () => {
       const { body, answer } = await challenged(h);
       h.failOn({ of, op, nth: 0, when });
       const ended = await endChallenge(h, answer, 'Y');
+      expect(h.armed, 'the fault fired').toBe(false);
       expect(ended.status).toBe(200);
       expect(ended.html).toContain('name="TransactionId"');
       const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));

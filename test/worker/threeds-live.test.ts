@@ -467,7 +467,7 @@ describe('live challenge', () => {
     expect(again.status).toBe(409);
   });
 
-  it('gives 20 identical verifications and 20 notifications one result', async () => {
+  it('gives 20 identical verifications and 20 notifications one result, from one fetch of the RReq', async () => {
     const h = liveHarness();
     const { body, answer } = await challenged(h);
     const ended = await fake(`/_fake/challenge/${creqOf(answer).acsTransID}`, {
@@ -479,6 +479,8 @@ describe('live challenge', () => {
       burst(20, () => livePage(h, new URL(ended.notificationURL).pathname, { cres: ended.cres }).then((r) => r.text())),
       burst(20, () => liveStep(h, 'verification', verifyBodyOf(body, answer)).then((r) => r.json<Json>())),
     ]);
+    // The transaction's object fetches the RReq: callers that arrive during the fetch share it.
+    expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth')).toHaveLength(1);
     const outcomes = new Set(verifications.map((v) => JSON.stringify(v)));
     expect(outcomes.size).toBe(1);
     const verified = JSON.parse([...outcomes][0]!) as Json;

@@ -9,7 +9,6 @@ import type { ThreeDsDeps } from '../steps/step-deps';
 import type { BrowserFacts } from './areq-builder';
 import { objectIdOfHandle, transactionHandle } from './handles';
 import { normaliseLanguageTag } from './language-tags';
-import { fetchResult } from './live-challenge-result';
 import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
 
 /**
@@ -162,9 +161,10 @@ export async function relayChallenge(
 
 /**
  * `POST /3ds/challenge/notify/<handle>`: the ACS's final post (`cres`) says the challenge ended.
- * The result is the RReq, fetched from the provider (briefly again while it is not there yet) and
- * recorded once; then the page returns to the merchant, as in `test`. A result not known yet
- * (or a provider that cannot be asked) still returns: verification will fetch it.
+ * The result is the RReq, which the transaction's object fetches from the provider (briefly again
+ * while it is not there yet) and records once; then the page returns to the merchant, as in
+ * `test`. A result not known yet (or a provider or object that cannot be asked) still returns:
+ * verification will fetch it.
  */
 export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: string): Promise<PageAnswer> {
   const owner = await transactionOfHandle(deps, handle);
@@ -177,9 +177,9 @@ export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: st
   if (!result) {
     if (!deps.provider) throw new FailureError({ kind: 'misconfigured', what: 'no 3DS Server provider' });
     try {
-      const fetched = await fetchResult(deps, owner, deps.provider, challenge);
-      if (fetched.kind === 'decided') result = fetched.result;
-      else note = [note, `result ${fetched.why}`].filter(Boolean).join('; ');
+      const fetched = await owner.liveFetched(challenge.reference, deps.now, deps.baseUrl);
+      if (fetched?.kind === 'decided') result = fetched.result;
+      else note = [note, `result ${fetched?.why ?? 'gone'}`].filter(Boolean).join('; ');
     } catch (e) {
       // The merchant's verification asks again; the cardholder goes back to the shop now.
       note = [note, `result not fetched: ${e instanceof Error ? e.message : String(e)}`].filter(Boolean).join('; ');

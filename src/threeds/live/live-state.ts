@@ -23,6 +23,19 @@ export function liveRunMs(authenticateTimeoutMs: number): number {
   return Math.min(5_000, authenticateTimeoutMs) + METHOD_WINDOW_MS + authenticateTimeoutMs;
 }
 
+/** Pauses between asks for an RReq while the provider has none yet: about 1.75 s in all. */
+export const RESULT_PENDING_PAUSES_MS: readonly number[] = [250, 500, 1_000];
+
+/**
+ * The longest the object's fetch of an RReq may take with a provider deadline of
+ * `authenticateTimeoutMs` (each ask within min(5 s, it), and the pauses between them): the wait
+ * of the Worker's call that asks the object for a live result, on top of its usual deadline.
+ */
+export function resultFetchMs(authenticateTimeoutMs: number): number {
+  const ask = Math.min(5_000, authenticateTimeoutMs);
+  return (RESULT_PENDING_PAUSES_MS.length + 1) * ask + RESULT_PENDING_PAUSES_MS.reduce((a, b) => a + b, 0);
+}
+
 /** EMV gives the 3DS Method 10 s from its start to complete (the wait authenticate may do here). */
 export const METHOD_WINDOW_MS = 10_000;
 
@@ -96,3 +109,6 @@ export interface LiveResult {
   answer: Record<string, unknown>;
   decidedAt: number;
 }
+
+/** What a fetch of a challenge's RReq gave: the recorded result, or why there is none yet. */
+export type FetchedResult = { kind: 'decided'; result: LiveResult } | { kind: 'undecided'; why: 'pending' | 'gone' };

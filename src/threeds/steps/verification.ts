@@ -6,7 +6,6 @@ import type { VerificationRequest } from '../../schemas/threeds-requests';
 import { THREEDS_PATH } from '../api-paths';
 import { verificationKind } from '../api-versions';
 import { resultKindOf } from '../challenge-rules';
-import { verificationResult } from '../live/live-challenge-result';
 import { liveParts } from './live-parts';
 import { answerFor, answerIds, decoupledAnswer, withExemption, type ResultKind } from '../outcomes';
 import { threeDsCaller, type Caller, type ThreeDsDeps } from './step-deps';
@@ -64,19 +63,20 @@ export async function verification(
 }
 
 /**
- * verification in `live` (docs/threeds.md "Live": "verification"): the challenge's recorded
- * result; else the RReq, fetched from the provider while it may hold it; else
- * `authenticationFailed`. Recorded once, so every call repeats it.
+ * verification in `live` (docs/threeds.md "Live": "verification"): one call to the transaction's
+ * object, which gives the challenge's recorded result, else fetches the RReq from the provider
+ * while it may hold it, else answers `authenticationFailed`; recorded once, so every call repeats
+ * it (src/threeds/transaction/live-results.ts).
  */
 async function liveVerification(
   deps: ThreeDsDeps,
   caller: Caller,
   request: VerificationRequest,
 ): Promise<Result<Verified>> {
-  const { provider } = liveParts(deps, caller.entity);
+  // The entity's requestor and the provider's configuration are checked here, as for authenticate.
+  liveParts(deps, caller.entity);
   const { owner } = deps.transactionFor(caller.scope);
-  const known = await owner.liveChallenge(deps.now);
-  if (!known || known.challenge.reference !== request.challenge.reference) return failed({ kind: 'challengeNotFound' });
-  const result = await verificationResult(deps, owner, provider, known);
+  const result = await owner.liveVerified(request.challenge.reference, deps.now, deps.baseUrl);
+  if (!result) return failed({ kind: 'challengeNotFound' });
   return ok({ answer: result.answer, outcome: String(result.answer.outcome) });
 }

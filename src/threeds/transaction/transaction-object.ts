@@ -1,17 +1,19 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { CodeAttempt } from '../challenge-rules';
-import { ClaimTable, type ClaimOutcome } from '../../storage/claims';
+import type { ClaimOutcome } from '../../storage/claims';
 import { AlarmRunner } from '../../storage/alarm-runner';
-import { failedCall, type FailedCall } from '../../storage/object-client';
-import { FailureError } from '../../failures';
-import { Outbox } from '../../storage/projection-outbox';
-import { EventOutbox } from '../../storage/event-outbox';
+import { failureAsValue, type FailedCall } from '../../storage/object-client';
 import { SchemaVersion } from '../../storage/schema-version';
-import { eventSink } from '../../events/event-log-api';
-import type { EventType } from '../../events/event-types';
 import { settingsOf } from '../../config/settings';
 import { objectProvider } from '../live/challenge-watch';
-import type { LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from '../live/live-state';
+import type {
+  FetchedResult,
+  LiveChallenge,
+  LiveResult,
+  LiveShow,
+  MethodRecord,
+  PreparedCard,
+} from '../live/live-state';
 import type {
   AuthClaim,
   CollectOutcome,
@@ -28,13 +30,7 @@ import type {
   TransactionFacts,
 } from '../transaction-api';
 import { LiveRuns } from './live-authentication';
-import { LiveTransaction } from './live-transaction';
-import { LiveWatch } from './live-watch';
-import { Session } from './session';
-import { TestChallenge } from './test-challenge';
-import { TransactionEvents } from './transaction-events';
-import { Series } from './series';
-import { SeriesHold } from './series-hold';
+import { LiveResults } from './live-results';
 import type { SeriesUseOutcome, ThreeRiUse } from '../series-rules';
 import { priorLinks, runLiveThreeRi, runTestThreeRi, type ThreeRiHost } from './three-ri-run';
 import { lostAnswer } from './live-authentication';
@@ -49,9 +45,8 @@ import {
   alarmRound,
   type TransactionParts,
 } from './session-end';
-import { CallEffects } from './call-effects';
-import { challengeEnded, noticeOutcome } from './final-outcome';
 import { claimAuthentication, claimInit, staleCollection } from './transaction-claims';
+import { transactionParts } from './transaction-parts';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -61,27 +56,18 @@ import { claimAuthentication, claimInit, staleCollection } from './transaction-c
  * steps call, and is split by what it decides: the session and its device data collection
  * (session.ts); the first bodies (transaction-claims.ts); the test issuer's challenge
  * (test-challenge.ts, challenge-conclusion.ts); a 3RI (three-ri-run.ts); live: the one
- * authentication, run here (live-authentication.ts), its state (live-transaction.ts) and the watch
- * of an open challenge (live-watch.ts); the final outcome's event, series and hold
+ * authentication, run here (live-authentication.ts), its state (live-transaction.ts), its
+ * challenge's result fetched here (live-results.ts) and the watch of an open challenge
+ * (live-watch.ts); the final outcome's event, series and hold
  * (final-outcome.ts, transaction-events.ts); what a call leaves to do after it commits
- * (call-effects.ts); the session's end, the alarm and the storage freed (session-end.ts). This
+ * (call-effects.ts); the session's end, the alarm and the storage freed (session-end.ts); the
+ * parts wired to each other (transaction-parts.ts). This
  * object is the truth for all of it and the only writer of its KV projection (docs/storage.md);
  * every step asks it, never KV. The session lives an hour from its first step, and an hour from
  * authenticate once that comes; every call takes the caller's clock.
  */
 
 export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTransactionMethods {
-  private readonly session: Session;
-  private readonly claims: ClaimTable;
-  private readonly challenges: TestChallenge;
-  private readonly live: LiveTransaction;
-  private readonly watch: LiveWatch;
-  private readonly outbox: Outbox;
-  private readonly completion: TransactionEvents;
-  /** Its event, on its way to the merchant's event log (docs/events.md). */
-  private readonly events: EventOutbox<EventType>;
-  /** What a call leaves to do once it commits: its projection, its event, the alarm (call-effects.ts). */
-  private readonly effects: CallEffects;
   /** The parts, as what decides across them takes them (session-end.ts). */
   private readonly parts: TransactionParts;
   /** The alarm's runner: never dropped after a failure, never spinning (src/storage/alarm-runner.ts). */
@@ -95,41 +81,20 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   private readonly tables: SchemaVersion;
   /** Live authenticate's runs under way in this instance (live-authentication.ts). */
   private readonly runs: LiveRuns;
+  /** The live challenge's result, fetched here (live-results.ts). */
+  private readonly results: LiveResults;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.alarms = new AlarmRunner(ctx, 'ThreeDsTransaction');
-    const sql = ctx.storage.sql;
-    this.session = new Session(sql);
-    this.claims = new ClaimTable(sql, (writes) => ctx.storage.transactionSync(writes));
-    this.challenges = new TestChallenge(sql, (reference, result) => challengeEnded(this.parts, reference, result));
-    this.live = new LiveTransaction(sql, () => noticeOutcome(this.parts));
-    this.watch = new LiveWatch(sql, env, this.live);
-    this.runs = new LiveRuns(this.live, () => this.threeRiHost());
-    this.outbox = new Outbox({ ctx, env, reschedule: () => this.scheduleAlarm(), alarm: this.alarms });
-    this.completion = new TransactionEvents(sql, env, ctx.id.toString(), () => this.events);
-    this.events = new EventOutbox<EventType>(
-      { ctx, reschedule: () => this.scheduleAlarm() },
-      (event) => this.completion.render(event),
-      (username, events) => eventSink.append(env, username, events),
-    );
-    this.effects = new CallEffects(this.outbox, this.events, () => this.scheduleAlarm());
-    this.parts = {
-      session: this.session,
-      claims: this.claims,
-      challenges: this.challenges,
-      live: this.live,
-      watch: this.watch,
-      completion: this.completion,
-      outbox: this.outbox,
-      events: this.events,
-      series: new Series(sql, () => this.hasTables),
-      hold: new SeriesHold(sql, (prior, reference, holder) =>
-        priorLinks.prior(env, prior).seriesRelease(reference, holder),
-      ),
-      effects: this.effects,
-    };
-    this.tables = new SchemaVersion(sql, TABLES_VERSION, 'session');
+    this.parts = transactionParts(ctx, env, {
+      alarms: this.alarms,
+      scheduleAlarm: () => this.scheduleAlarm(),
+      hasTables: () => this.hasTables,
+    });
+    this.runs = new LiveRuns(this.parts.live, () => this.threeRiHost());
+    this.results = new LiveResults(this.parts.live, () => objectProvider.of(env));
+    this.tables = new SchemaVersion(ctx.storage.sql, TABLES_VERSION, 'session');
     const found = this.tables.found();
     this.hasTables = found !== 'none';
     // An object made by an earlier version gets the tables and columns added since, once.
@@ -154,7 +119,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   collect(ddcJti: string, sessionId: string, now: number): CollectOutcome {
     if (!this.hasTables) return { kind: 'unknown' };
     this.expire(now);
-    return this.session.collect(ddcJti, sessionId);
+    return this.parts.session.collect(ddcJti, sessionId);
   }
 
   /**
@@ -175,7 +140,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     collection?: { reference: string | null; assumed: boolean },
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }> {
     this.createTables();
-    return this.effects.around((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
+    return this.parts.effects.around((): ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean } => {
       this.expire(now);
       const stale = collection && staleCollection(this.parts, collection, now);
       if (stale) return stale;
@@ -187,18 +152,18 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     // A challenge past its 10 minutes ends here, and its result is projected.
-    return this.effects.around((): ShowOutcome => {
+    return this.parts.effects.around((): ShowOutcome => {
       this.expire(now);
-      return this.challenges.show(reference, jti, now);
+      return this.parts.challenges.show(reference, jti, now);
     });
   }
 
   /** One form post (`post`: its id, so that a repost is not counted again): see test-challenge.ts. */
   submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
-    return this.effects.around((): SubmitOutcome => {
+    return this.parts.effects.around((): SubmitOutcome => {
       this.expire(now);
-      return this.challenges.submit(reference, attempt, now, post);
+      return this.parts.challenges.submit(reference, attempt, now, post);
     });
   }
 
@@ -227,7 +192,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
    */
   transaction(now: number): Promise<TransactionFacts | undefined> {
     if (!this.hasTables) return Promise.resolve(undefined);
-    return this.effects.around((): TransactionFacts | undefined => {
+    return this.parts.effects.around((): TransactionFacts | undefined => {
       this.expire(now);
       return transactionFacts(this.parts, now);
     });
@@ -239,7 +204,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   livePrepared(card: PreparedCard, replace: boolean, now: number): PreparedCard {
     this.createTables();
     this.expire(now);
-    return this.live.storePrepared(card, replace);
+    return this.parts.live.storePrepared(card, replace);
   }
 
   /**
@@ -255,21 +220,21 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     if (!this.hasTables) return { kind: 'unknown' };
     const collected = this.collect(ddcJti, sessionId, now);
     if (collected.kind === 'unknown') return collected;
-    return { ...collected, ...this.live.collect(facts, now) };
+    return { ...collected, ...this.parts.live.collect(facts, now) };
   }
 
   /** What the DDC page's script learned of the browser after the page loaded. */
   liveAddFacts(facts: Record<string, unknown>, now: number): void {
     if (!this.hasTables) return;
     this.expire(now);
-    this.live.addFacts(facts);
+    this.parts.live.addFacts(facts);
   }
 
   /** The ACS's 3DS Method notification reached the service. */
   liveMethodCompleted(now: number): boolean {
     if (!this.hasTables) return false;
     this.expire(now);
-    return this.live.methodCompleted(now);
+    return this.parts.live.methodCompleted(now);
   }
 
   /**
@@ -292,17 +257,14 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   merchantInitiated(input: ThreeRiInput): Promise<LiveAuthenticated | FailedCall> {
     this.createTables();
     const issuer = input.issuer;
+    // The prior's object failing is a 503 for the caller: a domain failure goes back as a value.
     if (issuer.kind === 'test')
-      return this.effects
-        .around(() => {
+      return failureAsValue(
+        this.parts.effects.around(() => {
           this.expire(input.now);
           return runTestThreeRi(this.threeRiHost(), this.parts, input, issuer.outcome);
-        })
-        .catch((e: unknown) => {
-          // The prior's object failed (a 503 for the caller): a domain failure goes back as a value.
-          if (e instanceof FailureError) return failedCall(e);
-          throw e;
-        });
+        }),
+      );
     return this.runs.run(
       input,
       lostAnswer(input),
@@ -316,15 +278,15 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     input: { now: number; scope: EventScope; sessionEnd: number },
     work: (onStart: () => void) => Promise<LiveAuthenticated | FailedCall>,
   ): Promise<LiveAuthenticated | FailedCall> {
-    return this.effects.around(async () => {
+    return this.parts.effects.around(async () => {
       this.expire(input.now);
       const done = await work(() => {
         // A run starts: the transaction's event scope, and the session an hour from now.
-        this.completion.keepScope(input.scope, input.now);
-        this.session.startOrExtend(input.sessionEnd);
+        this.parts.completion.keepScope(input.scope, input.now);
+        this.parts.session.startOrExtend(input.sessionEnd);
       });
       // The AReq's answer settles it (or the run started the session): the alarm is set again.
-      this.effects.keepAlarm();
+      this.parts.effects.keepAlarm();
       return done;
     });
   }
@@ -333,23 +295,24 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow {
     if (!this.hasTables) return { kind: 'unknown' };
     this.expire(now);
-    return this.live.show(reference, jti, md);
+    return this.parts.live.show(reference, jti, md);
   }
 
   /** The transaction's live challenge, its MD and its result if decided. */
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined {
     if (!this.hasTables) return undefined;
     this.expire(now);
-    return this.live.challenge();
+    return this.parts.live.challenge();
   }
 
-  /** Records the challenge's one result (the first decided stays) and returns it. */
-  liveDecide(reference: string, answer: Record<string, unknown>, now: number): Promise<LiveResult | undefined> {
-    if (!this.hasTables) return Promise.resolve(undefined);
-    return this.effects.around(() => {
-      this.expire(now);
-      return this.live.decide(reference, answer, now);
-    });
+  /** The notification page: the live challenge's result, the RReq fetched here if none is recorded (live-results.ts). */
+  liveFetched(reference: string, now: number, baseUrl: string): Promise<FetchedResult | undefined | FailedCall> {
+    return this.liveResult(now, () => this.results.fetched(reference, baseUrl));
+  }
+
+  /** verification: the live challenge's one result, fetched here, or not completed once none can come. */
+  liveVerified(reference: string, now: number, baseUrl: string): Promise<LiveResult | undefined | FailedCall> {
+    return this.liveResult(now, () => this.results.verified(reference, now, baseUrl));
   }
 
   /**
@@ -397,7 +360,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** What a live run (live-authentication.ts) and a 3RI's (three-ri-run.ts) reach outside storage. */
   private threeRiHost(): ThreeRiHost {
     return {
-      live: this.live,
+      live: this.parts.live,
       provider: () => objectProvider.of(this.env),
       key: settingsOf(this.env).jwtKey,
       objectId: this.ctx.id.toString(),
@@ -407,10 +370,21 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     };
   }
 
+  /** A live result's call: undefined without tables; a provider that cannot be asked is a value. */
+  private liveResult<T>(now: number, work: () => Promise<T | undefined>): Promise<T | undefined | FailedCall> {
+    if (!this.hasTables) return Promise.resolve(undefined);
+    return failureAsValue(
+      this.parts.effects.around(() => {
+        this.expire(now);
+        return work();
+      }),
+    );
+  }
+
   /** The transaction's answer of verification and of the sandbox (challenge-conclusion.ts). */
   private conclude(reference: string, now: number, ending: ChallengeEnding): Promise<ConcludeOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
-    return this.effects.around((): ConcludeOutcome => {
+    return this.parts.effects.around((): ConcludeOutcome => {
       this.expire(now);
       return concludeChallenge(this.parts, reference, now, ending);
     });
@@ -438,11 +412,11 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
 
   /** A session past its end is gone: the reference may start a new one. */
   private expire(now: number): void {
-    const end = this.session.end();
+    const end = this.parts.session.end();
     if (end === undefined || end > now) return;
     closeAndWipe(this.parts, now);
     // An event it staged leaves from the alarm; this call may not be one that sets it (the storage
     // write is held by the output gate like any other).
-    if (this.events.nextDue() !== undefined) void this.scheduleAlarm();
+    if (this.parts.events.nextDue() !== undefined) void this.scheduleAlarm();
   }
 }
