@@ -8,7 +8,15 @@ import type { RequestorBlock } from '../merchants/requestor';
 import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
 import type { MerchantInitiatedRequest } from '../schemas/threeds-requests';
 import type { AReqCard } from './live/areq-builder';
-import type { FetchedResult, LiveChallenge, LiveResult, LiveShow, MethodRecord, PreparedCard } from './live/live-state';
+import type {
+  FetchedResult,
+  LiveChallenge,
+  LiveResult,
+  LiveShow,
+  LiveVerified,
+  MethodRecord,
+  PreparedCard,
+} from './live/live-state';
 import { liveRunMs, resultFetchMs } from './live/live-state';
 import type { SessionScope } from './session-record';
 import type { ExemptionResult } from './exemptions';
@@ -150,7 +158,7 @@ export interface ThreeDsTransactionMethods {
   liveShow(reference: string, jti: string, md: string, now: number): LiveShow;
   liveChallenge(now: number): { challenge: LiveChallenge; md: string; result?: LiveResult } | undefined;
   liveFetched(reference: string, now: number, baseUrl: string): Promise<FetchedResult | undefined | FailedCall>;
-  liveVerified(reference: string, now: number, baseUrl: string): Promise<LiveResult | undefined | FailedCall>;
+  liveVerified(reference: string, now: number, baseUrl: string): Promise<LiveVerified | undefined | FailedCall>;
   /**
    * merchantInitiated (docs/threeds.md "Series and 3RI"): the 3RI, run in its own transaction's
    * object, which holds its use of the prior's series until its outcome.

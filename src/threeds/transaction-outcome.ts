@@ -42,7 +42,8 @@ export function transactionState(facts: TransactionFacts): TransactionState {
   const live = facts.live;
   if (live) {
     if (live.lost || !live.challenge) return 'completed';
-    return live.challenge.result ? 'completed' : 'challenged';
+    if (live.challenge.result) return 'completed';
+    return live.challenge.challenge.decoupled ? 'decoupled' : 'challenged';
   }
   const auth = facts.auth;
   if (!auth) return 'initialized';

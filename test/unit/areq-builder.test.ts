@@ -103,6 +103,32 @@ describe('the AReq of a series’ first payment', () => {
   });
 });
 
+describe('the AReq of a request that allows decoupled authentication', () => {
+  it.each(['2.2.0', '2.3.1'] as const)(
+    'carries threeDSRequestorDecReqInd Y and the time in 5 digits on %s, valid for its rules',
+    (version) => {
+      const areq = built(input(version, { request: request({ decoupled: { maxMinutes: 30 } }) }));
+      expect(areq).toMatchObject({ threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: '00030' });
+      expect(
+        built(input(version, { request: request({ decoupled: { maxMinutes: 10_080 } }) })).threeDSRequestorDecMaxTime,
+      ).toBe('10080');
+      const without = built(input(version));
+      expect(without.threeDSRequestorDecReqInd).toBeUndefined();
+      expect(without.threeDSRequestorDecMaxTime).toBeUndefined();
+    },
+  );
+
+  it('is refused at $.decoupled on 2.1.0, which has no decoupled authentication: nothing is built', () => {
+    const result = buildAReq(input('2.1.0', { request: request({ decoupled: { maxMinutes: 30 } }) }));
+    expect(result).toEqual({
+      ok: false,
+      errors: [
+        { errorName: 'fieldHasInvalidValue', jsonPath: '$.decoupled', message: expect.stringContaining('2.2.0') },
+      ],
+    });
+  });
+});
+
 describe('the AReq builder (pure)', () => {
   it.each(VERSIONS)('builds a valid %s AReq with every field mapped', (version) => {
     const areq = built(input(version));

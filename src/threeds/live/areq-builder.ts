@@ -181,6 +181,14 @@ export function buildAReq(input: AReqInput): AReqResult {
   const acceptLanguage = browser.acceptLanguage ?? (language !== undefined ? [language] : undefined);
   if (version === '2.3.1' && (acceptLanguage === undefined || acceptLanguage.length === 0))
     need(`${DEVICE}.browserLanguage`, 'The accepted languages are needed: run the device data collection.');
+  // Decoupled authentication is EMV 2.2.0's: a card whose issuer speaks only 2.1.0 cannot do it.
+  const decoupled = request.decoupled;
+  if (decoupled && version === '2.1.0')
+    need(
+      '$.decoupled',
+      "Decoupled authentication needs EMV 2.2.0 or later; this card's issuer has 2.1.0 only.",
+      'fieldHasInvalidValue',
+    );
 
   if (errors.length > 0) return { ok: false, errors };
 
@@ -237,6 +245,10 @@ export function buildAReq(input: AReqInput): AReqResult {
       : {}),
     ...accountInfo(request, now),
     ...merchantRiskIndicator(request),
+    // Decoupled allowed (docs/threeds.md "Decoupled"), for up to maxMinutes: EMV's 5 digits.
+    ...(decoupled
+      ? { threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: String(decoupled.maxMinutes).padStart(5, '0') }
+      : {}),
   };
   return { ok: true, areq, ...(exemption ? { exemption } : {}) };
 }

@@ -1,8 +1,8 @@
 import { settingsOf } from '../../config/settings';
 import type { LiveChallenge } from './live-state';
-import { notCompletedAnswer, rreqAnswer } from './live-challenge-result';
+import { fetchableUntil, noResultAnswer, rreqAnswer } from './live-challenge-result';
 import { threeDsServerOf, type ThreeDsServer } from './three-ds-server';
-import { RESULT_RETENTION_MS, resultFetchableUntil } from './timing';
+import { RESULT_RETENTION_MS } from './timing';
 
 /**
  * The transaction's object watches its open live challenge (docs/threeds.md "The object watches an
@@ -37,19 +37,19 @@ export const objectProvider = {
 export function nextLookAt(challenge: LiveChallenge, lastAsk?: { at: number; failed: boolean }): number {
   const from = lastAsk?.at ?? challenge.aresAt;
   const ask = from + (lastAsk?.failed ? RESULT_POLL_RETRY_MS : RESULT_POLL_MS);
-  return Math.min(ask, resultFetchableUntil(challenge.aresAt));
+  return Math.min(ask, fetchableUntil(challenge));
 }
 
 /**
- * The answer a challenge gets without a look, once no RReq can come any more (not completed);
- * undefined while one still may.
+ * The answer a challenge gets without a look, once no RReq can come any more (not completed; a
+ * decoupled authentication, unavailable); undefined while one still may.
  */
 export function endedUnwatched(
   challenge: LiveChallenge,
   baseUrl: string,
   now: number,
 ): Record<string, unknown> | undefined {
-  return now >= resultFetchableUntil(challenge.aresAt) ? notCompletedAnswer({ baseUrl }, challenge) : undefined;
+  return now >= fetchableUntil(challenge) ? noResultAnswer({ baseUrl }, challenge) : undefined;
 }
 
 /**
@@ -68,6 +68,6 @@ export async function look(
   const outcome = await provider.result(challenge.threeDSServerTransID);
   if (outcome.kind === 'rreq') return rreqAnswer({ baseUrl }, challenge, outcome.rreq);
   // The provider no longer knows the transaction: no RReq will come (as verification decides).
-  if (outcome.kind === 'gone') return notCompletedAnswer({ baseUrl }, challenge);
+  if (outcome.kind === 'gone') return noResultAnswer({ baseUrl }, challenge);
   return undefined;
 }

@@ -35,7 +35,8 @@ export async function liveAuthenticate(
   const outcome = await owner.liveAuthenticate({
     requestHash: hash,
     now: deps.now,
-    sessionEnd: deps.now + SESSION_TTL_MS,
+    // An hour from now, or from the end of the decoupled time the request allows.
+    sessionEnd: deps.now + (request.decoupled?.maxMinutes ?? 0) * 60_000 + SESSION_TTL_MS,
     scope: eventScope(deps, caller.scope, version),
     baseUrl: deps.baseUrl,
     request,

@@ -1,8 +1,9 @@
 import { RESULT_PENDING_PAUSES_MS, type LiveChallenge } from './live-state';
 import { THREEDS_PATH } from '../api-paths';
 import type { ResultsRequest } from './emv-messages';
-import { answerForEmvResult, type AnswerContext } from './emv-outcomes';
+import { answerForEmvResult, unavailableAnswer, type AnswerContext } from './emv-outcomes';
 import { ProviderUnavailable, type ThreeDsServer } from './three-ds-server';
+import { RESULT_RETENTION_MS, resultFetchableUntil } from './timing';
 
 /**
  * A live challenge's one result (docs/threeds.md "Live": "The result of a challenge"): the RReq
@@ -73,4 +74,23 @@ export function notCompletedAnswer(deps: { baseUrl: string }, challenge: LiveCha
       challenge.exemption,
     ),
   };
+}
+
+/**
+ * Until when a challenge's RReq may still be fetched: it arrives by the end of the challenge's 10
+ * minutes (a decoupled authentication's `expiresAt`) at the latest, and the provider keeps it 300 s.
+ */
+export function fetchableUntil(challenge: LiveChallenge): number {
+  const decoupled = challenge.decoupled;
+  return decoupled ? decoupled.expiresAt + RESULT_RETENTION_MS : resultFetchableUntil(challenge.aresAt);
+}
+
+/**
+ * The answer once no RReq came and none can: a challenge not completed (`authenticationFailed`);
+ * a decoupled authentication whose time ran out, `unavailable` (CONTRACT §12).
+ */
+export function noResultAnswer(deps: { baseUrl: string }, challenge: LiveChallenge): Record<string, unknown> {
+  return challenge.decoupled
+    ? { ...unavailableAnswer(contextOf(deps, challenge)) }
+    : notCompletedAnswer(deps, challenge);
 }

@@ -100,6 +100,11 @@ export interface LiveChallenge {
   brands: string[];
   /** The exemption the AReq carried (src/threeds/exemptions.ts): the result says what became of it. */
   exemption?: ExemptionAsked;
+  /**
+   * A decoupled authentication (ARes D, docs/threeds.md "Decoupled"): no page, no CReq (`acsURL`
+   * and `creq` empty); the issuer's RReq may come until `expiresAt`.
+   */
+  decoupled?: { expiresAt: number };
 }
 
 export type LiveShow = { kind: 'shown'; challenge: LiveChallenge } | { kind: 'used' | 'ended' | 'unknown' };
@@ -109,6 +114,9 @@ export interface LiveResult {
   answer: Record<string, unknown>;
   decidedAt: number;
 }
+
+/** verification's live result: the one result, or a decoupled authentication still waiting for it. */
+export type LiveVerified = LiveResult | { kind: 'pending'; answer: Record<string, unknown> };
 
 /** What a fetch of a challenge's RReq gave: the recorded result, or why there is none yet. */
 export type FetchedResult = { kind: 'decided'; result: LiveResult } | { kind: 'undecided'; why: 'pending' | 'gone' };

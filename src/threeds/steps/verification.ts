@@ -78,5 +78,7 @@ async function liveVerification(
   const { owner } = deps.transactionFor(caller.scope);
   const result = await owner.liveVerified(request.challenge.reference, deps.now, deps.baseUrl);
   if (!result) return failed({ kind: 'challengeNotFound' });
+  // Decoupled, the issuer has not answered yet: `decoupled` again, as authenticate answered.
+  if ('kind' in result) return ok({ answer: result.answer, outcome: 'decoupled' });
   return ok({ answer: result.answer, outcome: String(result.answer.outcome) });
 }

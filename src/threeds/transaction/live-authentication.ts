@@ -7,7 +7,7 @@ import { newChallengeReference, WINDOW_CODES } from '../challenge';
 import { challengedAnswer } from '../challenged-answer';
 import { buildAReq } from '../live/areq-builder';
 import { exemptionResult, type ExemptionAsked } from '../exemptions';
-import { withExemption } from '../outcomes';
+import { decoupledAnswer, withExemption } from '../outcomes';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
 import type { AuthenticationRequest, AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
 import { transactionHandle } from '../live/handles';
@@ -120,6 +120,11 @@ export async function runLiveAuthentication(
       const { answer, challenge } = await challengeOf(host, input, ares, built.exemption);
       return answered(answer, 'live: C', challenge);
     }
+    // D only when the request allowed it: an unrequested D stays `unavailable` (EMV outcomes).
+    if (ares.transStatus === 'D' && request.decoupled) {
+      const { answer, challenge } = decoupledOf(input, ares, built.exemption);
+      return answered(answer, 'live: D', challenge);
+    }
     return answered(
       answerForEmvResult(ares, context, built.exemption),
       `live: ${ares.transStatus ?? 'no transStatus'}`,
@@ -230,6 +235,47 @@ async function methodOutcome(live: LiveTransaction, method: MethodRecord): Promi
  * (base64url, no padding) to the ACS; the JWT expires 30 s after the ARes, as the ACS refuses a
  * later CReq.
  */
+/**
+ * An ARes D (docs/threeds.md "Decoupled"): the issuer authenticates the cardholder out of band
+ * until the time the request allowed; `decoupled` is the answer, and the RReq, fetched by this
+ * object, the result. Nothing to show, so no CReq and no page.
+ */
+function decoupledOf(
+  input: LiveAuthenticateInput,
+  ares: AuthenticationResponse,
+  exemption: ExemptionAsked | undefined,
+): { answer: Record<string, unknown>; challenge: LiveChallenge } {
+  const { request, card, baseUrl } = input;
+  const aresAt = Date.now();
+  const reference = newChallengeReference();
+  const expiresAt = aresAt + request.decoupled!.maxMinutes * 60_000;
+  const answer = decoupledAnswer({
+    transactionReference: request.transactionReference,
+    version: ares.messageVersion,
+    reference,
+    expiresAt,
+    apiBase: `${baseUrl}${THREEDS_PATH}`,
+  });
+  return {
+    answer: { ...withExemption(answer, exemption && exemptionResult(exemption, ares)) },
+    challenge: {
+      reference,
+      transactionReference: request.transactionReference,
+      acsURL: '',
+      acsTransID: ares.acsTransID,
+      dsTransID: ares.dsTransID,
+      threeDSServerTransID: ares.threeDSServerTransID,
+      messageVersion: ares.messageVersion,
+      creq: '',
+      aresAt,
+      returnUrl: request.challenge.returnUrl,
+      brands: [...card.brands],
+      ...(exemption ? { exemption } : {}),
+      decoupled: { expiresAt },
+    },
+  };
+}
+
 async function challengeOf(
   host: LiveHost,
   input: LiveAuthenticateInput,

@@ -1,8 +1,7 @@
 import { FailureError } from '../../failures';
-import { fetchRReq, notCompletedAnswer } from '../live/live-challenge-result';
-import type { FetchedResult, LiveChallenge, LiveResult } from '../live/live-state';
+import { fetchableUntil, fetchRReq, noResultAnswer } from '../live/live-challenge-result';
+import type { FetchedResult, LiveChallenge, LiveResult, LiveVerified } from '../live/live-state';
 import type { ThreeDsServer } from '../live/three-ds-server';
-import { resultFetchableUntil } from '../live/timing';
 import type { LiveTransaction } from './live-transaction';
 
 /**
@@ -37,19 +36,24 @@ export class LiveResults {
 
   /**
    * verification's result: the recorded one; else the RReq while the provider may still hold it;
-   * else (none there, or too late) `authenticationFailed`, not completed, recorded, so that every
-   * later call repeats it. Undefined when `reference` is not the transaction's live challenge. A
-   * provider that cannot be asked throws (a 503 for the caller) and records nothing.
+   * else `pending` while a decoupled authentication's issuer may still answer; else (none there, or
+   * too late) `authenticationFailed`, not completed (decoupled: `unavailable`), recorded, so that
+   * every later call repeats it. Undefined when `reference` is not the transaction's live
+   * challenge. A provider that cannot be asked throws (a 503 for the caller) and records nothing.
    */
-  async verified(reference: string, now: number, baseUrl: string): Promise<LiveResult | undefined> {
+  async verified(reference: string, now: number, baseUrl: string): Promise<LiveVerified | undefined> {
     const open = this.open(reference);
     if (!open) return undefined;
     if (open.result) return open.result;
-    if (now < resultFetchableUntil(open.challenge.aresAt)) {
-      const fetched = await this.fetchOnce(open.challenge, baseUrl);
+    const { challenge } = open;
+    if (now < fetchableUntil(challenge)) {
+      const fetched = await this.fetchOnce(challenge, baseUrl);
       if (fetched.kind === 'decided') return fetched.result;
     }
-    const answer = notCompletedAnswer({ baseUrl }, open.challenge);
+    // Decoupled, the issuer may still answer: what authenticate answered (`decoupled`), again.
+    const asked = challenge.decoupled && now < challenge.decoupled.expiresAt && this.live.authentication()?.answer;
+    if (asked) return { kind: 'pending', answer: asked };
+    const answer = noResultAnswer({ baseUrl }, challenge);
     // Undefined only when the session ended in between: the answer is given, nothing is kept.
     return this.live.decide(reference, answer, Date.now()) ?? { answer, decidedAt: Date.now() };
   }

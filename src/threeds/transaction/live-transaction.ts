@@ -297,7 +297,8 @@ export class LiveTransaction {
    */
   show(reference: string, jti: string, md: string): LiveShow {
     const row = this.challengeRow(reference);
-    if (!row) return { kind: 'unknown' };
+    // A decoupled authentication has nothing to show (no JWT names it either).
+    if (!row || (JSON.parse(row.data) as LiveChallenge).decoupled) return { kind: 'unknown' };
     if (row.result !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
     if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
     this.sql.exec('UPDATE live_challenge SET shown_jti = ?, md = ? WHERE reference = ?', jti, md, reference);

@@ -11,6 +11,7 @@ import type {
   LiveChallenge,
   LiveResult,
   LiveShow,
+  LiveVerified,
   MethodRecord,
   PreparedCard,
 } from '../live/live-state';
@@ -311,7 +312,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   }
 
   /** verification: the live challenge's one result, fetched here, or not completed once none can come. */
-  liveVerified(reference: string, now: number, baseUrl: string): Promise<LiveResult | undefined | FailedCall> {
+  liveVerified(reference: string, now: number, baseUrl: string): Promise<LiveVerified | undefined | FailedCall> {
     return this.liveResult(now, () => this.results.verified(reference, now, baseUrl));
   }
 
