@@ -16,7 +16,7 @@ const OBJECTS = '^src/threeds/transaction/|^src/tokens/token-group\\.ts$|^src/ev
 
 /** The Worker-side steps of each domain: what the routes call. */
 const STEPS =
-  '^src/threeds/steps/|^src/threeds/live/live-(authenticate|pages)\\.ts$|^src/tokens/token-(steps|namespaces)\\.ts$';
+  '^src/threeds/steps/|^src/tokens/token-(steps|namespaces)\\.ts$';
 
 /** Each object's RPC interface: below both its object and the steps that call it. */
 const OBJECT_APIS =
@@ -71,6 +71,15 @@ module.exports = {
       severity: 'error',
       from: { path: OBJECT_APIS },
       to: { path: `${OBJECTS}|${STEPS}|${ABOVE_DOMAINS}` },
+    },
+    {
+      name: 'threeds-protocol-below-steps',
+      comment:
+        'src/threeds/live/ is the EMV protocol and the 3DS Server adapter (messages, the AReq, outcomes, timing): ' +
+        'what a request does is in src/threeds/steps/, which imports the protocol, never the other way.',
+      severity: 'error',
+      from: { path: '^src/threeds/live/' },
+      to: { path: '^src/threeds/steps/' },
     },
     {
       name: 'cards-below-tokens',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { headerFacts, scriptFacts } from '../../src/threeds/live/live-pages';
+import { headerFacts, scriptFacts } from '../../src/threeds/steps/live-pages';
 import { LANGUAGE_TAG_MAX, normaliseLanguageTag } from '../../src/threeds/live/language-tags';
 
 /**

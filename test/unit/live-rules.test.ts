@@ -3,7 +3,7 @@ import { fromBase64Url, toBase64Url, utf8 } from '../../src/bytes';
 import type { CardRangeData } from '../../src/threeds/live/emv-messages';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer } from '../../src/threeds/live/emv-outcomes';
 import { chooseVersion, compareVersions } from '../../src/threeds/live/emv-versions';
-import { headerFacts, scriptFacts } from '../../src/threeds/live/live-pages';
+import { headerFacts, scriptFacts } from '../../src/threeds/steps/live-pages';
 import {
   challengeStartDeadline,
   methodIndicator,

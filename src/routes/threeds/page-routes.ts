@@ -22,7 +22,7 @@ import {
   collectDeviceDataLive,
   methodCompleted,
   recordBrowserFacts,
-} from '../../threeds/live/live-pages';
+} from '../../threeds/steps/live-pages';
 import { collectDeviceData } from '../../threeds/steps/device-data-collection';
 import type { PageAnswer } from '../../threeds/steps/page-answer';
 import type { ThreeDsDeps } from '../../threeds/steps/step-deps';

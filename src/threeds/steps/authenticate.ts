@@ -9,7 +9,7 @@ import { CHALLENGE_TTL_MS, SESSION_TTL_MS, sessionKey } from '../session-record'
 import { PAGES, THREEDS_PATH } from '../api-paths';
 import { outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
-import { liveAuthenticate } from '../live/live-authenticate';
+import { liveAuthenticate } from './live-authenticate';
 import { answerFor, decoupledAnswer, randomAnswerIds, withExemption } from '../outcomes';
 import { seriesCardHash, termsProblem, type SeriesSetup } from '../series-rules';
 import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
@@ -28,7 +28,7 @@ import {
 
 /**
  * authenticate (docs/threeds.md "authenticate"); in `live` it hands over to the 3DS Server provider
- * (src/threeds/live/live-authenticate.ts). In `test`, the built-in issuer decides: the
+ * (src/threeds/steps/live-authenticate.ts). In `test`, the built-in issuer decides: the
  * transaction's owner decides which body came first, and that body's answer is what every
  * identical request gets, at once; the owner projects the session record to KV itself, after the
  * answer (docs/storage.md "Projections"), so this step writes nothing. A different body

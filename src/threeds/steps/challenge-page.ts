@@ -3,7 +3,7 @@ import { MAX_CODE_ATTEMPTS } from '../challenge-rules';
 import { challengeCode, judgeCode, TEST_CHALLENGE_CODE, windowSizeOfPayload } from '../challenge';
 import { hmacHex } from '../hmac-derived-values';
 import { signJwt, verifyJwt } from '../jwt';
-import { relayChallenge } from '../live/live-pages';
+import { relayChallenge } from './live-pages';
 import { pageError as error, type PageAnswer } from './page-answer';
 import type { ThreeDsDeps } from './step-deps';
 

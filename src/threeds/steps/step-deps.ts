@@ -70,7 +70,7 @@ export function eventScope(deps: ThreeDsDeps, scope: SessionScope, apiVersion: A
   return { ...scope, baseUrl: deps.baseUrl, apiVersion };
 }
 
-/** authenticate's answer, test or live (steps/authenticate.ts, live/live-authenticate.ts). */
+/** authenticate's answer, test or live (steps/authenticate.ts, steps/live-authenticate.ts). */
 export interface Authenticated {
   answer: Record<string, unknown>;
   card: string;

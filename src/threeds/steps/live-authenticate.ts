@@ -4,10 +4,10 @@ import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import { SESSION_TTL_MS } from '../session-record';
-import { liveParts } from '../steps/live-parts';
-import { duplicateAnswer, eventScope, type Authenticated, type Caller, type ThreeDsDeps } from '../steps/step-deps';
-import { areqCard } from './areq-builder';
-import { rendered } from './stored-answer';
+import { liveParts } from './live-parts';
+import { duplicateAnswer, eventScope, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
+import { areqCard } from '../live/areq-builder';
+import { rendered } from '../live/stored-answer';
 
 /**
  * authenticate in `live`, the Worker's side (docs/threeds.md "Live": "authenticate"): the request

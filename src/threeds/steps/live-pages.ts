@@ -1,15 +1,15 @@
 import { fromBase64Url, toBase64Url, utf8 } from '../../bytes';
 import { FailureError } from '../../failures';
 import type { ThreeDsTransactionApi } from '../transaction-api';
-import type { LiveChallenge } from './live-state';
+import type { LiveChallenge } from '../live/live-state';
 import { PAGES } from '../api-paths';
-import { DDC_REFUSED, ddcOf } from '../steps/device-data-collection';
-import { pageError as error, type PageAnswer } from '../steps/page-answer';
-import type { ThreeDsDeps } from '../steps/step-deps';
-import type { BrowserFacts } from './areq-builder';
-import { objectIdOfHandle, transactionHandle } from './handles';
-import { normaliseLanguageTag } from './language-tags';
-import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from './timing';
+import { DDC_REFUSED, ddcOf } from './device-data-collection';
+import { pageError as error, type PageAnswer } from './page-answer';
+import type { ThreeDsDeps } from './step-deps';
+import type { BrowserFacts } from '../live/areq-builder';
+import { objectIdOfHandle, transactionHandle } from '../live/handles';
+import { normaliseLanguageTag } from '../live/language-tags';
+import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from '../live/timing';
 
 /**
  * The steps behind the live browser pages (docs/threeds.md "Live": "Pages"): the DDC page that
