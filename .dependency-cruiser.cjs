@@ -115,6 +115,15 @@ module.exports = {
       to: { path: '^src/(index|live)\\.ts$|^src/(app|routes|demo)/' },
     },
     {
+      name: 'emv-protocol-below-all',
+      comment:
+        'src/emv/ is the EMV protocol (message rules, the SDK–ACS secure channel, acsSignedContent): the service ' +
+        'and the fake provider both build on it, and the test 3DS SDK too, so it imports only itself and the base.',
+      severity: 'error',
+      from: { path: '^src/emv/' },
+      to: { path: '^src/', pathNot: `^src/emv/|${BASE}` },
+    },
+    {
       name: 'fake-provider-apart',
       comment:
         'The fake 3DS Server provider is a Worker of its own: the service never imports it (the demo only its ' +
