@@ -35,7 +35,7 @@ const P256_PKCS8_PREFIX = new Uint8Array([
  */
 export async function importAcsEphemeralKeySecret(secret: Uint8Array): Promise<CryptoKey> {
   if (secret.length < 32) throw new RangeError('the ACS ephemeral key secret needs at least 32 bytes');
-  return crypto.subtle.importKey('raw', secret, 'HKDF', false, ['deriveBits']);
+  return crypto.subtle.importKey('raw', new Uint8Array(secret), 'HKDF', false, ['deriveBits']);
 }
 
 /**

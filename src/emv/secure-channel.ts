@@ -97,8 +97,9 @@ export async function ecdhSharedSecret(
     true,
     [],
   );
-  // The runtime reads `public`; @cloudflare/workers-types spells the member `$public`.
-  const algorithm = { name: 'ECDH', public: publicKey } as unknown as SubtleCryptoDeriveKeyAlgorithm;
+  // The runtime reads `public`; @cloudflare/workers-types spells the member `$public` (and the DOM
+  // types, which the test SDK is also checked with on Node, `public`).
+  const algorithm = { name: 'ECDH', public: publicKey } as unknown as Parameters<typeof crypto.subtle.deriveBits>[0];
   return new Uint8Array(await crypto.subtle.deriveBits(algorithm, privateKey, 256));
 }
 

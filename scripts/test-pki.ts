@@ -1,0 +1,112 @@
+/**
+ * Makes the test PKI of the EMV app channel (scripts/make-test-pki.ts writes it to
+ * data/test-pki.json): the Directory Server CA, the ACS certificate it issues, the Directory
+ * Server's encryption key. WebCrypto and @peculiar/x509 only, so that the Worker tests can make
+ * another PKI inside workerd (an ACS under another CA). TEST ONLY: see make-test-pki.ts.
+ */
+import './reflect-metadata-shim';
+import * as x509 from '@peculiar/x509';
+
+export const NOT_BEFORE = new Date('2026-01-01T00:00:00Z');
+export const NOT_AFTER = new Date('2046-01-01T00:00:00Z');
+const SIGNING = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+/** What data/test-pki.json holds. */
+export interface TestPki {
+  warning: string;
+  directoryServer: {
+    /** PEM. */
+    caCertificate: string;
+    /** ECDH-ES key for `encData`: the public JWK the service publishes, and its private JWK. */
+    encryptionKey: { publicJwk: JsonWebKey; privateJwk: JsonWebKey };
+  };
+  acs: {
+    /** PEM, issued by the CA above. */
+    certificate: string;
+    /** ECDSA P-256 private JWK of the certificate's key. */
+    privateJwk: JsonWebKey;
+  };
+  /** `acsSignedContent`'s `x5c`: the ACS certificate then the CA certificate, base64 DER. */
+  x5c: [string, string];
+}
+
+/** A JWK with only the members of the key (WebCrypto adds `ext` and `key_ops`). */
+function keyMembers(jwk: JsonWebKey): JsonWebKey {
+  const { kty, crv, x, y, d } = jwk;
+  return d === undefined ? { kty, crv, x, y } : { kty, crv, x, y, d };
+}
+
+/** A positive 128-bit serial number (RFC 5280 §4.1.2.2: at most 20 octets, positive). */
+function serialNumber(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[0] = (bytes[0]! & 0x7f) | 0x10;
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * An extractable EC P-256 key pair. (Typed through `unknown`: the file is checked both with the
+ * DOM's types, where generateKey gives a pair, and with the Workers' types, a key or a pair.)
+ */
+async function keyPair(algorithm: EcKeyGenParams, usages: KeyUsage[]): Promise<CryptoKeyPair> {
+  const pair: unknown = await crypto.subtle.generateKey(algorithm, true, usages);
+  return pair as CryptoKeyPair;
+}
+
+/**
+ * A new test PKI (see scripts/make-test-pki.ts). `validity` is for the tests that need another
+ * CA or other dates; the committed PKI uses the defaults.
+ */
+export async function makeTestPki(
+  validity: { notBefore: Date; notAfter: Date } = { notBefore: NOT_BEFORE, notAfter: NOT_AFTER },
+): Promise<TestPki> {
+  x509.cryptoProvider.set(crypto);
+  const caKeys = await keyPair(SIGNING, ['sign', 'verify']);
+  const acsKeys = await keyPair(SIGNING, ['sign', 'verify']);
+  const dsEncryption = await keyPair({ name: 'ECDH', namedCurve: 'P-256' }, ['deriveBits']);
+
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: 'CN=card-edge Test Directory Server CA (TEST ONLY),O=card-edge test PKI',
+    notBefore: validity.notBefore,
+    notAfter: validity.notAfter,
+    signingAlgorithm: SIGNING,
+    keys: caKeys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
+    ],
+  });
+  const acs = await x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: 'CN=card-edge Test ACS (TEST ONLY),O=card-edge test PKI',
+    issuer: ca.subject,
+    notBefore: validity.notBefore,
+    notAfter: validity.notAfter,
+    signingAlgorithm: SIGNING,
+    publicKey: acsKeys.publicKey,
+    signingKey: caKeys.privateKey,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
+      await x509.SubjectKeyIdentifierExtension.create(acsKeys.publicKey),
+    ],
+  });
+
+  const jwk = async (key: CryptoKey) => {
+    const exported: unknown = await crypto.subtle.exportKey('jwk', key);
+    return keyMembers(exported as JsonWebKey);
+  };
+  return {
+    warning:
+      'TEST ONLY: test PKI of the EMV app channel, made by scripts/make-test-pki.ts. Its private keys are public; ' +
+      'the service uses and publishes these in the test environment only. Never use them in live.',
+    directoryServer: {
+      caCertificate: ca.toString('pem'),
+      encryptionKey: { publicJwk: await jwk(dsEncryption.publicKey), privateJwk: await jwk(dsEncryption.privateKey) },
+    },
+    acs: { certificate: acs.toString('pem'), privateJwk: await jwk(acsKeys.privateKey) },
+    x5c: [acs.toString('base64'), ca.toString('base64')],
+  };
+}
