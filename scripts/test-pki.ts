@@ -47,7 +47,10 @@ function serialNumber(): string {
  * An extractable EC P-256 key pair. (Typed through `unknown`: the file is checked both with the
  * DOM's types, where generateKey gives a pair, and with the Workers' types, a key or a pair.)
  */
-async function keyPair(algorithm: EcKeyGenParams, usages: KeyUsage[]): Promise<CryptoKeyPair> {
+async function keyPair(
+  algorithm: { name: string; namedCurve: string },
+  usages: ('sign' | 'verify' | 'deriveBits')[],
+): Promise<CryptoKeyPair> {
   const pair: unknown = await crypto.subtle.generateKey(algorithm, true, usages);
   return pair as CryptoKeyPair;
 }

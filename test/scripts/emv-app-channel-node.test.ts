@@ -9,10 +9,13 @@ import {
 import { importAcsSigningKey } from '../../src/emv/acs-signed-content';
 import { deriveSecureChannelKey, type P256PublicJwk } from '../../src/emv/secure-channel';
 import { NOT_AFTER, NOT_BEFORE } from '../../scripts/test-pki';
+import { createTransaction } from '../sdk/test-sdk';
+import { CODE, MinimalAcs } from '../worker/minimal-acs';
 
 /**
  * The app channel's cryptography against Node's own (OpenSSL), independent of WebCrypto and jose:
- * the SDK–ACS key, the ACS's re-derived ephemeral key, the committed test PKI.
+ * the SDK–ACS key, the ACS's re-derived ephemeral key, the committed test PKI; and the test SDK
+ * running on Node, as a terminal example will run it.
  */
 
 /** Concat KDF as RFC 7518 §4.6.2 writes it out, with node:crypto's SHA-256 (one round: 256 bits). */
@@ -108,5 +111,27 @@ describe('the committed test PKI (data/test-pki.json), read by OpenSSL', () => {
     expect(publicJwk).toEqual({ kty: 'EC', crv: 'P-256', x: privateJwk.x, y: privateJwk.y });
     const dsPrivate = createPrivateKey({ key: privateJwk as import('node:crypto').JsonWebKey, format: 'jwk' });
     expect(createPublicKey(dsPrivate).export({ format: 'jwk' })).toEqual(publicJwk);
+  });
+});
+
+describe('the test SDK on Node', () => {
+  it('completes a text challenge with the minimal ACS', async () => {
+    const tx = await createTransaction({
+      directoryServer: {
+        encryptionKey: testPki.directoryServer.encryptionKey.publicJwk,
+        caCertificate: testPki.directoryServer.caCertificate,
+      },
+      sdkReferenceNumber: 'CARD-EDGE-TEST-SDK',
+    });
+    const acs = new MinimalAcs(new Map(), await importAcsEphemeralKeySecret(new Uint8Array(32).fill(1)), {
+      privateKey: await importAcsSigningKey(testPki.acs.privateJwk),
+      x5c: [testPki.x5c[0]!, testPki.x5c[1]!],
+    });
+    const payload = await acs.challenge(tx.authenticationParameters());
+    const result = await tx.doChallenge(payload, {
+      answer: () => Promise.resolve({ code: CODE }),
+      fetch: (request) => acs.fetch(request),
+    });
+    expect(result).toMatchObject({ ok: true, transStatus: 'Y' });
   });
 });
