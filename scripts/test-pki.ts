@@ -4,7 +4,7 @@
  * Server's encryption key. WebCrypto and @peculiar/x509 only, so that the Worker tests can make
  * another PKI inside workerd (an ACS under another CA). TEST ONLY: see make-test-pki.ts.
  */
-import './reflect-metadata-shim';
+import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
 export const NOT_BEFORE = new Date('2026-01-01T00:00:00Z');
