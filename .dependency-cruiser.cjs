@@ -15,8 +15,7 @@ const BASE =
 const OBJECTS = '^src/threeds/transaction/|^src/tokens/token-group\\.ts$|^src/events/event-log\\.ts$';
 
 /** The Worker-side steps of each domain: what the routes call. */
-const STEPS =
-  '^src/threeds/steps/|^src/tokens/token-(steps|namespaces)\\.ts$';
+const STEPS = '^src/threeds/steps/|^src/tokens/token-(steps|namespaces)\\.ts$';
 
 /** Each object's RPC interface: below both its object and the steps that call it. */
 const OBJECT_APIS =
@@ -25,119 +24,104 @@ const OBJECT_APIS =
 /** The entries and the HTTP layers above the domains. */
 const ABOVE_DOMAINS = '^src/(index|live)\\.ts$|^src/(app|routes|demo|http)/';
 
+/** A forbidden import: every rule here is an error, and says why (dependency-cruiser prints it with the violation). */
+function rule(name, comment, from, to) {
+  return { name, comment, severity: 'error', from, to };
+}
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'no-circular',
-      comment: 'No import cycle anywhere in src/, type-only imports included.',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { circular: true },
-    },
-    {
-      name: 'base-imports-only-base',
-      comment: 'The base (src/*.ts, config, credentials, reference data) knows nothing above it.',
-      severity: 'error',
-      from: { path: BASE },
-      to: { path: '^src/', pathNot: BASE },
-    },
-    {
-      name: 'storage-imports-no-domain',
-      comment: 'src/storage/ holds mechanisms every owner uses: it imports only itself and the base.',
-      severity: 'error',
-      from: { path: '^src/storage/' },
-      to: { path: '^src/', pathNot: `^src/storage/|${BASE}` },
-    },
-    {
-      name: 'objects-reached-only-by-entries',
-      comment:
-        "An object's class is imported only by the entries that export it (src/index.ts, src/live.ts) and its own " +
+    rule(
+      'no-circular',
+      'No import cycle anywhere in src/, type-only imports included.',
+      { path: '^src/' },
+      { circular: true },
+    ),
+    rule(
+      'base-imports-only-base',
+      'The base (src/*.ts, config, credentials, reference data) knows nothing above it.',
+      { path: BASE },
+      { path: '^src/', pathNot: BASE },
+    ),
+    rule(
+      'storage-imports-no-domain',
+      'src/storage/ holds mechanisms every owner uses: it imports only itself and the base.',
+      { path: '^src/storage/' },
+      { path: '^src/', pathNot: `^src/storage/|${BASE}` },
+    ),
+    rule(
+      'objects-reached-only-by-entries',
+      "An object's class is imported only by the entries that export it (src/index.ts, src/live.ts) and its own " +
         "files: callers use its RPC interface (*-api.ts), so no step depends on an object's code.",
-      severity: 'error',
-      from: { path: '^src/', pathNot: `^src/(index|live)\\.ts$|^src/threeds/transaction/` },
-      to: { path: OBJECTS },
-    },
-    {
-      name: 'objects-call-no-step',
-      comment: 'An object decides with its rules and the shared mechanisms: never a step, a route or the HTTP layer.',
-      severity: 'error',
-      from: { path: OBJECTS },
-      to: { path: `${STEPS}|${ABOVE_DOMAINS}` },
-    },
-    {
-      name: 'object-apis-below-objects-and-steps',
-      comment: "An object's RPC interface imports neither its object nor a step.",
-      severity: 'error',
-      from: { path: OBJECT_APIS },
-      to: { path: `${OBJECTS}|${STEPS}|${ABOVE_DOMAINS}` },
-    },
-    {
-      name: 'threeds-protocol-below-steps',
-      comment:
-        'src/threeds/live/ is the EMV protocol and the 3DS Server adapter (messages, the AReq, outcomes, timing): ' +
+      { path: '^src/', pathNot: `^src/(index|live)\\.ts$|^src/threeds/transaction/` },
+      { path: OBJECTS },
+    ),
+    rule(
+      'objects-call-no-step',
+      'An object decides with its rules and the shared mechanisms: never a step, a route or the HTTP layer.',
+      { path: OBJECTS },
+      { path: `${STEPS}|${ABOVE_DOMAINS}` },
+    ),
+    rule(
+      'object-apis-below-objects-and-steps',
+      "An object's RPC interface imports neither its object nor a step.",
+      { path: OBJECT_APIS },
+      { path: `${OBJECTS}|${STEPS}|${ABOVE_DOMAINS}` },
+    ),
+    rule(
+      'threeds-protocol-below-steps',
+      'src/threeds/live/ is the EMV protocol and the 3DS Server adapter (messages, the AReq, outcomes, timing): ' +
         'what a request does is in src/threeds/steps/, which imports the protocol, never the other way.',
-      severity: 'error',
-      from: { path: '^src/threeds/live/' },
-      to: { path: '^src/threeds/steps/' },
-    },
-    {
-      name: 'cards-below-tokens',
-      comment:
-        'The cards (resolution, the card behind a token, its sealing) are below the tokens that use them: ' +
-        'src/cards/ never imports src/tokens/ (the token record both read is in src/records/).',
-      severity: 'error',
-      from: { path: '^src/cards/' },
-      to: { path: '^src/tokens/' },
-    },
-    {
-      name: 'records-below-domains',
-      comment:
-        'src/records/ holds the shapes of stored records that several domains read (a token record, a sealed ' +
-        'value): no domain of its own, so it imports only the BIN model, the storage shapes and the base.',
-      severity: 'error',
-      from: { path: '^src/records/' },
-      to: { path: '^src/', pathNot: `^src/(records|storage)/|^src/bin/model\\.ts$|${BASE}` },
-    },
-    {
-      name: 'domains-below-http',
-      comment:
-        'The domains (their steps, objects and rules) never import a route, the app, the demo or the HTTP layer.',
-      severity: 'error',
-      from: { path: '^src/(threeds|tokens|events|cards|records|bin|merchants|schemas|emv|storage)/' },
-      to: { path: ABOVE_DOMAINS },
-    },
-    {
-      name: 'http-below-routes',
-      comment: 'The request pipeline (src/http/) runs every route; it imports none.',
-      severity: 'error',
-      from: { path: '^src/http/' },
-      to: { path: '^src/(index|live)\\.ts$|^src/(app|routes|demo)/' },
-    },
-    {
-      name: 'emv-protocol-below-all',
-      comment:
-        'src/emv/ is the EMV protocol (message rules, the SDK–ACS secure channel, acsSignedContent): the service ' +
+      { path: '^src/threeds/live/' },
+      { path: '^src/threeds/steps/' },
+    ),
+    rule(
+      'emv-protocol-below-all',
+      'src/emv/ is the EMV protocol (message rules, the SDK–ACS secure channel, acsSignedContent): the service ' +
         'and the fake provider both build on it, and the test 3DS SDK too, so it imports only itself and the base.',
-      severity: 'error',
-      from: { path: '^src/emv/' },
-      to: { path: '^src/', pathNot: `^src/emv/|${BASE}` },
-    },
-    {
-      name: 'fake-provider-apart',
-      comment:
-        'The fake 3DS Server provider is a Worker of its own: the service never imports it (the demo only its ' +
+      { path: '^src/emv/' },
+      { path: '^src/', pathNot: `^src/emv/|${BASE}` },
+    ),
+    rule(
+      'cards-below-tokens',
+      'The cards (resolution, the card behind a token, its sealing) are below the tokens that use them: ' +
+        'src/cards/ never imports src/tokens/ (the token record both read is in src/records/).',
+      { path: '^src/cards/' },
+      { path: '^src/tokens/' },
+    ),
+    rule(
+      'records-below-domains',
+      'src/records/ holds the shapes of stored records that several domains read (a token record, a sealed ' +
+        'value): no domain of its own, so it imports only the BIN model, the storage shapes and the base.',
+      { path: '^src/records/' },
+      { path: '^src/', pathNot: `^src/(records|storage)/|^src/bin/model\\.ts$|${BASE}` },
+    ),
+    rule(
+      'domains-below-http',
+      'The domains (their steps, objects and rules) never import a route, the app, the demo or the HTTP layer.',
+      { path: '^src/(threeds|tokens|events|cards|records|bin|merchants|schemas|emv|storage)/' },
+      { path: ABOVE_DOMAINS },
+    ),
+    rule(
+      'http-below-routes',
+      'The request pipeline (src/http/) runs every route; it imports none.',
+      { path: '^src/http/' },
+      { path: '^src/(index|live)\\.ts$|^src/(app|routes|demo)/' },
+    ),
+    rule(
+      'fake-provider-apart',
+      'The fake 3DS Server provider is a Worker of its own: the service never imports it (the demo only its ' +
         'test cards), and it imports only the EMV rules and the Luhn check of the service.',
-      severity: 'error',
-      from: { path: '^src/', pathNot: '^src/fake-3ds-server/|^src/demo/' },
-      to: { path: '^src/fake-3ds-server/' },
-    },
-    {
-      name: 'fake-provider-imports-emv-only',
-      severity: 'error',
-      from: { path: '^src/fake-3ds-server/' },
-      to: { path: '^src/', pathNot: '^src/fake-3ds-server/|^src/emv/|^src/bin/luhn\\.ts$' },
-    },
+      { path: '^src/', pathNot: '^src/fake-3ds-server/|^src/demo/' },
+      { path: '^src/fake-3ds-server/' },
+    ),
+    rule(
+      'fake-provider-imports-emv-only',
+      'The fake 3DS Server provider imports only the EMV rules and the Luhn check of the service.',
+      { path: '^src/fake-3ds-server/' },
+      { path: '^src/', pathNot: '^src/fake-3ds-server/|^src/emv/|^src/bin/luhn\\.ts$' },
+    ),
   ],
   options: {
     tsPreCompilationDeps: true,
