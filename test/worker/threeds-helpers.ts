@@ -30,6 +30,15 @@ export function threeDs(
   return call(`${THREEDS}/${step}`, { body, headers: { ...THREEDS_HEADERS, ...headers }, via });
 }
 
+/** deviceDataInitialize of `reference` for the default entity (`fields`: the rest of the body, e.g. a paymentInstrument). */
+export function deviceDataInitialize(reference: string, fields: Record<string, unknown> = {}): Promise<Response> {
+  return threeDs('deviceDataInitialize', {
+    transactionReference: reference,
+    merchant: { entity: 'default' },
+    ...fields,
+  });
+}
+
 export function cardFront(cardHolderName?: string, cardNumber = VISA_PAN): Record<string, unknown> {
   return {
     type: 'card/front',

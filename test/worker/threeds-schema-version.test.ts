@@ -2,7 +2,14 @@ import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { TABLES_VERSION } from '../../src/threeds/transaction/session-end';
 import { projected, sessionKeyOf, threeDsObject } from './projection-helpers';
-import { authenticateBody, completeChallenge, newReference, postForm, threeDs } from './threeds-helpers';
+import {
+  authenticateBody,
+  completeChallenge,
+  deviceDataInitialize,
+  newReference,
+  postForm,
+  threeDs,
+} from './threeds-helpers';
 
 /**
  * A transaction's object knows the version of its tables from one row (src/storage/schema-version.ts)
@@ -38,11 +45,7 @@ function layoutOf(stub: DurableObjectStub): Promise<{ outbox: string[]; tables: 
 describe("a transaction object's tables", () => {
   it('are created with their version row by the first call that records something', async () => {
     const reference = newReference();
-    const init = await threeDs('deviceDataInitialize', {
-      transactionReference: reference,
-      merchant: { entity: 'default' },
-    });
-    expect(init.status).toBe(200);
+    expect((await deviceDataInitialize(reference)).status).toBe(200);
     const layout = await layoutOf(threeDsObject(reference));
     expect(layout.version).toBe(TABLES_VERSION);
     expect(layout.tables).toEqual(expect.arrayContaining(['session', 'outbox', 'series_hold', 'schema_version']));
@@ -52,9 +55,7 @@ describe("a transaction object's tables", () => {
   it('of an earlier layout (no version row, a table and columns added since missing) are upgraded once, and the flow completes', async () => {
     const reference = newReference();
     const stub = threeDsObject(reference);
-    const init: Json = await (
-      await threeDs('deviceDataInitialize', { transactionReference: reference, merchant: { entity: 'default' } })
-    ).json();
+    const init: Json = await (await deviceDataInitialize(reference)).json();
     // The object's storage as an earlier version left it: no version row, no series_hold table, an
     // outbox without the guards kept in storage since, a live_auth without its series.
     await runInDurableObject(stub, (_o, state) => {
