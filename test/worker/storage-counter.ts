@@ -80,13 +80,18 @@ export class StorageCounter {
 
   private wrap(proto: Record<string, unknown>, name: string, what: string): void {
     const original = proto[name] as (...args: unknown[]) => unknown;
+    // Put back as it was: the prototype's own property (its attributes too), or none (inherited).
+    const own = Object.getOwnPropertyDescriptor(proto, name);
+    this.restores.push(() => {
+      if (own) Object.defineProperty(proto, name, own);
+      else delete proto[name];
+    });
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the wrapper's own `this` is the storage
     const counter = this;
     proto[name] = function (this: object, ...args: unknown[]): unknown {
       if (!counter.paused) counter.tallyOf(this).add(what, args[0]);
       return original.apply(this, args);
     };
-    this.restores.push(() => (proto[name] = original));
   }
 
   /**
@@ -98,6 +103,7 @@ export class StorageCounter {
       const methods = proto as Record<string, (...args: unknown[]) => unknown>;
       const original = methods[method]!;
       const spy = vi.spyOn(methods, method);
+      this.restores.push(() => spy.mockRestore());
       // eslint-disable-next-line @typescript-eslint/no-this-alias -- the object's `this` is needed inside
       const counter = this;
       spy.mockImplementation(function (this: { ctx: DurableObjectState }, ...args: unknown[]): unknown {
@@ -116,7 +122,6 @@ export class StorageCounter {
           throw e;
         }
       });
-      this.restores.push(() => spy.mockRestore());
     }
   }
 
@@ -146,8 +151,20 @@ export class StorageCounter {
     }
   }
 
+  /**
+   * Puts back every wrapper installed, the last first: each one even when another fails (a test
+   * file's `afterAll`, which runs however its tests ended); the first failure is thrown after.
+   */
   restore(): void {
-    for (const restore of this.restores.splice(0).reverse()) restore();
+    const failures: unknown[] = [];
+    for (const restore of this.restores.splice(0).reverse()) {
+      try {
+        restore();
+      } catch (e) {
+        failures.push(e);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
   }
 }
 
