@@ -66,4 +66,62 @@ describe("a transaction object's alarm in memory", () => {
     expect(afterFailure).toBe(read);
     expect(calls).toBe(2);
   });
+
+  it('does not claim a setting still on its way: a read asks storage, and a setting of the same time fails with it', async () => {
+    const [whileOnItsWay, second, afterFailure, stored, writes] = await runInDurableObject(
+      threeDsObject(newReference()),
+      async (_o, state) => {
+        const runner = new AlarmRunner(state, 'test');
+        const at = Date.now() + 60_000;
+        let fail: (e: Error) => void = () => {};
+        const set = vi
+          .spyOn(state.storage, 'setAlarm')
+          .mockImplementationOnce(() => new Promise<void>((_resolve, reject) => (fail = reject)));
+        const first = runner.setAlarm(at);
+        const again = runner.setAlarm(at).then(
+          () => 'set',
+          (e: Error) => e.message,
+        );
+        // The setting hangs: storage has no alarm, and neither does the runner.
+        const known = await runner.getAlarm();
+        fail(new Error('injected: setAlarm failed'));
+        await expect(first).rejects.toThrow('injected');
+        return [known, await again, await runner.getAlarm(), await state.storage.getAlarm(), set.mock.calls.length];
+      },
+    );
+    expect(whileOnItsWay).toBeNull();
+    // The same time again waited on the setting on its way, and was told it failed.
+    expect(second).toMatch('injected');
+    expect(afterFailure).toBeNull();
+    expect(stored).toBeNull();
+    expect(writes).toBe(1);
+  });
+
+  it('is what storage has after 20 concurrent settings and reads, some of them failing', async () => {
+    const [known, stored] = await runInDurableObject(threeDsObject(newReference()), async (_o, state) => {
+      const runner = new AlarmRunner(state, 'test');
+      const base = Date.now() + 60_000;
+      const setAlarm = state.storage.setAlarm.bind(state.storage);
+      let n = 0;
+      // Every third setting fails, after a turn of the event loop (as a storage write answers).
+      vi.spyOn(state.storage, 'setAlarm').mockImplementation(async (at: number | Date) => {
+        const failing = n++ % 3 === 2;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (failing) throw new Error('injected: setAlarm failed');
+        return setAlarm(at);
+      });
+      await Promise.allSettled(
+        Array.from({ length: 20 }, async (_, i) => {
+          await runner.getAlarm();
+          await runner.setAlarm(base + (i % 7) * 1_000);
+          await runner.getAlarm();
+        }),
+      );
+      vi.restoreAllMocks();
+      const result = [await runner.getAlarm(), await state.storage.getAlarm()];
+      await state.storage.deleteAlarm();
+      return result;
+    });
+    expect(known).toBe(stored);
+  });
 });
