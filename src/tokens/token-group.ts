@@ -31,6 +31,7 @@ import {
 import { EventOutbox } from '../storage/event-outbox';
 import { AlarmRunner } from '../storage/alarm-runner';
 import { Outbox } from '../storage/projection-outbox';
+import { SchemaVersion } from '../storage/schema-version';
 import { tokenReference } from './token-ids';
 import { KeptConflicts } from './kept-conflicts';
 import { newToken } from './new-token';
@@ -59,6 +60,12 @@ import { UpdateCounts } from './update-counts';
  * and what its events say (token-events.ts).
  */
 
+/**
+ * The version of the object's tables (src/storage/schema-version.ts): raise it with every change to
+ * them (a new table, a new column), and keep the upgrade of the older layouts in their creation.
+ */
+export const TOKEN_TABLES_VERSION = 1;
+
 export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods {
   private readonly tokens: TokenTable;
   private readonly counts: UpdateCounts;
@@ -73,6 +80,8 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
   private queue: Promise<unknown> = Promise.resolve();
   /** Whether the object has its tables (see {@link createTables}). */
   private hasTables: boolean;
+  /** Which version of its tables the object has: one row, read at the start (src/storage/schema-version.ts). */
+  private readonly tables: SchemaVersion;
   /** The running call staged a projection: it is tried when the call ends. */
   private staged = false;
 
@@ -90,22 +99,26 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
       (event) => this.tokenEvents.render(event),
       (username, events) => eventSink.append(env, username, events),
     );
-    this.hasTables = this.tokens.exists();
-    // An object made by an earlier version gets the tables added since.
-    if (this.hasTables) this.createTables(true);
+    this.tables = new SchemaVersion(sql, TOKEN_TABLES_VERSION, 'tokens');
+    const found = this.tables.found();
+    this.hasTables = found !== 'none';
+    // An object made by an earlier version gets the tables and columns added since, once.
+    if (found === 'older') this.createTables(true);
   }
 
   /**
-   * Creates the object's tables, the first time a token is made here (or `again`, for an older
-   * object): a read of a token no object holds creates nothing.
+   * Creates the object's tables and records their version, the first time a token is made here
+   * (or `again`, for an object of an older layout): a read of a token no object holds creates nothing.
    */
   private createTables(again = false): void {
     if (this.hasTables && !again) return;
     this.tokens.createTables();
     this.counts.createTables();
     this.conflicts.createTables();
-    this.outbox.createTables();
+    // A new object has no older outbox to upgrade.
+    this.outbox.createTables(!this.hasTables);
     this.events.createTables();
+    this.tables.record();
     this.hasTables = true;
   }
 

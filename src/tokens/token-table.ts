@@ -19,11 +19,6 @@ interface TokenRow extends Record<string, SqlStorageValue> {
 export class TokenTable {
   constructor(private readonly sql: SqlStorage) {}
 
-  /** Whether the object has its tables (a read of a token no object holds creates none). */
-  exists(): boolean {
-    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tokens'").toArray().length > 0;
-  }
-
   createTables(): void {
     // The owner's merchant (its name says the rest). Objects made before kept a namespace column too, unread.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), username TEXT NOT NULL);
