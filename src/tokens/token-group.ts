@@ -296,24 +296,27 @@ export class TokenGroup extends DurableObject<Env> implements TokenGroupMethods 
 
   /**
    * Runs `work` once every call before it has ended, with this object's clock and the token keys;
-   * a projection it staged is then tried at once.
+   * a projection it staged is then tried at once. A domain failure it meets (a key no longer
+   * configured) is its answer, as a value (object-client.ts): the caller answers it in the
+   * contract's error format.
    */
   private serial<T>(work: (now: number, keys: TokenKeys) => T | Promise<T>): Promise<T | FailedCall> {
-    return this.queued(async () => work(Date.now(), await tokenKeys(settingsOf(this.env))));
+    return this.queued(async () => work(Date.now(), await tokenKeys(settingsOf(this.env)))).catch((e: unknown) => {
+      if (e instanceof FailureError) return failedCall(e);
+      throw e;
+    });
   }
 
   /**
-   * Runs `work` once every call before it has ended (the queue), without the token keys; a domain
-   * failure it meets is its answer, as a value.
+   * Runs `work` once every call before it has ended (the queue), without the token keys; a
+   * projection it staged is then tried at once. Whatever it throws is thrown: the alarm's work
+   * runs here, and a failure must reach its runner (logged, retried with backoff), not end as a
+   * value nobody reads.
    */
-  private queued<T>(work: () => T | Promise<T>): Promise<T | FailedCall> {
+  private queued<T>(work: () => T | Promise<T>): Promise<T> {
     const run = this.queue.then(async () => {
       try {
         return await work();
-      } catch (e) {
-        // A domain failure (a key no longer configured) goes back as a value (clients.ts).
-        if (e instanceof FailureError) return failedCall(e);
-        throw e;
       } finally {
         if (this.staged) {
           this.staged = false;

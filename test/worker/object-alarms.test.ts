@@ -2,8 +2,10 @@ import { merchantEventLog } from '../../src/events/event-log-api';
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FailureError } from '../../src/failures';
 import { MAX_RENDER_FAILURES } from '../../src/storage/event-outbox';
 import { Outbox } from '../../src/storage/projection-outbox';
+import { TokenGroup } from '../../src/tokens/token-group';
 import { quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { authenticateBody, threeDs } from './threeds-helpers';
@@ -40,6 +42,24 @@ describe('an alarm whose work throws', () => {
     // The next alarm runs the work as usual.
     await expect(runDurableObjectAlarm(stub)).resolves.toBe(true);
     expect(flush).toHaveBeenCalledTimes(2);
+  });
+
+  it("is set again with backoff when a token object's queued work meets a domain failure (not taken as done)", async () => {
+    quiet();
+    const errors = vi.spyOn(console, 'error');
+    const token = await (await createToken(tokenBody({ cardNumber: freshCard() }))).json<Json>();
+    const stub = tokenGroupOf(token);
+    // The pruning, run in the object's queue, meets a failure of the service's own format.
+    vi.spyOn(TokenGroup.prototype as unknown as { prune(now: number): void }, 'prune').mockImplementationOnce(() => {
+      throw new FailureError({ kind: 'storageUnavailable' }, 'injected: prune failed');
+    });
+    const before = Date.now();
+    await expect(runDurableObjectAlarm(stub)).resolves.toBe(true);
+    // Logged, and the alarm set to the retry's time, not to the token's end (a year or more away).
+    expect(errors.mock.calls.map((c) => String(c[0])).join('\n')).toContain('alarm.failed');
+    const alarm = await alarmOf(stub);
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeLessThan(before + 5 * 60_000);
   });
 
   it("is set again with backoff, not dropped (a 3DS transaction's object)", async () => {
