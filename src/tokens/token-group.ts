@@ -51,8 +51,9 @@ import { UpdateCounts } from './update-counts';
  * they would have expired. It applies changes one at a time, in the order they arrive (its
  * queue), each on the state the last one left: a burst of different updates is served in turn,
  * each builds on the last, and the limits are exact. KV's `token:<id>` is a projection of the
- * token that only this object writes, after the answer, through its outbox (outbox.ts): at most
- * one write a second per key, the newest state, retried from the alarm until it lands.
+ * token that only this object writes, after the answer, through its outbox
+ * (src/storage/projection-outbox.ts): at most one write a second per key, the newest state,
+ * retried from the alarm until it lands.
  *
  * The class is the RPC surface and the queue; it is split by what it decides: which tokens are
  * live (token-table.ts), what a new token is (new-token.ts), how a token changes (token-updates.ts)
