@@ -56,3 +56,25 @@ export function outboxAttempts(owner: DurableObjectStub, key: string): Promise<n
         ?.attempts ?? 0,
   );
 }
+
+/** An object's tables, its outbox's columns, and its schema version row (null: none). */
+export function schemaLayoutOf(
+  stub: DurableObjectStub,
+): Promise<{ outbox: string[]; tables: string[]; version: unknown }> {
+  return runInDurableObject(stub, (_o, state) => {
+    const sql = state.storage.sql;
+    const names = (query: string): string[] =>
+      sql
+        .exec<{ name: string }>(query)
+        .toArray()
+        .map((t) => t.name);
+    const tables = names("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    return {
+      outbox: names("SELECT name FROM pragma_table_info('outbox')"),
+      tables,
+      version: tables.includes('schema_version')
+        ? sql.exec<{ version: number }>('SELECT version FROM schema_version').one().version
+        : null,
+    };
+  });
+}

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { TABLES_VERSION } from '../../src/threeds/transaction/session-end';
-import { projected, sessionKeyOf, threeDsObject } from './projection-helpers';
+import { projected, schemaLayoutOf, sessionKeyOf, threeDsObject } from './projection-helpers';
 import {
   authenticateBody,
   completeChallenge,
@@ -21,32 +21,11 @@ import {
 
 type Json = Record<string, any>;
 
-/** The columns of a table, the object's tables, and its version row. */
-function layoutOf(stub: DurableObjectStub): Promise<{ outbox: string[]; tables: string[]; version: unknown }> {
-  return runInDurableObject(stub, (_o, state) => {
-    const sql = state.storage.sql;
-    const tables = sql
-      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-      .toArray()
-      .map((t) => t.name);
-    return {
-      outbox: sql
-        .exec<{ name: string }>("SELECT name FROM pragma_table_info('outbox')")
-        .toArray()
-        .map((c) => c.name),
-      tables,
-      version: tables.includes('schema_version')
-        ? sql.exec<{ version: number }>('SELECT version FROM schema_version').one().version
-        : null,
-    };
-  });
-}
-
 describe("a transaction object's tables", () => {
   it('are created with their version row by the first call that records something', async () => {
     const reference = newReference();
     expect((await deviceDataInitialize(reference)).status).toBe(200);
-    const layout = await layoutOf(threeDsObject(reference));
+    const layout = await schemaLayoutOf(threeDsObject(reference));
     expect(layout.version).toBe(TABLES_VERSION);
     expect(layout.tables).toEqual(expect.arrayContaining(['session', 'outbox', 'series_hold', 'schema_version']));
     expect(layout.outbox).toEqual(expect.arrayContaining(['sent_at', 'recheck_at']));
@@ -66,7 +45,7 @@ describe("a transaction object's tables", () => {
       sql.exec('ALTER TABLE outbox DROP COLUMN recheck_at');
       sql.exec('ALTER TABLE live_auth DROP COLUMN series');
     });
-    expect((await layoutOf(stub)).outbox).not.toContain('sent_at');
+    expect((await schemaLayoutOf(stub)).outbox).not.toContain('sent_at');
     // A deployment: the object starts again, under this code.
     await abortAllDurableObjects();
     const ddc = await (
@@ -74,7 +53,7 @@ describe("a transaction object's tables", () => {
     ).text();
     const sessionId = /"SessionId":"([^"]+)"/.exec(ddc)![1]!;
     // A stub from before the reset fails every call: a new one.
-    const layout = await layoutOf(threeDsObject(reference));
+    const layout = await schemaLayoutOf(threeDsObject(reference));
     expect(layout.version).toBe(TABLES_VERSION);
     expect(layout.tables).toContain('series_hold');
     expect(layout.outbox).toEqual(expect.arrayContaining(['sent_at', 'recheck_at']));

@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { TOKEN_TABLES_VERSION } from '../../src/tokens/token-group';
+import { schemaLayoutOf } from './projection-helpers';
 import { expectConsistent, newToken, putAttribute, tokenGroupOf, tokenRow } from './token-helpers';
 
 /**
@@ -11,30 +12,10 @@ import { expectConsistent, newToken, putAttribute, tokenGroupOf, tokenRow } from
  * goes on working.
  */
 
-/** The object's tables, its outbox's columns and its version row. */
-function layoutOf(stub: DurableObjectStub): Promise<{ outbox: string[]; tables: string[]; version: unknown }> {
-  return runInDurableObject(stub, (_o, state) => {
-    const sql = state.storage.sql;
-    const names = (query: string): string[] =>
-      sql
-        .exec<{ name: string }>(query)
-        .toArray()
-        .map((t) => t.name);
-    const tables = names("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
-    return {
-      outbox: names("SELECT name FROM pragma_table_info('outbox')"),
-      tables,
-      version: tables.includes('schema_version')
-        ? sql.exec<{ version: number }>('SELECT version FROM schema_version').one().version
-        : null,
-    };
-  });
-}
-
 describe("a token object's tables", () => {
   it('are created with their version row by the first token', async () => {
     const { href } = await newToken();
-    const layout = await layoutOf(tokenGroupOf(href));
+    const layout = await schemaLayoutOf(tokenGroupOf(href));
     expect(layout.version).toBe(TOKEN_TABLES_VERSION);
     expect(layout.tables).toEqual(
       expect.arrayContaining(['owner', 'tokens', 'updates', 'conflicts', 'outbox', 'events_out', 'schema_version']),
@@ -53,11 +34,11 @@ describe("a token object's tables", () => {
       sql.exec('ALTER TABLE outbox DROP COLUMN sent_at');
       sql.exec('ALTER TABLE outbox DROP COLUMN recheck_at');
     });
-    expect((await layoutOf(stub)).version).toBeNull();
+    expect((await schemaLayoutOf(stub)).version).toBeNull();
     // A deployment: the object starts again, under this code.
     await abortAllDurableObjects();
     // A stub from before the reset fails every call: a new one.
-    const layout = await layoutOf(tokenGroupOf(href));
+    const layout = await schemaLayoutOf(tokenGroupOf(href));
     expect(layout.version).toBe(TOKEN_TABLES_VERSION);
     expect(layout.outbox).toEqual(expect.arrayContaining(['sent_at', 'recheck_at']));
     const updated = await putAttribute(href, 'cardHolderName', 'Grace Hopper');
