@@ -1,7 +1,7 @@
 import type { EmvVersion } from '../emv/emv-rules';
 import { challengeRequired, frictionlessResult } from './acs-results';
 import type { AuthenticationResponse } from './messages';
-import { isMastercard, type Scenario } from './scenarios';
+import { DECOUPLED_FLOWS, isMastercard, type Scenario } from './scenarios';
 import { acsChallengeUrl } from './urls';
 
 /** The reference numbers EMVCo assigns to the ACS and the DS; the fake's name itself. */
@@ -79,6 +79,21 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
         ...(p.version === '2.3.1' ? { transChallengeExemption: asked.indicator } : {}),
       };
     }
+  }
+  const decoupled = p.scenario.challenge !== undefined && DECOUPLED_FLOWS.includes(p.scenario.challenge);
+  if (outcome === 'C' && decoupled && p.areq['threeDSRequestorDecReqInd'] === 'Y' && p.version !== '2.1.0') {
+    // The ACS authenticates the cardholder out of band: the RReq comes later (postauth.ts).
+    const info = 'Approve this payment in your bank’s app.';
+    return {
+      ...head,
+      // As a challenge's (whether it is mandated, how the cardholder is authenticated), but D.
+      ...challengeRequired(p.version),
+      transStatus: 'D',
+      acsDecConInd: 'Y',
+      acsChallengeMandated: 'N',
+      // 2.2.0's cardholderInfo is text; 2.3.1's an object (free-form in the rules the fake checks).
+      cardholderInfo: p.version === '2.3.1' ? { cardholderInfoText: info } : info,
+    };
   }
   if (outcome === 'C') {
     return {

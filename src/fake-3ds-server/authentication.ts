@@ -201,6 +201,7 @@ export function authenticate(
     cavv: ctx.cavv,
     areq,
   });
-  const challenge = ares.transStatus === 'C' ? { challenge: { wrongCodes: 0, interactions: 0 } } : {};
+  const challenge =
+    ares.transStatus === 'C' || ares.transStatus === 'D' ? { challenge: { wrongCodes: 0, interactions: 0 } } : {};
   return { record: { ...accepted, areq, ares, aresAt: ctx.now, ...challenge }, answer: { kind: 'ares', ares } };
 }

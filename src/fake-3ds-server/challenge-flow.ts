@@ -32,7 +32,7 @@ function challengeOf(
   acsTransID: string,
 ): { ok: true; tx: Challenged; flow: ChallengeFlow } | { ok: false; refusal: Refusal } {
   const flow = tx && scenarioFor(tx.acctNumber)?.challenge;
-  if (!tx?.ares || tx.ares.transStatus !== 'C' || flow === undefined) {
+  if (!tx?.ares || (tx.ares.transStatus !== 'C' && tx.ares.transStatus !== 'D') || flow === undefined) {
     return { ok: false, refusal: { kind: 'refused', status: 404, why: 'No challenge is known for this transaction' } };
   }
   if (tx.ares.acsTransID !== acsTransID) {

@@ -6,7 +6,7 @@ import type { EmvVersion } from '../emv/emv-rules';
  * produces against them.
  */
 
-export type TransStatus = 'Y' | 'N' | 'U' | 'A' | 'C' | 'R' | 'I';
+export type TransStatus = 'Y' | 'N' | 'U' | 'A' | 'C' | 'D' | 'R' | 'I';
 
 /** Card range data: the /preauth answer. */
 export interface CardRangeData {
@@ -60,6 +60,9 @@ export interface AuthenticationResponse extends Omit<AuthenticationResult, 'chal
   acsOperatorID: string;
   acsURL?: string;
   acsChallengeMandated?: 'Y' | 'N';
+  /** Decoupled (transStatus D): the ACS confirms it authenticates out of band, and tells the cardholder so. */
+  acsDecConInd?: 'Y' | 'N';
+  cardholderInfo?: string | Record<string, unknown>;
 }
 
 export interface ResultsRequest extends Omit<AuthenticationResult, 'transChallengeExemption'> {

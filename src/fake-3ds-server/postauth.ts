@@ -1,6 +1,7 @@
 import { erro } from './erro';
 import type { ErrorMessage, ResultsRequest } from './messages';
-import { LATE_RREQ_POSTAUTHS, scenarioFor } from './scenarios';
+import { DECOUPLED_RREQ_MS, LATE_RREQ_POSTAUTHS, scenarioFor } from './scenarios';
+import { endChallenge } from './results';
 import { rreqExpired } from './time-rules';
 import type { TransactionRecord } from './transaction-record';
 
@@ -24,6 +25,7 @@ export function fetchResult(
   stored: TransactionRecord | undefined,
   threeDSServerTransID: string,
   now: number,
+  cavv = '',
 ): { record: TransactionRecord | undefined; answer: PostauthAnswer } {
   const version = stored?.ares?.messageVersion;
   const refuse = (code: '203' | '305', description: string, detail: string): PostauthAnswer => ({
@@ -33,7 +35,7 @@ export function fetchResult(
   const unknown = (detail: string) => refuse('203', 'Unknown threeDSServerTransID', detail);
   const noRReq = () => refuse('305', 'No RReq has been received', 'The ACS has not sent the result yet');
   if (!stored) return { record: undefined, answer: unknown('No transaction has this id') };
-  const counted = { ...stored, postauthCalls: stored.postauthCalls + 1 };
+  const counted = decoupledArrival({ ...stored, postauthCalls: stored.postauthCalls + 1 }, now, cavv);
   const { rreq, rreqAt } = counted;
   if (!rreq || rreqAt === undefined) return { record: counted, answer: noRReq() };
   const tx = { ...counted, postauthCallsAfterEnd: counted.postauthCallsAfterEnd + 1 };
@@ -46,4 +48,17 @@ export function fetchResult(
     return { record: tx, answer: unknown('The RReq expired 300 seconds after it arrived') };
   }
   return { record: tx, answer: { kind: 'rreq', rreq } };
+}
+
+/**
+ * A decoupled authentication (ARes D) whose ACS has answered by `now`: its RReq arrived
+ * {@link DECOUPLED_RREQ_MS} after the ARes (Y or N by the card's flow; never for `decoupledNever`),
+ * unless the control route ended it first.
+ */
+function decoupledArrival(tx: TransactionRecord, now: number, cavv: string): TransactionRecord {
+  const flow = scenarioFor(tx.acctNumber)?.challenge;
+  const ending = flow === 'decoupledPass' ? 'pass' : flow === 'decoupledFail' ? 'fail' : undefined;
+  if (tx.rreq || !ending || tx.ares?.transStatus !== 'D' || tx.aresAt === undefined) return tx;
+  const at = tx.aresAt + DECOUPLED_RREQ_MS;
+  return now < at ? tx : endChallenge({ ...tx, ares: tx.ares }, ending, 0, at, cavv);
 }

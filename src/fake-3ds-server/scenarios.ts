@@ -88,7 +88,21 @@ export const ARES_OUTCOMES: Readonly<Record<string, { outcome: AResOutcome; summ
   },
 };
 
-export type ChallengeFlow = 'autoPass' | 'autoFail' | 'manual' | 'manualLateRReq' | 'manualExpiredRReq';
+export type ChallengeFlow =
+  | 'autoPass'
+  | 'autoFail'
+  | 'manual'
+  | 'manualLateRReq'
+  | 'manualExpiredRReq'
+  | 'decoupledPass'
+  | 'decoupledFail'
+  | 'decoupledNever';
+
+/** The decoupled flows: an ARes D when the AReq allows it (threeDSRequestorDecReqInd Y, 2.2.0+). */
+export const DECOUPLED_FLOWS: readonly ChallengeFlow[] = ['decoupledPass', 'decoupledFail', 'decoupledNever'];
+
+/** When the ACS's RReq of a decoupled authentication arrives: this long after the ARes (the fake's clock). */
+export const DECOUPLED_RREQ_MS = 3_000;
 
 /** Digit 4, with digit 3 = 7: how the challenge goes. */
 export const CHALLENGE_FLOWS: Readonly<Record<string, { flow: ChallengeFlow; summary: string }>> = {
@@ -103,6 +117,16 @@ export const CHALLENGE_FLOWS: Readonly<Record<string, { flow: ChallengeFlow; sum
     flow: 'manualExpiredRReq',
     summary: 'extension: manual, and the RReq has already expired (/postauth answers 203)',
   },
+  '5': {
+    flow: 'decoupledPass',
+    summary:
+      'extension: decoupled when the AReq allows it (ARes D, acsDecConInd Y), its RReq Y 3 s after the ARes; else as 2',
+  },
+  '6': {
+    flow: 'decoupledFail',
+    summary: 'extension: decoupled when the AReq allows it, its RReq N (reason 01) 3 s after the ARes; else as 2',
+  },
+  '7': { flow: 'decoupledNever', summary: 'extension: decoupled when the AReq allows it, no RReq ever; else as 2' },
 };
 
 /** A card number starting with these digits is known to no DS (the sandbox's generic "not enrolled" card). */

@@ -124,7 +124,7 @@ export class FakeTransaction extends DurableObject {
 
   /** A /postauth call for this transaction. */
   async postauth(threeDSServerTransID: string, now: number): Promise<PostauthAnswer> {
-    const { record, answer } = fetchResult(await this.load(), threeDSServerTransID, now);
+    const { record, answer } = fetchResult(await this.load(), threeDSServerTransID, now, newAuthenticationValue());
     await this.save(record);
     return answer;
   }

@@ -140,8 +140,8 @@ describe('cards /preauth cannot prepare', () => {
   it.each([
     ['7003', 'no versions digit 7'],
     ['0303', 'no method digit 3'],
-    ['0095', 'an exemption refused with no challenge digit 5'],
-    ['0075', 'no challenge digit 5'],
+    ['0098', 'an exemption refused with no challenge digit 8'],
+    ['0078', 'no challenge digit 8'],
     ['1043', 'transStatus I on a card that only speaks 2.1.0'],
   ])('a card outside the grid (…%s, %s): Erro 305 "Transaction data not valid"', async (suffix) => {
     const erro = expectErro(await api('preauth', { acctNumber: scenarioCard(suffix) }), '305', 'S');

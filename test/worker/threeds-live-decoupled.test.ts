@@ -1,0 +1,162 @@
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { objectProvider } from '../../src/threeds/live/challenge-watch';
+import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
+import { restoreObjects } from './faulty-env';
+import { burst } from './helpers';
+import { threeDsObject } from './projection-helpers';
+import { transaction } from './threeds-helpers';
+import { expectValidMessages, fake, liveBody, liveHarness, liveJson, liveStep, type Json } from './live-helpers';
+import type { StorageHarness } from './faulty-env';
+
+/**
+ * Decoupled authentication in `live` (docs/threeds.md "Decoupled"; CONTRACT §12), against the
+ * fake provider: an AReq that allows it carries threeDSRequestorDecReqInd Y and the time; the
+ * fake's ARes D (card …75: the RReq says Y, …76: N, …77: never; docs/fake-3ds-server.md) answers
+ * `decoupled`; the transaction's object fetches the RReq when verification asks or its watch
+ * looks, records it once and sends the event once; past expiresAt with none, `unavailable`.
+ */
+
+const DEFAULT_PROVIDER = { ...objectProvider };
+const COMPLETED = 'threeDS.authentication.completed';
+
+afterEach(async () => {
+  Object.assign(objectProvider, DEFAULT_PROVIDER);
+  restoreObjects();
+  await restoreTransport();
+});
+
+/** The ARes the fake gave this harness's authenticate. */
+function aresOf(h: StorageHarness): Json {
+  const ares = h.providerAnswers.filter((a) => a.op === 'auth' && a.body.messageType === 'ARes').at(-1);
+  if (!ares) throw new Error('no ARes');
+  return ares.body;
+}
+
+async function decoupled(h: StorageHarness, suffix: string, maxMinutes = 30): Promise<{ body: Json; answer: Json }> {
+  const body = liveBody(suffix, { browser: true, decoupledMinutes: maxMinutes });
+  const answer = await liveJson(h, 'authenticate', body);
+  return { body, answer };
+}
+
+const verifyBody = (body: Json, answer: Json): Json => ({
+  transactionReference: body.transactionReference,
+  merchant: { entity: 'default' },
+  challenge: { reference: answer.challenge.reference },
+});
+
+/** The fake's ACS ends the decoupled authentication now (its RReq arrives), as the control does. */
+async function issuerAnswers(h: StorageHarness, result: 'Y' | 'N'): Promise<void> {
+  const response = await fake(`/_fake/challenge/${aresOf(h).acsTransID as string}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ result }),
+  });
+  expect(response.status).toBe(200);
+}
+
+function eventsOf(receiver: Receiver, reference: string): Json[] {
+  return receiver.received
+    .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === COMPLETED)
+    .map((r) => r.event)
+    .filter((e) => e.data?.transactionReference === reference);
+}
+
+describe('decoupled authentication, in live against the fake provider', () => {
+  it('sends DecReqInd Y with the time, answers decoupled for an ARes D, and verification answers decoupled until the RReq', async () => {
+    const h = liveHarness();
+    const { body, answer } = await decoupled(h, '2075');
+    expect(answer).toMatchObject({
+      outcome: 'decoupled',
+      transactionReference: body.transactionReference,
+      authentication: { version: '2.2.0' },
+      challenge: { reference: expect.stringMatching(/^[A-Za-z0-9]{20}$/) },
+      decoupled: { expiresAt: expect.any(String) },
+    });
+    expect(answer.challenge.url).toBeUndefined();
+    const saw = await expectValidMessages(aresOf(h).threeDSServerTransID as string);
+    expect(saw.areq).toMatchObject({ threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: '00030' });
+    expect(aresOf(h).transStatus).toBe('D');
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(answer);
+    expect((await transaction(body.transactionReference as string, { via: (r) => h.fetch(r) })).state).toBe(
+      'decoupled',
+    );
+  });
+
+  it.each([
+    ['2075', 'Y', 'authenticated'],
+    ['2076', 'N', 'authenticationFailed'],
+  ] as const)(
+    'card …%s: the RReq (%s) reaches 20 verifications at once as one result, GET and the event once',
+    async (suffix, result, outcome) => {
+      const receiver = await receivingAtTestEndpoint();
+      const h = liveHarness();
+      const { body, answer } = await decoupled(h, suffix);
+      const reference = body.transactionReference as string;
+      await issuerAnswers(h, result);
+      const verified = await burst(20, () =>
+        liveStep(h, 'verification', verifyBody(body, answer)).then((r) => r.json<Json>()),
+      );
+      expect(verified[0]!.outcome).toBe(outcome);
+      for (const v of verified) expect(v).toEqual(verified[0]);
+      // One fetch of the RReq, shared (the object owns it).
+      expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth').length).toBeLessThanOrEqual(2);
+      expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified[0]);
+      await receiver.until(() => eventsOf(receiver, reference).length > 0);
+      await settledOwner(threeDsObject(reference));
+      expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual([outcome]);
+    },
+  );
+
+  it('the object’s watch fetches the RReq nobody asked for, from its alarm', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const { body } = await decoupled(h, '2075');
+    const reference = body.transactionReference as string;
+    await issuerAnswers(h, 'Y');
+    // The watch's next look is due (moved, not waited for): the alarm asks the provider.
+    await runInDurableObject(threeDsObject(reference), (_o, state) => {
+      state.storage.sql.exec('DELETE FROM live_watch');
+      state.storage.sql.exec(
+        "UPDATE live_challenge SET data = json_set(data, '$.aresAt', ?)",
+        Date.now() - 10 * 60_000,
+      );
+    });
+    await runDurableObjectAlarm(threeDsObject(reference));
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+  });
+
+  it('card …2077 (no RReq ever): decoupled until expiresAt, then unavailable (status U) for good', async () => {
+    const h = liveHarness();
+    const { body, answer } = await decoupled(h, '2077', 1);
+    expect((await liveJson(h, 'verification', verifyBody(body, answer))).outcome).toBe('decoupled');
+    // The decoupled time and the provider's retention are over (moved, not waited for).
+    await runInDurableObject(threeDsObject(body.transactionReference as string), (_o, state) => {
+      state.storage.sql.exec(
+        "UPDATE live_challenge SET data = json_set(data, '$.decoupled.expiresAt', ?)",
+        Date.now() - 6 * 60_000,
+      );
+    });
+    const first = await liveJson(h, 'verification', verifyBody(body, answer));
+    expect(first).toMatchObject({ outcome: 'unavailable', status: 'U' });
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+  });
+
+  it('without a decoupled block the AReq does not allow it, and the card is challenged as usual', async () => {
+    const h = liveHarness();
+    const answer = await liveJson(h, 'authenticate', liveBody('2075', { browser: true }));
+    expect(answer.outcome).toBe('challenged');
+    const saw = await expectValidMessages(aresOf(h).threeDSServerTransID as string);
+    expect(saw.areq.threeDSRequestorDecReqInd).toBeUndefined();
+  });
+
+  it('a card whose issuer has 2.1.0 only: 400 at $.decoupled, nothing sent', async () => {
+    const h = liveHarness();
+    const response = await liveStep(h, 'authenticate', liveBody('1075', { browser: true, decoupledMinutes: 30 }));
+    expect(response.status).toBe(400);
+    const error = await response.json<Json>();
+    expect(error.validationErrors).toEqual([expect.objectContaining({ jsonPath: '$.decoupled' })]);
+    expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'auth')).toEqual([]);
+  });
+});
