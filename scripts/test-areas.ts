@@ -1,0 +1,355 @@
+/**
+ * Which worker test files `npm run test:changed` runs for a change under src/ (scripts/test-changed.ts,
+ * docs/README.md "Working on the code"). Vitest's related mode cannot choose them: every worker file
+ * calls the Worker through test/worker/helpers.ts, which imports src/index.ts, which imports all of
+ * src/, so any change there is related to all of them (about 48 files, two minutes or more). Here
+ * instead each source file belongs to one area (the first whose patterns match it), and an area
+ * names the worker files that exercise it, few enough to run in about a minute on a shared 2-core
+ * machine (docs/benchmarks.md "The test suite"). To these are added the worker files whose name
+ * holds the changed file's base name (src/storage/schema-version.ts: threeds-schema-version), and
+ * those that import the changed file themselves.
+ *
+ * test/scripts/test-areas.test.ts holds the map to the tree: every file under src/ is in an area,
+ * every worker test file is named by one, and every name and pattern here still matches something.
+ */
+
+/** Where the worker project's test files are (vitest.config.ts). */
+export const WORKER_TESTS = 'test/worker';
+
+export interface Area {
+  name: string;
+  /** Source files, as globs from the repository's root (`*`: within a name, `**`: any folders). */
+  src: string[];
+  /** The worker test files run for a change in the area, by name (`threeds-flow`: test/worker/threeds-flow.test.ts). */
+  tests: string[];
+  /** The area's other worker files, left out to stay within the minute: `--all` runs them. */
+  more?: string[];
+}
+
+/**
+ * Worker files never chosen by area, name or import, only by `--all` or a change to the file itself:
+ * each alone takes most of the minute.
+ */
+export const SLOW: Record<string, string> = {
+  'threeds-live-faults': 'about 45 s on its own: real-clock provider deadlines',
+};
+
+/** The smoke set: one or two quick files per domain, for what every request goes through. */
+const SMOKE = [
+  'pipeline',
+  'service-routes',
+  'inputs',
+  'media-types',
+  'bin-lookup',
+  'pan-lookup-answers',
+  'pan-lookup-errors',
+  'credentials',
+  'settings',
+  'threeds-flow',
+  'threeds-errors',
+  'threeds-live',
+  'sandbox',
+  'tokens',
+  'card-numbers-in-text',
+  'events',
+  'worldpay-v3',
+  'worldpay-compat',
+];
+
+/** The areas, the more specific first: a file belongs to the first area with a pattern matching it. */
+export const AREAS: Area[] = [
+  {
+    name: 'threeds-live',
+    src: [
+      'src/threeds/live/**',
+      'src/threeds/transaction/live-*.ts',
+      'src/threeds/steps/live-parts.ts',
+      'src/live.ts',
+      'src/emv/**',
+      // The live worker tests call the fake provider's bundle (npm run build:fake, before the run).
+      'src/fake-3ds-server/**',
+    ],
+    tests: [
+      'threeds-live',
+      'threeds-live-3ri',
+      'threeds-live-exemptions',
+      'threeds-network-tokens',
+      'threeds-events',
+      'media-types',
+      'service-routes',
+    ],
+    more: ['threeds-live-faults'],
+  },
+  {
+    name: 'threeds-series',
+    src: [
+      'src/threeds/series-rules.ts',
+      'src/threeds/transaction/series*.ts',
+      'src/threeds/transaction/three-ri-run.ts',
+      'src/threeds/steps/merchant-initiated.ts',
+      'src/routes/threeds/merchant-initiated.ts',
+    ],
+    tests: ['threeds-3ri', 'threeds-live-3ri', 'threeds-flow', 'threeds-errors', 'threeds-state'],
+    more: ['threeds-live-faults'],
+  },
+  {
+    name: 'threeds',
+    src: ['src/threeds/**', 'src/routes/threeds/**', 'src/schemas/threeds-requests*.ts'],
+    tests: [
+      'threeds-flow',
+      'threeds-state',
+      'threeds-transaction',
+      'threeds-concurrency',
+      'threeds-faults',
+      'threeds-errors',
+      'threeds-exemptions',
+      'threeds-step-costs',
+      'threeds-schema-version',
+      'threeds-alarm-memory',
+      'threeds-tokens',
+      'challenge-reposts',
+      'sandbox',
+      'projections',
+      'threeds-3ri',
+      'threeds-live',
+    ],
+    more: [
+      'threeds-events',
+      'threeds-live-3ri',
+      'threeds-live-exemptions',
+      'threeds-network-tokens',
+      'threeds-live-faults',
+      'worldpay-v3',
+      'worldpay-compat',
+    ],
+  },
+  {
+    name: 'tokens',
+    src: [
+      'src/tokens/**',
+      'src/records/**',
+      'src/cards/token-card.ts',
+      'src/cards/card-crypto.ts',
+      'src/routes/token-endpoints.ts',
+      'src/schemas/token-requests.ts',
+    ],
+    tests: [
+      'tokens',
+      'token-lifecycle',
+      'token-lifecycle-faults',
+      'tokens-faults',
+      'token-events',
+      'token-crypto',
+      'threeds-tokens',
+      'card-numbers-in-text',
+    ],
+    more: ['bursts-with-faults', 'projection-resets', 'worldpay-compat', 'worldpay-v3'],
+  },
+  {
+    name: 'events',
+    src: ['src/events/**', 'src/routes/event-endpoints.ts', 'src/storage/event-outbox.ts'],
+    tests: [
+      'events',
+      'events-api',
+      'event-shards',
+      'token-events',
+      'threeds-events',
+      'atomic-commits',
+      'object-alarms',
+    ],
+  },
+  {
+    name: 'bin',
+    src: [
+      'src/bin/**',
+      'src/cards/**',
+      'src/reference-data/**',
+      'src/routes/bin-lookup.ts',
+      'src/routes/pan-lookup.ts',
+      'src/schemas/card-bin-requests.ts',
+    ],
+    tests: [
+      'bin-lookup',
+      'pan-lookup-answers',
+      'pan-lookup-errors',
+      'card-numbers-in-text',
+      'threeds-network-tokens',
+      'threeds-flow',
+      'tokens',
+      'inputs',
+    ],
+  },
+  {
+    name: 'storage',
+    src: ['src/storage/**', 'src/backoff.ts'],
+    tests: [
+      'atomic-commits',
+      'object-alarms',
+      'storage-freed',
+      'projection-resets',
+      'projections',
+      'threeds-alarm-memory',
+      'threeds-schema-version',
+      'threeds-faults',
+      'threeds-flow',
+      'threeds-step-costs',
+      'tokens',
+      'token-lifecycle-faults',
+      'bursts-with-faults',
+      'events',
+    ],
+    more: ['tokens-faults', 'threeds-live-faults', 'threeds-events', 'token-events'],
+  },
+  {
+    name: 'access',
+    src: [
+      'src/merchants/**',
+      'src/config/**',
+      'src/credentials/**',
+      'src/http/basic-auth.ts',
+      'src/http/publishable-keys.ts',
+    ],
+    tests: [
+      'credentials',
+      'settings',
+      'merchant-config',
+      'token-crypto',
+      'bin-lookup',
+      'pipeline',
+      'inputs',
+      'service-routes',
+    ],
+  },
+  {
+    // What every request goes through: a smoke set across the domains.
+    name: 'shared',
+    src: [
+      'src/index.ts',
+      'src/env.d.ts',
+      'src/*.ts',
+      'src/app/**',
+      'src/http/**',
+      'src/schemas/**',
+      'src/routes/**',
+      'src/demo/**',
+    ],
+    tests: SMOKE,
+  },
+];
+
+/** The file a test name stands for. */
+export function testFile(name: string): string {
+  return `${WORKER_TESTS}/${name}.test.ts`;
+}
+
+/** A test file's name as the map writes it (test/worker/threeds-flow.test.ts: threeds-flow). */
+export function testName(file: string): string {
+  return file.slice(file.lastIndexOf('/') + 1).replace(/\.test\.ts$/, '');
+}
+
+/** Whether `path` (from the repository's root, `/`-separated) matches the glob `pattern`. */
+export function matches(pattern: string, path: string): boolean {
+  const parts = pattern.split('/');
+  const source = parts
+    .map((part, i) => {
+      const last = i === parts.length - 1;
+      if (part === '**') return last ? '.*' : '(?:[^/]+/)*';
+      return part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*') + (last ? '' : '/');
+    })
+    .join('');
+  return new RegExp(`^${source}$`).test(path);
+}
+
+/** The area a source file belongs to: the first whose patterns match it, or undefined. */
+export function areaOf(file: string, areas: Area[] = AREAS): Area | undefined {
+  return areas.find((area) => area.src.some((pattern) => matches(pattern, file)));
+}
+
+/** Whether a test file's name holds the source file's base name, whole words between dashes. */
+export function nameMatches(srcFile: string, test: string): boolean {
+  const base = srcFile.slice(srcFile.lastIndexOf('/') + 1).replace(/(\.d)?\.ts$/, '');
+  return `-${testName(test)}-`.includes(`-${base}-`);
+}
+
+export interface WorkerChoice {
+  /** Chosen test file → why, one reason per changed file that chose it. */
+  chosen: Map<string, string[]>;
+  /** Worker files of the changed files' areas (or matched by name or import) that were left out → why. */
+  leftOut: Map<string, string>;
+  /** Changed source files no area claims: they get the shared area's files, and the map needs them. */
+  unmapped: string[];
+}
+
+/**
+ * The worker test files for the changed source files.
+ *
+ * @param changed changed files under src/, from the repository's root
+ * @param workerTests the worker project's test files, from the repository's root
+ * @param importsOf the source files a worker test file imports itself (not through its helpers)
+ */
+export function chooseWorkerTests(
+  changed: string[],
+  workerTests: string[],
+  importsOf: (test: string) => string[],
+  areas: Area[] = AREAS,
+): WorkerChoice {
+  const chosen = new Map<string, string[]>();
+  const leftOut = new Map<string, string>();
+  const unmapped: string[] = [];
+  const existing = new Set(workerTests);
+  const choose = (test: string, why: string) => {
+    if (!existing.has(test)) return;
+    const slow = SLOW[testName(test)];
+    if (slow) {
+      leftOut.set(test, `slow (${slow}): --all runs it`);
+      return;
+    }
+    chosen.set(test, [...(chosen.get(test) ?? []), why]);
+  };
+  const shared = areas.find((area) => area.name === 'shared');
+  for (const file of changed) {
+    let area = areaOf(file, areas);
+    if (!area) {
+      unmapped.push(file);
+      area = shared;
+    }
+    if (area) {
+      for (const name of area.tests) choose(testFile(name), `${file}: area ${area.name}`);
+      for (const name of area.more ?? []) {
+        const test = testFile(name);
+        const slow = SLOW[name];
+        if (existing.has(test) && !leftOut.has(test)) {
+          leftOut.set(
+            test,
+            slow ? `slow (${slow}): --all runs it` : `area ${area.name}, beyond its minute: --all runs it`,
+          );
+        }
+      }
+    }
+    for (const test of workerTests) {
+      if (nameMatches(file, test)) choose(test, `${file}: its name`);
+      if (importsOf(test).includes(file)) choose(test, `${file}: imports it`);
+    }
+  }
+  for (const test of chosen.keys()) leftOut.delete(test);
+  return { chosen, leftOut, unmapped };
+}
+
+/**
+ * The repository files a test file's source imports itself, as written (`'../../src/x'` from
+ * test/worker/a.test.ts: src/x.ts), type-only imports included.
+ */
+export function importsIn(testPath: string, source: string): string[] {
+  const dir = testPath.slice(0, testPath.lastIndexOf('/'));
+  const found: string[] = [];
+  for (const m of source.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+    const parts = dir.split('/');
+    for (const part of m[1]!.split('/')) {
+      if (part === '..') parts.pop();
+      else if (part !== '.') parts.push(part);
+    }
+    const path = parts.join('/');
+    found.push(/\.[a-z]+$/.test(path) ? path : `${path}.ts`);
+  }
+  return found;
+}
