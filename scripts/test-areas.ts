@@ -109,11 +109,11 @@ export const AREAS: Area[] = [
       'threeds-tokens',
       'challenge-reposts',
       'sandbox',
-      'projections',
-      'threeds-3ri',
       'threeds-live',
     ],
     more: [
+      'threeds-3ri',
+      'projections',
       'threeds-events',
       'threeds-live-3ri',
       'threeds-live-exemptions',
