@@ -4,10 +4,11 @@
  * calls the Worker through test/worker/helpers.ts, which imports src/index.ts, which imports all of
  * src/, so any change there is related to all of them (about 48 files, two minutes or more). Here
  * instead each source file belongs to one area (the first whose patterns match it), and an area
- * names the worker files that exercise it, few enough to run in about a minute on a shared 2-core
- * machine (docs/benchmarks.md "The test suite"). To these are added the worker files whose name
- * holds the changed file's base name (src/storage/schema-version.ts: threeds-schema-version), and
- * those that import the changed file themselves.
+ * names the worker files that exercise it. Before them come the worker files whose name holds the
+ * changed file's base name (src/storage/schema-version.ts: threeds-schema-version), then those that
+ * import the changed file themselves; all are taken in that order while their measured times fit
+ * a budget that keeps the run within about a minute on a shared 2-core machine (docs/benchmarks.md
+ * "The test suite"). What is left out is printed, and `--all` runs it.
  *
  * test/scripts/test-areas.test.ts holds the map to the tree: every file under src/ is in an area,
  * every worker test file is named by one, and every name and pattern here still matches something.
@@ -27,12 +28,73 @@ export interface Area {
 }
 
 /**
- * Worker files never chosen by area, name or import, only by `--all` or a change to the file itself:
- * each alone takes most of the minute.
+ * Each worker file's own time in seconds (its tests, without starting it), from vitest's JSON report
+ * of a run with four files at once on the shared 2-core machine (2026-11-28, load average 1 to 4;
+ * `npm run test:profile` prints them again). A new file needs its line: the test says so.
  */
-export const SLOW: Record<string, string> = {
-  'threeds-live-faults': 'about 45 s on its own: real-clock provider deadlines',
+export const SECONDS: Record<string, number> = {
+  'atomic-commits': 2,
+  'bin-lookup': 1,
+  'bursts-with-faults': 18,
+  'card-numbers-in-text': 2,
+  'challenge-reposts': 1,
+  credentials: 1,
+  'event-shards': 5,
+  events: 12,
+  'events-api': 17,
+  inputs: 1,
+  'media-types': 1,
+  'merchant-config': 1,
+  'object-alarms': 1,
+  'pan-lookup-answers': 1,
+  'pan-lookup-errors': 1,
+  pipeline: 1,
+  'projection-resets': 5,
+  projections: 14,
+  sandbox: 2,
+  'service-routes': 1,
+  settings: 1,
+  'storage-freed': 2,
+  'threeds-3ri': 17,
+  'threeds-alarm-memory': 1,
+  'threeds-concurrency': 3,
+  'threeds-errors': 1,
+  'threeds-events': 19,
+  'threeds-exemptions': 1,
+  'threeds-faults': 3,
+  'threeds-flow': 2,
+  'threeds-live': 16,
+  'threeds-live-3ri': 7,
+  'threeds-live-exemptions': 1,
+  'threeds-live-faults': 44,
+  'threeds-network-tokens': 1,
+  'threeds-schema-version': 1,
+  'threeds-state': 2,
+  'threeds-step-costs': 2,
+  'threeds-tokens': 1,
+  'threeds-transaction': 4,
+  'token-crypto': 1,
+  'token-events': 2,
+  'token-lifecycle': 9,
+  'token-lifecycle-faults': 20,
+  tokens: 4,
+  'tokens-faults': 28,
+  'worldpay-compat': 2,
+  'worldpay-v3': 2,
 };
+
+/** What starting a worker file costs besides its tests (vitest's "import": the Worker through Vite), in seconds. */
+export const START_SECONDS = 5;
+
+/**
+ * The worker files' summed seconds (each file's SECONDS and START_SECONDS) a run may take: four files
+ * run at once, so 120 is about 30 s of the minute; the builds and vitest's own start take 10 to 15 s
+ * more, and a busy machine a third more again (docs/benchmarks.md "The test suite").
+ */
+export const BUDGET_SECONDS = 120;
+
+/** A file longer than this is never chosen but by `--all` or a change to the file: alone, it would fill the minute. */
+export const LONGEST_SECONDS = 30;
 
 /** The smoke set: one or two quick files per domain, for what every request goes through. */
 const SMOKE = [
@@ -56,7 +118,10 @@ const SMOKE = [
   'worldpay-compat',
 ];
 
-/** The areas, the more specific first: a file belongs to the first area with a pattern matching it. */
+/**
+ * The areas, the more specific first: a file belongs to the first area with a pattern matching it.
+ * An area's tests come in the order they are chosen in, while the budget allows.
+ */
 export const AREAS: Area[] = [
   {
     name: 'threeds-live',
@@ -186,17 +251,17 @@ export const AREAS: Area[] = [
       'atomic-commits',
       'object-alarms',
       'storage-freed',
-      'projection-resets',
-      'projections',
       'threeds-alarm-memory',
       'threeds-schema-version',
       'threeds-faults',
       'threeds-flow',
       'threeds-step-costs',
       'tokens',
+      'projection-resets',
       'token-lifecycle-faults',
-      'bursts-with-faults',
       'events',
+      'projections',
+      'bursts-with-faults',
     ],
     more: ['tokens-faults', 'threeds-live-faults', 'threeds-events', 'token-events'],
   },
@@ -280,8 +345,15 @@ export interface WorkerChoice {
   unmapped: string[];
 }
 
+/** A worker file's cost against BUDGET_SECONDS. */
+export function costOf(test: string): number {
+  return (SECONDS[testName(test)] ?? LONGEST_SECONDS) + START_SECONDS;
+}
+
 /**
- * The worker test files for the changed source files.
+ * The worker test files for the changed source files: first those named after a changed file, then
+ * those importing one, then each area's files in the area's order (the areas of several changed
+ * files in turn), each while BUDGET_SECONDS allows; none longer than LONGEST_SECONDS.
  *
  * @param changed changed files under src/, from the repository's root
  * @param workerTests the worker project's test files, from the repository's root
@@ -293,45 +365,49 @@ export function chooseWorkerTests(
   importsOf: (test: string) => string[],
   areas: Area[] = AREAS,
 ): WorkerChoice {
-  const chosen = new Map<string, string[]>();
+  const candidates: { test: string; why: string; rank: number }[] = [];
   const leftOut = new Map<string, string>();
   const unmapped: string[] = [];
   const existing = new Set(workerTests);
-  const choose = (test: string, why: string) => {
-    if (!existing.has(test)) return;
-    const slow = SLOW[testName(test)];
-    if (slow) {
-      leftOut.set(test, `slow (${slow}): --all runs it`);
-      return;
-    }
-    chosen.set(test, [...(chosen.get(test) ?? []), why]);
-  };
   const shared = areas.find((area) => area.name === 'shared');
   for (const file of changed) {
+    for (const test of workerTests) {
+      if (nameMatches(file, test)) candidates.push({ test, why: `${file}: its name`, rank: 0 });
+      if (importsOf(test).includes(file)) candidates.push({ test, why: `${file}: imports it`, rank: 1 });
+    }
     let area = areaOf(file, areas);
     if (!area) {
       unmapped.push(file);
       area = shared;
     }
-    if (area) {
-      for (const name of area.tests) choose(testFile(name), `${file}: area ${area.name}`);
-      for (const name of area.more ?? []) {
-        const test = testFile(name);
-        const slow = SLOW[name];
-        if (existing.has(test) && !leftOut.has(test)) {
-          leftOut.set(
-            test,
-            slow ? `slow (${slow}): --all runs it` : `area ${area.name}, beyond its minute: --all runs it`,
-          );
-        }
-      }
+    if (!area) continue;
+    area.tests.forEach((name, i) =>
+      candidates.push({ test: testFile(name), why: `${file}: area ${area.name}`, rank: 2 + i }),
+    );
+    for (const name of area.more ?? []) leftOut.set(testFile(name), `area ${area.name}, not in its quick set`);
+  }
+  candidates.sort((x, y) => x.rank - y.rank);
+
+  const chosen = new Map<string, string[]>();
+  let spent = 0;
+  for (const { test, why } of candidates) {
+    if (!existing.has(test)) continue;
+    const reasons = chosen.get(test);
+    if (reasons) {
+      reasons.push(why);
+      continue;
     }
-    for (const test of workerTests) {
-      if (nameMatches(file, test)) choose(test, `${file}: its name`);
-      if (importsOf(test).includes(file)) choose(test, `${file}: imports it`);
+    if ((SECONDS[testName(test)] ?? 0) > LONGEST_SECONDS) {
+      leftOut.set(test, `${SECONDS[testName(test)]} s on its own, longer than ${LONGEST_SECONDS}`);
+    } else if (spent + costOf(test) > BUDGET_SECONDS) {
+      if (!leftOut.has(test)) leftOut.set(test, `${why}, beyond the budget of ${BUDGET_SECONDS} s`);
+    } else {
+      spent += costOf(test);
+      chosen.set(test, [why]);
+      leftOut.delete(test);
     }
   }
-  for (const test of chosen.keys()) leftOut.delete(test);
+  for (const test of [...leftOut.keys()]) if (chosen.has(test) || !existing.has(test)) leftOut.delete(test);
   return { chosen, leftOut, unmapped };
 }
 

@@ -3,13 +3,17 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   AREAS,
-  SLOW,
+  BUDGET_SECONDS,
+  LONGEST_SECONDS,
+  SECONDS,
   areaOf,
   chooseWorkerTests,
+  costOf,
   importsIn,
   matches,
   nameMatches,
   testFile,
+  testName,
   WORKER_TESTS,
 } from '../../scripts/test-areas.ts';
 
@@ -51,13 +55,15 @@ describe('the map of npm run test:changed (scripts/test-areas.ts)', () => {
     }
   });
 
-  it('leaves the slow files out of every area’s quick set', () => {
-    for (const area of AREAS)
+  it('knows each worker file’s time, and no area’s quick set holds a file longer than the longest chosen', () => {
+    expect(workerTests.filter((test) => !(testName(test) in SECONDS))).toEqual([]);
+    expect(Object.keys(SECONDS).filter((name) => !workerTests.includes(testFile(name)))).toEqual([]);
+    for (const area of AREAS) {
       expect(
-        area.tests.filter((name) => name in SLOW),
+        area.tests.filter((name) => SECONDS[name]! > LONGEST_SECONDS),
         area.name,
       ).toEqual([]);
-    for (const name of Object.keys(SLOW)) expect(workerTests).toContain(testFile(name));
+    }
   });
 
   it('matches globs by path segments', () => {
@@ -125,7 +131,7 @@ describe('the map of npm run test:changed (scripts/test-areas.ts)', () => {
     );
   });
 
-  it('never chooses a slow file, even by name or import', () => {
+  it('never chooses a file longer than LONGEST_SECONDS, even by name or import', () => {
     const { chosen, leftOut } = chooseWorkerTests(
       ['src/live.ts', 'src/storage/object-client.ts'],
       workerTests,
@@ -133,7 +139,16 @@ describe('the map of npm run test:changed (scripts/test-areas.ts)', () => {
     );
     expect(chosen.has('test/worker/threeds-live.test.ts')).toBe(true);
     expect(chosen.has('test/worker/threeds-live-faults.test.ts')).toBe(false);
-    expect(leftOut.get('test/worker/threeds-live-faults.test.ts')).toMatch(/^slow/);
+    expect(leftOut.get('test/worker/threeds-live-faults.test.ts')).toMatch(/s on its own, longer than/);
+  });
+
+  it('stays within the budget: the files named after the change and importing it first, then the area in order', () => {
+    const { chosen, leftOut } = chooseWorkerTests(['src/storage/object-storage.ts'], workerTests, importsOf);
+    const spent = [...chosen.keys()].reduce((sum, test) => sum + costOf(test), 0);
+    expect(spent).toBeLessThanOrEqual(BUDGET_SECONDS);
+    expect(chosen.get('test/worker/tokens-faults.test.ts')).toEqual(['src/storage/object-storage.ts: imports it']);
+    expect(chosen.has('test/worker/atomic-commits.test.ts')).toBe(true);
+    expect(leftOut.get('test/worker/bursts-with-faults.test.ts')).toMatch(/area storage, beyond the budget/);
   });
 
   it('gives a source file in no area the shared area’s files, and names it', () => {
