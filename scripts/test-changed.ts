@@ -98,7 +98,8 @@ async function main(): Promise<void> {
       ? { chosen: new Map<string, string[]>(), leftOut: new Map<string, string>(), unmapped: [] }
       : chooseWorkerTests(srcChanged, workerTests, (test) => importsIn(test, readFileSync(test, 'utf8')));
     for (const test of workerRelated) {
-      choice.chosen.set(test, [...(choice.chosen.get(test) ?? []), 'related (imports a changed file)']);
+      const why = changed.includes(test) ? 'changed' : 'related: imports a changed file';
+      choice.chosen.set(test, [...(choice.chosen.get(test) ?? []), why]);
       choice.leftOut.delete(test);
     }
 
