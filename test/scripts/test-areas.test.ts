@@ -151,6 +151,14 @@ describe('the map of npm run test:changed (scripts/test-areas.ts)', () => {
     expect(leftOut.get('test/worker/bursts-with-faults.test.ts')).toMatch(/area storage, beyond the budget/);
   });
 
+  it('gives the entry the shared smoke set, a file or two per domain, not the files calling the entry', () => {
+    const { chosen } = chooseWorkerTests(['src/index.ts'], workerTests, importsOf);
+    for (const test of ['pipeline', 'bin-lookup', 'threeds-flow', 'threeds-live', 'tokens', 'events']) {
+      expect(chosen.get(testFile(test))).toEqual(['src/index.ts: area shared']);
+    }
+    expect([...chosen.keys()].reduce((sum, test) => sum + costOf(test), 0)).toBeLessThanOrEqual(BUDGET_SECONDS);
+  });
+
   it('gives a source file in no area the shared area’s files, and names it', () => {
     const { chosen, unmapped } = chooseWorkerTests(['src/somewhere-new/x.ts'], workerTests, () => []);
     expect(unmapped).toEqual(['src/somewhere-new/x.ts']);
