@@ -14,6 +14,14 @@ const BASE =
 /** The Durable Objects' own files: reached only by the entries (which export the classes). */
 const OBJECTS = '^src/threeds/transaction/|^src/tokens/token-group\\.ts$|^src/events/event-log\\.ts$';
 
+/**
+ * The parts the TokenGroup and EventLog classes are split into (the ThreeDsTransaction's are its
+ * folder): each decides inside its object, so they are reached only by their object's files.
+ */
+const OBJECT_PARTS =
+  '^src/tokens/(token-table|kept-conflicts|update-counts|token-events|new-token)\\.ts$|' +
+  '^src/events/(event-store|endpoint-table|endpoint-copies|delivery-loop|delivery-attempt|endpoint-health)\\.ts$';
+
 /** The Worker-side steps of each domain: what the routes call. */
 const STEPS = '^src/threeds/steps/|^src/tokens/token-(steps|namespaces)\\.ts$';
 
@@ -60,8 +68,14 @@ module.exports = {
     rule(
       'objects-call-no-step',
       'An object decides with its rules and the shared mechanisms: never a step, a route or the HTTP layer.',
-      { path: OBJECTS },
+      { path: `${OBJECTS}|${OBJECT_PARTS}` },
       { path: `${STEPS}|${ABOVE_DOMAINS}` },
+    ),
+    rule(
+      'object-parts-reached-only-by-their-object',
+      "An object's parts decide inside it: only the object's own files import them (the steps call its RPC interface).",
+      { path: '^src/', pathNot: `^src/(index|live)\\.ts$|${OBJECTS}|${OBJECT_PARTS}` },
+      { path: OBJECT_PARTS },
     ),
     rule(
       'object-apis-below-objects-and-steps',
