@@ -70,11 +70,14 @@ export class EndpointTable {
   constructor(
     private readonly sql: SqlStorage,
     private readonly env: Env,
-  ) {
-    sql.exec(ENDPOINT_TABLES);
-    const columns = sql.exec<{ name: string }>('PRAGMA table_info(endpoints)').toArray();
+  ) {}
+
+  /** Creates the tables (an earlier layout's get the columns added since): once, as the log's version row says. */
+  createTables(): void {
+    this.sql.exec(ENDPOINT_TABLES);
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(endpoints)').toArray();
     if (!columns.some((c) => c.name === 'last_success_at'))
-      sql.exec('ALTER TABLE endpoints ADD COLUMN last_success_at INTEGER');
+      this.sql.exec('ALTER TABLE endpoints ADD COLUMN last_success_at INTEGER');
   }
 
   /** The version of the set (shard 0: of its last change; another shard: of the copy it has), undefined before the first. */

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { settingsOf } from '../config/settings';
 import { describeError, logLine } from '../log';
+import { SchemaVersion } from '../storage/schema-version';
 import { AlarmRunner } from '../storage/alarm-runner';
 import { DeliveryAttempts } from './delivery-attempt';
 import { DeliveryLoop } from './delivery-loop';
@@ -43,6 +44,12 @@ import { EVENT_RETENTION_MS, newEventProblem, PING, type EventView, type NewEven
 /** The alarm behind deliveries tried at once: it sends what that try could not. */
 const DELIVERY_SAFETY_MS = 2_000;
 
+/**
+ * The version of the log's tables (src/storage/schema-version.ts): raise it with every change to
+ * them, and keep the upgrade of the older layouts in EventStore's and EndpointTable's createTables.
+ */
+export const EVENT_LOG_TABLES_VERSION = 1;
+
 export class EventLog extends DurableObject<Env> implements EventLogMethods {
   private readonly sql: SqlStorage;
   private readonly store: EventStore;
@@ -61,6 +68,14 @@ export class EventLog extends DurableObject<Env> implements EventLogMethods {
     this.sql = ctx.storage.sql;
     this.store = new EventStore(this.sql);
     this.endpoints = new EndpointTable(this.sql, env);
+    // One row says which version of its tables the log has (src/storage/schema-version.ts): a start
+    // reads it, and creates or upgrades the tables only when they are not current.
+    const tables = new SchemaVersion(this.sql, EVENT_LOG_TABLES_VERSION, 'events');
+    if (tables.found() !== 'current') {
+      this.store.createTables();
+      this.endpoints.createTables();
+      tables.record();
+    }
     const self = { owner: () => this.owner(), shard: (index: number) => this.shard(index) };
     this.copies = new EndpointCopies(env, this.endpoints, this.store, { ...self, alarmBy: (at) => this.alarmBy(at) });
     this.health = new EndpointHealth(this.endpoints, this.store, {

@@ -90,7 +90,14 @@ export type SendableRow = DeliveryRow & { event_id: string; event_type: string; 
 export type Audience = { only: string } | { except: string } | undefined;
 
 export class EventStore {
-  constructor(private readonly sql: SqlStorage) {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /**
+   * Creates the tables, and brings those of an earlier layout up to date (columns added since,
+   * the first design's log): once, when the log's schema version row says they are not current.
+   */
+  createTables(): void {
+    const sql = this.sql;
     sql.exec(EVENT_TABLES);
     const have = new Set(
       sql
