@@ -117,7 +117,7 @@ export class EventOutbox<T extends string = string> {
    * Appends what is staged to the merchants' event logs, in order; never throws: a failure is
    * logged and tried again when {@link nextDue} says.
    */
-  async flush(): Promise<void> {
+  async flush(reschedule = true): Promise<void> {
     if (this.sending || Date.now() < this.backoff().notBefore) return;
     const rows = this.sql.exec<StagedRow>('SELECT * FROM events_out ORDER BY seq').toArray();
     if (rows.length === 0) return;
@@ -165,8 +165,8 @@ export class EventOutbox<T extends string = string> {
     }
     // The alarm set while this append was in flight waits for its deadline: set it again, to the
     // retry's time after a failure, or to the owner's next business after a success (not a useless
-    // alarm event a deadline later).
-    await this.owner.reschedule().catch(() => undefined);
+    // alarm event a deadline later). Unless the caller sets it once for more than this.
+    if (reschedule) await this.owner.reschedule().catch(() => undefined);
   }
 
   /**

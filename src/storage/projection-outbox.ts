@@ -262,21 +262,29 @@ export class Outbox {
    * the write is tried at once, after the answer (not awaited), so that a change whose write KV
    * takes at once costs no alarm event; a write that fails, or is not due yet (KV's one write a
    * second per key), is left to the alarm, which the flush sets to when it is due. The alarm's
-   * setting is a storage write: the answer leaves once it is stored (the output gate).
+   * setting is a storage write: the answer leaves once it is stored (the output gate). The write
+   * is started even when setting the alarm failed (which the caller hears of). `written` is that
+   * write, done; without `reschedule` it leaves setting the alarm again to the caller (who has
+   * more under way: call-effects.ts), so that one setting follows both.
    */
-  async writeSoon(): Promise<void> {
+  async writeSoon(reschedule = true): Promise<{ written: Promise<void> }> {
     // Never later than an alarm already set (a challenge's deadline, an AReq's answer window).
     const at = Date.now() + PROJECTION_SAFETY_MS;
     const alarm = this.owner.alarm ?? this.owner.ctx.storage;
-    const current = await alarm.getAlarm();
-    if (current === null || current > at) await alarm.setAlarm(at);
-    void this.flushNow();
+    let written: Promise<void> | undefined;
+    try {
+      const current = await alarm.getAlarm();
+      if (current === null || current > at) await alarm.setAlarm(at);
+    } finally {
+      written = this.flushNow(reschedule);
+    }
+    return { written };
   }
 
-  private async flushNow(): Promise<void> {
+  private async flushNow(reschedule: boolean): Promise<void> {
     try {
       await this.flush();
-      await this.owner.reschedule();
+      if (reschedule) await this.owner.reschedule();
     } catch {
       // The alarm set by writeSoon writes it.
     }

@@ -185,7 +185,7 @@ const BEFORE_AUTHENTICATE = {
 const FROM_AUTHENTICATE: Record<'frictionless' | 'challenged', Record<string, string>> = {
   frictionless: {
     'authenticate: in call': '27 sql, setAlarm 1, transactionSync 1',
-    'authenticate: after': '20 sql, setAlarm 2',
+    'authenticate: after': '11 sql, setAlarm 1',
     'a later instance: constructor': '2 sql',
   },
   challenged: {
@@ -194,7 +194,7 @@ const FROM_AUTHENTICATE: Record<'frictionless' | 'challenged', Record<string, st
     'challenge page: in call': '3 sql',
     'challenge page: after': '0 sql',
     'challenge form post: in call': '26 sql, setAlarm 1',
-    'challenge form post: after': '20 sql, setAlarm 2',
+    'challenge form post: after': '11 sql, setAlarm 1',
     'verification: in call': '3 sql',
     'verification: after': '0 sql',
     'a later instance: constructor': '2 sql',

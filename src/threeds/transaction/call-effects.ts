@@ -54,8 +54,11 @@ export class CallEffects {
       // Also after a call that failed midway: what it changed before (a 3RI's open hold) keeps its alarm.
       if (this.staged) {
         this.staged = this.rearm = false;
-        await this.outbox.writeSoon(); // which sets the alarm again once it has written
-        void this.events.flush(); // after the answer; the alarm set just now retries it
+        // The projection's write and the event's append, both after the answer (the safety alarm
+        // set now retries either); the alarm is set again once, when both have ended.
+        const { written } = await this.outbox.writeSoon(false);
+        const sent = this.events.flush(false);
+        void Promise.allSettled([written, sent]).then(() => this.scheduleAlarm().catch(() => undefined));
       } else if (this.rearm) {
         this.rearm = false;
         await this.scheduleAlarm();
