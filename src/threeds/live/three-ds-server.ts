@@ -46,6 +46,15 @@ export interface ThreeDsServer {
 export type Transport = (request: Request) => Promise<Response>;
 
 /**
+ * A live deployment without its provider's settings: a misconfiguration of this service (the
+ * error format's 503), before anything is asked of anyone.
+ */
+export function providerMissing(): FailureError {
+  const what = 'live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY';
+  return new FailureError({ kind: 'misconfigured', what }, what);
+}
+
+/**
  * The provider did not answer usably (unreachable, 5xx, an answer that is not its JSON, past our
  * deadline) before the AReq could have reached the DS: a 503 with Retry-After, nothing decided.
  */

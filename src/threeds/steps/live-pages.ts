@@ -1,5 +1,4 @@
 import { fromBase64Url, toBase64Url, utf8 } from '../../bytes';
-import { FailureError } from '../../failures';
 import type { ThreeDsTransactionApi } from '../transaction-api';
 import type { LiveChallenge } from '../live/live-state';
 import { PAGES } from '../api-paths';
@@ -10,6 +9,7 @@ import type { BrowserFacts } from '../live/areq-builder';
 import { objectIdOfHandle, transactionHandle } from '../live/handles';
 import { normaliseLanguageTag } from '../live/language-tags';
 import { DDC_PAGE_GIVES_UP_MS, methodIndicator } from '../live/timing';
+import { providerMissing } from '../live/three-ds-server';
 
 /**
  * The steps behind the live browser pages (docs/threeds.md "Live": "Pages"): the DDC page that
@@ -175,7 +175,7 @@ export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: st
   let result = known.result;
   let note = cresNote(cres, challenge);
   if (!result) {
-    if (!deps.provider) throw new FailureError({ kind: 'misconfigured', what: 'no 3DS Server provider' });
+    if (!deps.provider) throw providerMissing();
     try {
       const fetched = await owner.liveFetched(challenge.reference, deps.now, deps.baseUrl);
       if (fetched?.kind === 'decided') result = fetched.result;

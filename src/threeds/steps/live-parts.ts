@@ -1,7 +1,7 @@
 import { FailureError } from '../../failures';
 import type { EntityConfig } from '../../merchants/merchant-config';
 import type { RequestorBlock } from '../../merchants/requestor';
-import type { ThreeDsServer } from '../live/three-ds-server';
+import { providerMissing, type ThreeDsServer } from '../live/three-ds-server';
 import type { ThreeDsDeps } from './step-deps';
 
 /**
@@ -13,10 +13,10 @@ export function liveParts(
   deps: ThreeDsDeps,
   entity: EntityConfig,
 ): { provider: ThreeDsServer; requestor: RequestorBlock } {
-  const missing = (what: string): never => {
+  if (!deps.provider) throw providerMissing();
+  if (!entity.threeDSRequestor) {
+    const what = 'the entity has no threeDSRequestor block for live 3-D Secure';
     throw new FailureError({ kind: 'misconfigured', what }, what);
-  };
-  if (!deps.provider) missing('live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY');
-  if (!entity.threeDSRequestor) missing('the entity has no threeDSRequestor block for live 3-D Secure');
-  return { provider: deps.provider!, requestor: entity.threeDSRequestor! };
+  }
+  return { provider: deps.provider, requestor: entity.threeDSRequestor };
 }

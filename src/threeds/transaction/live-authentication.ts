@@ -17,6 +17,7 @@ import {
   AuthenticationOutcomeUnknown,
   ProviderRefusedCredentials,
   ProviderUnavailable,
+  providerMissing,
   type ThreeDsServer,
 } from '../live/three-ds-server';
 import { CHALLENGE_START_WINDOW_MS, methodIndicator, needsPreparing } from '../live/timing';
@@ -67,8 +68,7 @@ export async function runLiveAuthentication(
   const provider = host.provider();
   if (!provider) {
     live.abandon();
-    const what = 'live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY';
-    throw new FailureError({ kind: 'misconfigured', what }, what);
+    throw providerMissing();
   }
   const { request, card, baseUrl } = input;
   const context: AnswerContext = {

@@ -1,7 +1,6 @@
-import { FailureError } from '../../failures';
 import { fetchableUntil, fetchRReq, noResultAnswer } from '../live/live-challenge-result';
 import type { FetchedResult, LiveChallenge, LiveResult, LiveVerified } from '../live/live-state';
-import type { ThreeDsServer } from '../live/three-ds-server';
+import { providerMissing, type ThreeDsServer } from '../live/three-ds-server';
 import type { LiveTransaction } from './live-transaction';
 
 /**
@@ -76,10 +75,7 @@ export class LiveResults {
 
   private async fetchAndRecord(challenge: LiveChallenge, baseUrl: string): Promise<FetchedResult> {
     const provider = this.provider();
-    if (!provider) {
-      const what = 'live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY';
-      throw new FailureError({ kind: 'misconfigured', what }, what);
-    }
+    if (!provider) throw providerMissing();
     const fetched = await fetchRReq(provider, challenge, baseUrl);
     if (fetched.kind === 'undecided') return fetched;
     // In the same synchronous block as the answer's arrival: recorded once, whoever asked.

@@ -1,4 +1,3 @@
-import { FailureError } from '../../failures';
 import { objectStorage } from '../../storage/object-storage';
 import { THREEDS_PATH } from '../api-paths';
 import { isMastercardFamily, type Brand } from '../../bin/model';
@@ -6,6 +5,7 @@ import { cardHashOf } from '../live/live-prepare';
 import type { LiveRun } from '../live/live-state';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
 import { buildThreeRiAReq } from '../live/three-ri-areq';
+import { providerMissing } from '../live/three-ds-server';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { SessionScope } from '../session-record';
 import { NON_PAYMENT_TYPES, THREE_RI_TYPES, type SeriesUseOutcome, type ThreeRiType } from '../series-rules';
@@ -159,8 +159,7 @@ export async function runLiveThreeRi(
   const provider = host.provider();
   if (!provider) {
     live.abandon();
-    const what = 'live 3-D Secure needs THREEDS_SERVER_URL and THREEDS_SERVER_API_KEY';
-    throw new FailureError({ kind: 'misconfigured', what }, what);
+    throw providerMissing();
   }
   let use: SeriesUseOutcome;
   try {
