@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: seven reports, each a markdown table ready for docs/benchmarks.md, in this order.
+ * `npm run bench`: eight reports (the 3DS flows give two), each a markdown table ready for docs/benchmarks.md, in this order.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.
@@ -17,6 +17,8 @@
  *    run, flows/s ÷ the floor's against the target; the storage calls of each step; where the
  *    rest goes (each step and object call timed inside the Worker, and the first call to a new
  *    object beside the floor's). With `--baseline REF`, an earlier commit's Worker too.
+ *    Then (`threeds-costs`) what each platform call of the flows costs: the same Worker served
+ *    again with its KV write, its event append, its alarm settings or its log line made a no-op.
  * 5. Events: the same 3DS flows against this commit with no endpoint for the test merchant and
  *    with 1, 10, and 10 of which one never answers (local HTTP receivers): the answers' times side
  *    by side, and at the receivers the deliveries per second and the time from each change to its
@@ -28,7 +30,7 @@
  * 7. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
  *    tree's `test` flows, and the provider calls of each flow.
  *
- *   npm run bench -- [--only bin|scale|requests|path|threeds|events|events-scale|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|path|threeds|threeds-costs|events|events-scale|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
  *                    [--population FILE [--population-format NAME]] [--events-flows 50] [--events-held 1000,10000] [--events-scale 2000]
@@ -57,6 +59,7 @@ import { renderAgreement, renderTable, renderTargets } from './bench/table';
 import { runHttpBench } from './bench/http-bench';
 import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
+import { runThreeDsCosts } from './bench/threeds-costs';
 import { runEventsBench } from './bench/events-bench';
 import { runEventsScale } from './bench/events-scale';
 import { runTokenBench } from './bench/token-bench';
@@ -143,7 +146,18 @@ async function main(): Promise<void> {
       'events-scale': { type: 'string', default: '2000' },
     },
   });
-  const parts = ['bin', 'scale', 'threeds', 'events', 'events-scale', 'tokens', 'live', 'requests', 'path'];
+  const parts = [
+    'bin',
+    'scale',
+    'threeds',
+    'threeds-costs',
+    'events',
+    'events-scale',
+    'tokens',
+    'live',
+    'requests',
+    'path',
+  ];
   if (values.only !== undefined && !parts.includes(values.only))
     throw new Error(`--only takes ${parts.join(', ')}, not ${values.only}`);
   const selected = (part: string): boolean => values.only === undefined || values.only === part;
@@ -206,6 +220,20 @@ async function main(): Promise<void> {
     });
     console.log(
       `\n## 3DS flows (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('threeds-costs')) {
+    starting('3DS flows: what each platform call costs');
+    const report = await runThreeDsCosts({
+      root: ROOT,
+      runs: runCount,
+      flows: positiveInt(values.flows, 'flows'),
+      concurrency: positiveInt(values.concurrency, 'concurrency'),
+      log,
+    });
+    console.log(
+      `\n## 3DS flows: what each platform call costs (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }

@@ -173,11 +173,15 @@ export class ThreeDsTransaction extends all.ThreeDsTransaction {
     super(ctx, env);
     times.constructed.push(Date.now() - began);
   }
-  benchSchema() {
-    return this.ctx.storage.sql
+  async benchSchema() {
+    // Its tables are created by the first call that records something: create them as it would.
+    this.createTables();
+    const schema = this.ctx.storage.sql
       .exec("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND substr(name, 1, 7) != 'sqlite_' AND substr(name, 1, 4) != '_cf_'")
       .toArray()
       .map((r) => r.sql);
+    await this.ctx.storage.deleteAll();
+    return schema;
   }
 }
 export default {
