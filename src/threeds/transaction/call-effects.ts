@@ -55,10 +55,15 @@ export class CallEffects {
       if (this.staged) {
         this.staged = this.rearm = false;
         // The projection's write and the event's append, both after the answer (the safety alarm
-        // set now retries either); the alarm is set again once, when both have ended.
-        const { written } = await this.outbox.writeSoon(false);
-        const sent = this.events.flush(false);
-        void Promise.allSettled([written, sent]).then(() => this.scheduleAlarm().catch(() => undefined));
+        // set now retries either); the alarm is set again once, when both have ended. A safety
+        // alarm that failed to be set fails the call, but the append and the setting still go.
+        let written: Promise<void> = Promise.resolve();
+        try {
+          ({ written } = await this.outbox.writeSoon(false));
+        } finally {
+          const sent = this.events.flush(false);
+          void Promise.allSettled([written, sent]).then(() => this.scheduleAlarm().catch(() => undefined));
+        }
       } else if (this.rearm) {
         this.rearm = false;
         await this.scheduleAlarm();
