@@ -11,11 +11,17 @@ import type { TestChallenge } from './test-challenge';
  * keeps its one result, which is answered instead, with what authenticate decided.
  */
 
-/** How a challenge still open ends: its outcome and reason. */
-export type ChallengeEnding = () => [ChallengeResult['outcome'], ChallengeResult['reason']];
+/**
+ * How a challenge still open ends: its outcome and reason, and whether a decoupled one waiting for
+ * its issuer ends too (the sandbox control) or stays open (verification).
+ */
+export interface ChallengeEnding {
+  result: () => [ChallengeResult['outcome'], ChallengeResult['reason']];
+  endsDecoupled: boolean;
+}
 
-/** Verification: a challenge still open ends as not completed. */
-export const NOT_COMPLETED: ChallengeEnding = () => ['failed', 'notCompleted'];
+/** Verification: a challenge still open ends as not completed; a decoupled one waits for its issuer. */
+export const NOT_COMPLETED: ChallengeEnding = { result: () => ['failed', 'notCompleted'], endsDecoupled: false };
 
 const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], ChallengeResult['reason']]> = {
   passed: ['passed', 'code'],
@@ -24,9 +30,9 @@ const SANDBOX_ENDINGS: Record<SandboxResult, [ChallengeResult['outcome'], Challe
   timedOut: ['failed', 'expired'],
 };
 
-/** The sandbox control: a challenge still open ends as `result` says. */
+/** The sandbox control: a challenge still open, decoupled or not, ends as `result` says. */
 export function sandboxEnding(result: SandboxResult): ChallengeEnding {
-  return () => SANDBOX_ENDINGS[result];
+  return { result: () => SANDBOX_ENDINGS[result], endsDecoupled: true };
 }
 
 /**
@@ -41,7 +47,7 @@ export function concludeChallenge(
 ): ConcludeOutcome {
   const auth = p.claims.answerOf<AuthClaim>('auth', now);
   if (auth?.challenge?.reference !== reference) return { kind: 'unknown' };
-  const result = p.challenges.conclude(reference, now, ending, ending !== NOT_COMPLETED);
+  const result = p.challenges.conclude(reference, now, ending.result, ending.endsDecoupled);
   if (!result) return { kind: 'unknown' };
   const session = {
     brands: auth.brands,
