@@ -18,6 +18,8 @@ const LIMIT_GZIP_BYTES = 3 * 1024 * 1024;
 const MARKERS = [
   { what: 'the demo checkout', marker: '/demo/merchant/authenticate', in: ['test', 'live+demo'] },
   { what: 'the fake 3DS Server provider', marker: 'fake-3ds-server', in: ['fake'] },
+  // The test issuer's app-channel keys (data/test-pki.json): public on purpose, and `test` only.
+  { what: 'the test PKI', marker: 'TEST ONLY: test PKI', in: ['test'] },
 ];
 
 /**

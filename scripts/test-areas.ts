@@ -65,6 +65,7 @@ export const SECONDS: Record<string, number> = {
   'threeds-alarm-memory': 1,
   'threeds-concurrency': 3,
   'threeds-decoupled': 1,
+  'threeds-app': 1,
   'threeds-errors': 1,
   'threeds-events': 19,
   'threeds-exemptions': 1,
@@ -148,6 +149,7 @@ export const AREAS: Area[] = [
       'threeds-live-decoupled',
       'emv-secure-channel',
       'test-sdk',
+      'threeds-app',
       'threeds-live-3ri',
       'threeds-live-exemptions',
       'threeds-network-tokens',
@@ -156,6 +158,24 @@ export const AREAS: Area[] = [
       'service-routes',
     ],
     more: ['threeds-live-faults'],
+  },
+  {
+    name: 'threeds-app',
+    src: [
+      'src/threeds/app-*.ts',
+      'src/threeds/transaction/app-challenge.ts',
+      'src/routes/threeds/app-issuer-routes.ts',
+      'src/app/test-app-issuer.ts',
+    ],
+    tests: [
+      'threeds-app',
+      'test-sdk',
+      'threeds-flow',
+      'threeds-schema-version',
+      'threeds-step-costs',
+      'threeds-errors',
+    ],
+    more: ['threeds-live'],
   },
   {
     name: 'threeds-series',
@@ -174,6 +194,7 @@ export const AREAS: Area[] = [
     src: ['src/threeds/**', 'src/routes/threeds/**', 'src/schemas/threeds-requests*.ts'],
     tests: [
       'threeds-flow',
+      'threeds-app',
       'threeds-decoupled',
       'threeds-state',
       'threeds-transaction',

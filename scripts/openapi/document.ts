@@ -1086,6 +1086,85 @@ export function buildOpenApiDocument(version: string): Json {
           ['cres'],
         ),
       },
+      '/3ds/test/directory-server': {
+        get: {
+          operationId: 'testDirectoryServer',
+          tags: ['3-D Secure pages'],
+          summary:
+            "Test: the test Directory Server's encryption key and CA certificate, for an app's test SDK (extension)",
+          description:
+            'In `test` only, without authentication (docs/threeds.md "The app channel"): the key an SDK encrypts `encData` to, and the CA its ACS certificates chain to.',
+          security: [],
+          responses: {
+            '200': {
+              description: 'The published keys.',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['encryptionKey', 'caCertificate'],
+                    properties: {
+                      encryptionKey: {
+                        type: 'object',
+                        description: 'EC P-256 public JWK (ECDH-ES)',
+                        required: ['kty', 'crv', 'x', 'y'],
+                        properties: {
+                          kty: { type: 'string' },
+                          crv: { type: 'string' },
+                          x: { type: 'string' },
+                          y: { type: 'string' },
+                        },
+                      },
+                      caCertificate: { type: 'string', description: 'PEM' },
+                    },
+                  },
+                },
+              },
+            },
+            '404': { description: 'Not the test environment.' },
+          },
+        },
+      },
+      '/3ds/app/creq/{handle}': {
+        parameters: [HANDLE_PARAMETER],
+        post: {
+          operationId: 'appCReq',
+          tags: ['3-D Secure pages'],
+          summary: "Test: the test issuer's ACS, where an app's SDK posts its CReqs (extension)",
+          description:
+            'The `acsURL` of an app challenge\'s `acsSignedContent` (docs/threeds.md "The app channel"). No Basic auth: the SDK–ACS secure channel authenticates the SDK. A CReq is a compact JWE (`dir`, `A128CBC-HS256`, `kid` the acsTransID); the answer is a CRes JWE, or an EMV Erro as plain JSON.',
+          security: [],
+          requestBody: { required: true, content: { 'application/jose': { schema: { type: 'string' } } } },
+          responses: {
+            '200': {
+              description:
+                'A CRes (`application/jose`), or an Erro (`application/json`): EMV errorCode 101, 102, 201, 203, 301, 302 or 402.',
+              content: {
+                'application/jose': { schema: { type: 'string' } },
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['messageType', 'errorCode', 'errorComponent', 'errorDescription'],
+                    properties: {
+                      messageType: { type: 'string', enum: ['Erro'] },
+                      errorCode: { type: 'string' },
+                      errorComponent: { type: 'string', enum: ['A'] },
+                      errorDescription: { type: 'string' },
+                      errorMessageType: { type: 'string' },
+                      threeDSServerTransID: { type: 'string' },
+                      acsTransID: { type: 'string' },
+                      sdkTransID: { type: 'string' },
+                    },
+                  },
+                },
+              },
+            },
+            '404': { description: 'Not the test environment.' },
+            '413': { description: 'The body is too large.' },
+            '503': { description: 'Storage is unavailable: retry.', headers: { 'Retry-After': header('Retry-After') } },
+          },
+        },
+      },
       '/3ds/ddc/facts/{handle}': {
         parameters: [HANDLE_PARAMETER],
         post: {

@@ -147,6 +147,15 @@ export const THREEDS_ANSWER = v.object({
         payload: v.string(),
       }),
       v.pipe(
+        v.strictObject({
+          reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)),
+          payload: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/)),
+        }),
+        v.description(
+          'An app\'s challenge (extension, docs/threeds.md "The app channel"): `payload` is base64url of the JSON an EMV 3DS SDK\'s doChallenge takes ({threeDSServerTransID, acsTransID, acsRefNumber, acsSignedContent}, and threeDSRequestorAppURL when sent).',
+        ),
+      ),
+      v.pipe(
         v.strictObject({ reference: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{20}$/)) }),
         v.description('`decoupled`: the reference verification takes; there is nothing to show.'),
       ),

@@ -46,6 +46,12 @@ export interface Settings {
    * required in `live`, ignored in `test` (where the built-in issuer answers).
    */
   threeDsServer?: ThreeDsServerSettings;
+  /**
+   * `test`: the secret the test issuer's app-channel ACS derives each challenge's ephemeral key
+   * from (ACS_EPHEMERAL_KEY_SECRET, at least 32 bytes; src/emv/acs-ephemeral-key.ts). Unset, an
+   * app challenge is a misconfiguration (503); ignored in `live`, where the issuer's ACS is real.
+   */
+  acsEphemeralKeySecret?: Uint8Array<ArrayBuffer>;
 }
 
 export interface ThreeDsServerSettings {
@@ -119,6 +125,10 @@ export function parseSettings(env: Env): Settings | SettingsError {
   const storageTimeoutMs = storageTimeout(env.STORAGE_TIMEOUT_MS, problems);
   const threeDsServer = provider(env, environment === 'live', problems);
   const eventLogShards = integerMs('EVENT_LOG_SHARDS', env.EVENT_LOG_SHARDS, { min: 1, max: 32, default: 8 }, problems);
+  const acsEphemeralKeySecret =
+    environment === 'test' && env.ACS_EPHEMERAL_KEY_SECRET
+      ? secretBytes('ACS_EPHEMERAL_KEY_SECRET', env.ACS_EPHEMERAL_KEY_SECRET, problems)
+      : undefined;
   if (problems.length > 0) return new SettingsError(problems);
   return {
     environment: environment as Environment,
@@ -132,6 +142,7 @@ export function parseSettings(env: Env): Settings | SettingsError {
     storageTimeoutMs,
     eventLogShards,
     ...(threeDsServer ? { threeDsServer } : {}),
+    ...(acsEphemeralKeySecret ? { acsEphemeralKeySecret } : {}),
   };
 }
 

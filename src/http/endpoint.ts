@@ -1,3 +1,4 @@
+import type { AppIssuer } from '../threeds/app-issuer';
 import type { BinIndex } from '../bin/bin-index';
 import type { Settings } from '../config/settings';
 import type { MerchantConfig, MerchantDirectory } from '../merchants/merchant-config';
@@ -16,6 +17,8 @@ export interface Services {
   binIndex: BinIndex;
   /** The merchant configuration. */
   merchants: MerchantDirectory;
+  /** The test issuer's app-channel keys: in the `test` Worker only (src/app/test-app-issuer.ts). */
+  appIssuer?: AppIssuer;
 }
 
 /** Per-request state shared by the pipeline, the endpoint and the log line. */

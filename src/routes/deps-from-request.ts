@@ -81,5 +81,7 @@ export function threeDsDeps(rc: RequestContext): ThreeDsDeps {
     ...(rc.settings.environment === 'live' && rc.settings.threeDsServer
       ? { provider: threeDsServerOf(rc.env, rc.settings.threeDsServer) }
       : {}),
+    ...(rc.settings.environment === 'test' && rc.services.appIssuer ? { appIssuer: rc.services.appIssuer } : {}),
+    ...(rc.settings.acsEphemeralKeySecret ? { acsEphemeralKeySecret: rc.settings.acsEphemeralKeySecret } : {}),
   };
 }

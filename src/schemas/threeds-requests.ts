@@ -194,6 +194,97 @@ export const EXEMPTION_TYPES = [
   'dataOnly',
 ] as const;
 
+/** The browser's device data (the default channel): what the AReq's browser fields are made of. */
+const BROWSER_FIELDS = {
+  acceptHeader: freeText(1, 2048, 'The Accept header'),
+  userAgentHeader: freeText(1, 2048, 'The User-Agent header'),
+  // Empty is allowed: a checkout whose device data collection did not run sends "".
+  collectionReference: v.optional(freeText(0, 200, 'The collection reference')),
+  browserLanguage: v.optional(str(1, 8, 'The browser language')),
+  ipAddress: v.optional(freeText(1, 45, 'The IP address')),
+  browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
+  browserScreenHeight: v.optional(integer(0, 999_999)),
+  browserScreenWidth: v.optional(integer(0, 999_999)),
+  timeZone: v.optional(
+    v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.')),
+  ),
+  browserJavaEnabled: v.optional(v.boolean()),
+  browserJavascriptEnabled: v.optional(v.boolean()),
+};
+
+const UUID = (what: string) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, `${what} is a UUID.`),
+  );
+const COORDINATE = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9_-]{43}$/, 'A P-256 coordinate is 32 bytes in base64url (43 characters).'),
+);
+
+/** What an app's EMV 3DS SDK gives for authenticate (CONTRACT.md §12): EMV's `sdk*` fields. */
+export const SDK_UI_TYPES = ['text', 'singleSelect', 'multiSelect', 'oob', 'html'] as const;
+export const SDK_INTERFACES = ['native', 'html', 'both'] as const;
+const SDK = jsonObject({
+  appId: UUID('The SDK app id'),
+  encData: v.pipe(
+    str(1, 64_000, 'The SDK encrypted data'),
+    v.regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*){4}$/, 'The SDK encrypted data is a compact JWE.'),
+  ),
+  ephemeralPublicKey: jsonObject({
+    kty: v.literal('EC', 'The key type is EC.'),
+    crv: v.literal('P-256', 'The curve is P-256.'),
+    x: COORDINATE,
+    y: COORDINATE,
+  }),
+  maxTimeout: integer(5, 99),
+  referenceNumber: v.pipe(
+    str(1, 32, 'The SDK reference number'),
+    v.regex(/^[\x20-\x7e]*$/, 'The SDK reference number is printable ASCII.'),
+  ),
+  transactionId: UUID('The SDK transaction id'),
+  interface: v.picklist(SDK_INTERFACES, 'The SDK interface is native, html or both.'),
+  uiTypes: v.pipe(
+    v.array(v.picklist(SDK_UI_TYPES, 'A UI type is text, singleSelect, multiSelect, oob or html.')),
+    v.nonEmpty('Give at least one UI type.'),
+    v.check((types) => new Set(types).size === types.length, 'Each UI type at most once.'),
+  ),
+  appUrl: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(256, 'The app URL must be at most 256 characters.'),
+      namedCheck('fieldHasInvalidValue', isHttpsUrl, 'The app URL must be an absolute https URL.'),
+      NO_CARD_NUMBER_IN_URL,
+    ),
+  ),
+});
+export type SdkData = v.InferOutput<typeof SDK>;
+
+function isHttpsUrl(value: string): boolean {
+  return isHttpUrl(value) && value.startsWith('https:');
+}
+
+/**
+ * authenticate's device data: the browser's (`channel` absent or `browser`), or an app's through
+ * its EMV 3DS SDK (`channel: "app"`, `sdk` required, the browser's fields optional and unused).
+ */
+const DEVICE_DATA = asJsonObject(
+  v.variant(
+    'channel',
+    [
+      v.object({ channel: v.optional(v.literal('browser')), ...BROWSER_FIELDS }),
+      v.object({
+        channel: v.literal('app'),
+        sdk: SDK,
+        ...Object.fromEntries(Object.entries(BROWSER_FIELDS).map(([k, s]) => [k, v.optional(s)])),
+      } as { channel: v.LiteralSchema<'app', undefined>; sdk: typeof SDK } & {
+        [K in keyof typeof BROWSER_FIELDS]: v.OptionalSchema<(typeof BROWSER_FIELDS)[K], undefined>;
+      }),
+    ],
+    'The channel is browser or app.',
+  ),
+);
+
 /** authenticate's merchant: the entity, and the name and acquirer Worldpay lets a merchant pass on. */
 const AUTHENTICATE_MERCHANT = jsonObject({
   entity: MERCHANT_ENTITY,
@@ -219,32 +310,20 @@ export const AUTHENTICATE = jsonObject({
     }),
     paymentInstrument: PAYMENT_INSTRUMENT,
   }),
-  deviceData: jsonObject({
-    acceptHeader: freeText(1, 2048, 'The Accept header'),
-    userAgentHeader: freeText(1, 2048, 'The User-Agent header'),
-    // Empty is allowed: a checkout whose device data collection did not run sends "".
-    collectionReference: v.optional(freeText(0, 200, 'The collection reference')),
-    browserLanguage: v.optional(str(1, 8, 'The browser language')),
-    ipAddress: v.optional(freeText(1, 45, 'The IP address')),
-    browserColorDepth: v.optional(v.picklist(['1', '4', '8', '15', '16', '24', '32', '48'])),
-    browserScreenHeight: v.optional(integer(0, 999_999)),
-    browserScreenWidth: v.optional(integer(0, 999_999)),
-    timeZone: v.optional(
-      v.pipe(v.string(), v.regex(/^[+-]?\d{1,4}$/, 'The time zone is the offset from UTC in minutes.')),
-    ),
-    browserJavaEnabled: v.optional(v.boolean()),
-    browserJavascriptEnabled: v.optional(v.boolean()),
-  }),
+  deviceData: DEVICE_DATA,
   challenge: jsonObject({
-    returnUrl: v.pipe(
-      v.string(),
-      v.maxLength(2048, 'The return URL must be at most 2048 characters.'),
-      namedCheck(
-        'fieldHasInvalidValue',
-        isHttpUrl,
-        'The return URL must be an absolute http or https URL whose host is a host name or an IPv4 address.',
+    // Required for the browser channel (src/threeds/app-channel-rules.ts), unused for an app.
+    returnUrl: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(2048, 'The return URL must be at most 2048 characters.'),
+        namedCheck(
+          'fieldHasInvalidValue',
+          isHttpUrl,
+          'The return URL must be an absolute http or https URL whose host is a host name or an IPv4 address.',
+        ),
+        NO_CARD_NUMBER_IN_URL,
       ),
-      NO_CARD_NUMBER_IN_URL,
     ),
     windowSize: v.optional(v.picklist(WINDOW_SIZES), '390x400'),
     preference: v.optional(v.picklist(CHALLENGE_PREFERENCES), 'noPreference'),

@@ -17,4 +17,8 @@ export const PAGES = {
   methodNotification: '/3ds/method',
   /** Live: the ACS's final post of a challenge, `cres` (`/3ds/challenge/notify/<handle>`). */
   challengeNotification: '/3ds/challenge/notify',
+  /** Test: the test issuer's app-channel ACS, where an app's SDK posts its CReqs (`/3ds/app/creq/<handle>`). */
+  appCReq: '/3ds/app/creq',
+  /** Test: the test Directory Server's encryption key and CA certificate, for a test SDK. */
+  testDirectoryServer: '/3ds/test/directory-server',
 } as const;

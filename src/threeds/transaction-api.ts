@@ -1,3 +1,4 @@
+import type { P256PublicJwk } from '../emv/secure-channel';
 import type { ChallengeResult, CodeAttempt } from './challenge-rules';
 import type { ClaimOutcome } from '../storage/claims';
 import { objectClient, type FailedCall, type ObjectNamespace, type Remote } from '../storage/object-client';
@@ -5,7 +6,7 @@ import { objectStorage } from '../storage/object-storage';
 import type { ApiVersion } from '../media-types';
 import type { FieldError } from '../failures';
 import type { RequestorBlock } from '../merchants/requestor';
-import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
+import type { BrowserAuthenticateRequest } from './app-channel-rules';
 import type { MerchantInitiatedRequest } from '../schemas/threeds-requests';
 import type { AReqCard } from './live/areq-builder';
 import type {
@@ -62,7 +63,27 @@ export interface AuthClaim {
    * `decoupled`: the authentication the test issuer decides out of band (`decoupled`: what it will
    * do), `expiresAt` being the decoupled time's end.
    */
-  challenge?: { reference: string; expiresAt: number; onSuccess: string; decoupled?: DecoupledIssuer };
+  challenge?: {
+    reference: string;
+    expiresAt: number;
+    onSuccess: string;
+    decoupled?: DecoupledIssuer;
+    /** An app's challenge (CONTRACT.md §12): what the test issuer's ACS keeps of the SDK and the ids. */
+    app?: AppChallengeFacts;
+  };
+}
+
+/** The test issuer's ACS's answer to an app's CReq: a CRes (a compact JWE), or an Erro (plain JSON). */
+export type AppMessageAnswer = { kind: 'cres'; jwe: string } | { kind: 'erro'; erro: Record<string, unknown> };
+
+/** What an app challenge's ACS knows of it (src/threeds/transaction/app-challenge.ts): no key, only public facts. */
+export interface AppChallengeFacts {
+  acsTransID: string;
+  threeDSServerTransID: string;
+  sdkTransID: string;
+  sdkEphemPubKey: P256PublicJwk;
+  sdkReferenceNumber: string;
+  messageVersion: string;
 }
 
 export type CollectOutcome =
@@ -142,6 +163,8 @@ export interface ThreeDsTransactionMethods {
   ): Promise<ClaimOutcome<AuthClaim> | { kind: 'stale'; collected: boolean }>;
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome>;
   submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome>;
+  /** An app's CReq to the test issuer's ACS (src/threeds/transaction/app-challenge.ts). */
+  appChallengeMessage(jwe: string, now: number): Promise<AppMessageAnswer>;
   concludeChallenge(reference: string, now: number): Promise<ConcludeOutcome>;
   completeChallenge(reference: string, result: SandboxResult, now: number): Promise<ConcludeOutcome>;
   transaction(now: number): Promise<TransactionFacts | undefined>;
@@ -186,7 +209,7 @@ export interface LiveAuthenticateInput {
   sessionEnd: number;
   scope: EventScope;
   baseUrl: string;
-  request: AuthenticateRequest;
+  request: BrowserAuthenticateRequest;
   card: AReqCard;
   requestor: RequestorBlock;
   /** `recurring`: the series to keep if the final outcome is Y or A (series-rules.ts). */

@@ -73,6 +73,8 @@ describe('the OpenAPI document', () => {
         'POST /3ds/challenge',
         'POST /3ds/challenge/submit',
         'POST /3ds/challenge/notify/{handle}',
+        'GET /3ds/test/directory-server',
+        'POST /3ds/app/creq/{handle}',
       ].sort(),
     );
   });

@@ -74,6 +74,8 @@ export interface ChallengeOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** The time certificates are checked at; now by default. */
   now?: Date;
+  /** The CReqs' `messageVersion` when the authentication's differs from the transaction's (its answer's `authentication.version`). */
+  messageVersion?: string;
 }
 
 /** An EMV Erro message as the ACS sent it. */
@@ -180,7 +182,7 @@ async function runChallenge(payload: string, options: ChallengeOptions, own: Own
     acsTransID: ids.acsTransID,
     sdkTransID: own.parameters.transactionId,
     messageType: 'CReq',
-    messageVersion: own.messageVersion,
+    messageVersion: options.messageVersion ?? own.messageVersion,
   };
   // The first CReq asks for the challenge's screen; each after it carries the cardholder's answer.
   let creq: Record<string, unknown> = { ...base, sdkCounterStoA: FIRST_COUNTER };

@@ -6,6 +6,7 @@ import { AUTHENTICATE } from '../../src/schemas/threeds-requests';
 import { buildAReq, emvDateTime, type AReqInput, type BrowserFacts } from '../../src/threeds/live/areq-builder';
 import type { EmvVersion } from '../../src/threeds/live/emv-messages';
 import { REQUESTOR } from './requestor-fixture';
+import type { BrowserAuthenticateRequest } from '../../src/threeds/app-channel-rules';
 
 /**
  * The AReq builder, row by row: every field it maps from Worldpay's request, the DDC page's
@@ -29,7 +30,7 @@ const BROWSER: BrowserFacts = {
   ip: '192.0.2.17',
 };
 
-function request(changes: Record<string, unknown> = {}): v.InferOutput<typeof AUTHENTICATE> {
+function request(changes: Record<string, unknown> = {}): BrowserAuthenticateRequest {
   const body = {
     transactionReference: 'order-1',
     merchant: { entity: 'default' },
@@ -46,7 +47,7 @@ function request(changes: Record<string, unknown> = {}): v.InferOutput<typeof AU
     challenge: { returnUrl: 'https://shop.example/3ds/return' },
     ...changes,
   };
-  return v.parse(AUTHENTICATE, body);
+  return v.parse(AUTHENTICATE, body) as BrowserAuthenticateRequest;
 }
 
 function input(version: EmvVersion, changes: Partial<AReqInput> = {}): AReqInput {

@@ -175,7 +175,7 @@ async function expectCounts(kind: 'frictionless' | 'challenged', pinned: Record<
 /** The steps before authenticate, the same in both flows: a new object, its tables created by the first. */
 const BEFORE_AUTHENTICATE = {
   'deviceDataInitialize: constructor': '1 sql',
-  'deviceDataInitialize: in call': '25 sql, setAlarm 1, transactionSync 1',
+  'deviceDataInitialize: in call': '26 sql, setAlarm 1, transactionSync 1',
   'deviceDataInitialize: after': '0 sql',
   'DDC page: in call': '4 sql',
   'DDC page: after': '0 sql',

@@ -4,6 +4,7 @@ import type { ResolvedCard } from '../../cards/resolve-card';
 import type { FieldError } from '../../failures';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
+import type { BrowserAuthenticateRequest } from '../app-channel-rules';
 import { countryNumeric, currencyNumeric } from '../../reference-data/iso-codes';
 import type { AuthenticationRequest, EmvVersion } from './emv-messages';
 import { exemptionOf, exemptionToSend, type ExemptionAsked } from '../exemptions';
@@ -68,7 +69,7 @@ export interface AReqInput {
   /** The service's challenge notification URL for this transaction (≤ 256 characters). */
   notificationURL: string;
   now: number;
-  request: AuthenticateRequest;
+  request: BrowserAuthenticateRequest;
   card: AReqCard;
   browser: BrowserFacts;
   requestor: RequestorBlock;

@@ -1,5 +1,8 @@
 import type { Brand } from '../../bin/model';
-import { failed, fieldFailure, ok, type Result } from '../../failures';
+import { appChallengePayload } from '../app-issuer';
+import { byChannel, isAppRequest, type AppAuthenticateRequest } from '../app-channel-rules';
+import { transactionHandle } from '../live/handles';
+import { failed, FailureError, fieldFailure, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
 import type { MerchantConfig } from '../../merchants/merchant-config';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
@@ -46,6 +49,9 @@ export async function authenticate(
   const checked = await callerAndCard(deps, merchant, request);
   if (!checked.ok) return checked;
   const { caller, card } = checked.value;
+  const channel = byChannel(request);
+  if (!channel.ok) return channel;
+  const app = 'app' in channel.value ? channel.value.app : undefined;
   const exemption = askedExemption(request, caller);
   if (!exemption.ok) return exemption;
   const asked = exemption.value;
@@ -65,12 +71,25 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
-  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version, series);
+  if (deps.environment === 'live') {
+    if (!('browser' in channel.value))
+      return fieldFailure(
+        'fieldHasInvalidValue',
+        'The app channel is not offered in live yet (docs/compatibility.md "The app channel").',
+        '$.deviceData.channel',
+      );
+    return liveAuthenticate(deps, caller, channel.value.browser, card, hash, version, series);
+  }
+  if (app) {
+    const problem = await encDataProblem(deps, app);
+    if (problem) return problem;
+  }
   const { owner, id } = deps.transactionFor(caller.scope);
   const reference = request.deviceData.collectionReference ?? null;
   // Assume a sent collectionReference was collected (the usual case): the owner answers `stale`
   // with the truth when not, and the second pass carries the truth, so two passes at the most.
-  let collected = reference !== null;
+  // An app's SDK collected its device data itself (`encData`): no collection page to ask about.
+  let collected = app !== undefined || reference !== null;
   let claim: Awaited<ReturnType<ThreeDsTransactionApi['authenticate']>> | undefined;
   for (let pass = 0; pass < 2 && claim?.kind !== 'done'; pass++) {
     if (claim?.kind === 'stale') collected = claim.collected;
@@ -79,14 +98,16 @@ export async function authenticate(
     const { scenario, result } = exemptionScenario(named, asked, card.brands, risk.grantsExemption);
     const candidate = await decide(deps, caller, request, id, card.brands, scenario, result, series);
     const assumption =
-      scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
+      !app && scenario === risk.scenario && risk.dependsOnCollection ? { reference, assumed: collected } : undefined;
     // A claim whose answer was lost is found by the retry, which gets its answer: nothing to undo.
     claim = await owner.authenticate(
       hash,
       candidate,
       deps.now,
-      // A session lives an hour from authenticate, or from a decoupled authentication's end.
-      (candidate.challenge?.decoupled ? candidate.challenge.expiresAt : deps.now) + SESSION_TTL_MS,
+      // A session lives an hour from authenticate, or from a decoupled authentication's or an app
+      // challenge's end (the SDK's maxTimeout may outlast the hour).
+      (candidate.challenge?.decoupled || candidate.challenge?.app ? candidate.challenge.expiresAt : deps.now) +
+        SESSION_TTL_MS,
       sessionKey(caller.scope),
       eventScope(deps, caller.scope, version),
       assumption,
@@ -250,13 +271,16 @@ async function decide(
     return { ...base, answer: { ...withExemption(answer, exemption) } };
   }
   const reference = newChallengeReference();
+  if (isAppRequest(request))
+    return { ...base, ...(await appChallenge(deps, request, objectId, scenario, reference, exemption)) };
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
   return {
     ...base,
     answer: withExemption(
       await challengedAnswer(deps, caller.scope, {
         transactionReference: request.transactionReference,
-        returnUrl: request.challenge.returnUrl,
+        // byChannel: a browser's request has its return URL.
+        returnUrl: request.challenge.returnUrl!,
         // The service's own test ACS: the challenge page itself.
         acsUrl: `${deps.baseUrl}${PAGES.challenge}`,
         payload,
@@ -272,6 +296,71 @@ async function decide(
       reference,
       expiresAt: deps.now + CHALLENGE_TTL_MS,
       onSuccess: scenario.verification ?? 'authenticated',
+    },
+  };
+}
+
+/**
+ * In `test`, an app's `encData` must be what its SDK makes: a JWE the test Directory Server's key
+ * opens (CONTRACT.md §12); anything else is a 400 at its path. Its content is not read further.
+ */
+async function encDataProblem(deps: ThreeDsDeps, request: AppAuthenticateRequest): Promise<Result<never> | undefined> {
+  if (!deps.appIssuer) {
+    const what = "the app channel needs the test issuer's keys (the test Worker)";
+    throw new FailureError({ kind: 'misconfigured', what }, what);
+  }
+  if (await deps.appIssuer.opensEncData(request.deviceData.sdk.encData)) return undefined;
+  return fieldFailure(
+    'fieldHasInvalidValue',
+    "The test Directory Server's key does not open the SDK's encrypted data (GET /3ds/test/directory-server).",
+    '$.deviceData.sdk.encData',
+  );
+}
+
+/**
+ * The test issuer's app challenge (docs/threeds.md "The app channel"): the answer carries the
+ * payload the app's SDK takes, whose `acsSignedContent` names the service's own CReq endpoint for
+ * this transaction; the claim keeps what the ACS needs of the SDK (never a key). The SDK's
+ * `maxTimeout` is the challenge's deadline.
+ */
+async function appChallenge(
+  deps: ThreeDsDeps,
+  request: AppAuthenticateRequest,
+  objectId: string,
+  scenario: Scenario,
+  reference: string,
+  exemption: ExemptionResult | undefined,
+): Promise<Pick<AuthClaim, 'answer' | 'challenge'>> {
+  const sdk = request.deviceData.sdk;
+  const ids = { acsTransID: crypto.randomUUID(), threeDSServerTransID: crypto.randomUUID() };
+  const acsURL = `${deps.baseUrl}${PAGES.appCReq}/${await transactionHandle(deps.key, objectId)}`;
+  const payload = await appChallengePayload(deps.appIssuer!, deps.acsEphemeralKeySecret, {
+    ids,
+    acsURL,
+    sdkEphemPubKey: sdk.ephemeralPublicKey,
+    version: scenario.version,
+    ...(sdk.appUrl !== undefined ? { appUrl: sdk.appUrl } : {}),
+  });
+  const answer = {
+    outcome: 'challenged',
+    transactionReference: request.transactionReference,
+    authentication: { version: scenario.version },
+    challenge: { reference, payload },
+    _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
+  };
+  return {
+    answer: withExemption(answer, exemption),
+    challenge: {
+      reference,
+      expiresAt: deps.now + sdk.maxTimeout * 60_000,
+      onSuccess: scenario.verification ?? 'authenticated',
+      app: {
+        ...ids,
+        sdkTransID: sdk.transactionId,
+        sdkEphemPubKey: sdk.ephemeralPublicKey,
+        sdkReferenceNumber: sdk.referenceNumber,
+        messageVersion: scenario.version,
+      },
     },
   };
 }

@@ -2,7 +2,7 @@ import type { SeriesSetup } from '../series-rules';
 import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
-import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
+import type { BrowserAuthenticateRequest } from '../app-channel-rules';
 import { SESSION_TTL_MS } from '../session-record';
 import { liveParts } from './live-parts';
 import { duplicateAnswer, eventScope, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
@@ -23,7 +23,7 @@ import { rendered } from '../live/stored-answer';
 export async function liveAuthenticate(
   deps: ThreeDsDeps,
   caller: Caller,
-  request: AuthenticateRequest,
+  request: BrowserAuthenticateRequest,
   card: ResolvedCard,
   hash: string,
   version: ApiVersion = 1,

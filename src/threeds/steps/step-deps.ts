@@ -1,3 +1,4 @@
+import type { AppIssuer } from '../app-issuer';
 import { resolveCard, type CardDeps, type ResolvedCard } from '../../cards/resolve-card';
 import type { Environment } from '../../config/settings';
 import { failed, ok, type Result } from '../../failures';
@@ -33,6 +34,9 @@ export interface ThreeDsDeps {
   cards: CardDeps;
   /** The licensed 3DS Server provider of `live` (docs/threeds.md "Live"); absent in `test`. */
   provider?: ThreeDsServer;
+  /** `test`: the test issuer's app-channel keys (src/threeds/app-issuer.ts), and its ACS's ephemeral key secret. */
+  appIssuer?: AppIssuer;
+  acsEphemeralKeySecret?: Uint8Array<ArrayBuffer>;
 }
 
 /** The merchant side of a step: who asks, for which entity and transaction. */

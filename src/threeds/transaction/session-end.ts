@@ -10,6 +10,7 @@ import type { LiveWatch } from './live-watch';
 import type { Session } from './session';
 import type { TestChallenge } from './test-challenge';
 import type { TransactionEvents } from './transaction-events';
+import type { AppChallenge } from './app-challenge';
 import type { CallEffects } from './call-effects';
 import type { Series } from './series';
 import type { SeriesHold } from './series-hold';
@@ -23,6 +24,8 @@ export interface TransactionParts {
   session: Session;
   claims: ClaimTable;
   challenges: TestChallenge;
+  /** An app's challenge, on top of the test challenge: the test issuer's ACS (app-challenge.ts). */
+  app: AppChallenge;
   live: LiveTransaction;
   watch: LiveWatch;
   completion: TransactionEvents;
@@ -43,14 +46,14 @@ export const WIPE_DELAY_MS = 60_000;
  * The version of the transaction's tables (src/storage/schema-version.ts): raise it with every
  * change to a part's tables, and keep the upgrade of the older layouts in that part's createTables.
  */
-export const TABLES_VERSION = 2;
+export const TABLES_VERSION = 3;
 
 /**
  * Creates every part's tables (each CREATE is a no-op for a table already there): `fresh` when
  * the object has none (its schema version says so), else the columns added since are added too.
  */
 export function createTables(p: TransactionParts, fresh: boolean): void {
-  for (const part of [p.session, p.claims, p.watch, p.completion, p.events, p.series, p.hold]) {
+  for (const part of [p.session, p.claims, p.watch, p.completion, p.events, p.series, p.hold, p.app]) {
     part.createTables();
   }
   p.challenges.createTables(fresh);
@@ -191,7 +194,7 @@ export function closeAndWipe(p: TransactionParts, now: number): void {
   p.watch.closeIfUnwatched(now, p.completion.scope()?.baseUrl ?? '');
   // A 3RI that never came to an outcome (its run failed, no retry came) gives its use back.
   p.hold.closeOpen(now);
-  for (const part of [p.session, p.challenges, p.completion, p.watch, p.claims, p.live, p.outbox]) part.wipe();
+  for (const part of [p.session, p.challenges, p.app, p.completion, p.watch, p.claims, p.live, p.outbox]) part.wipe();
 }
 
 /**

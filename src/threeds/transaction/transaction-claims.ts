@@ -69,6 +69,7 @@ export function claimAuthentication(
     p.session.startOrExtend(c.sessionEnd);
     const challenge = candidate.challenge;
     if (challenge) p.challenges.open(challenge.reference, challenge.expiresAt, challenge.decoupled);
+    if (challenge?.app) p.app.open(challenge.reference, challenge.app);
     p.effects.project(c.projectionKey, {
       decidedAt: c.now,
       brands: candidate.brands as SessionRecord['brands'],

@@ -16,6 +16,7 @@ import type {
   PreparedCard,
 } from '../live/live-state';
 import type {
+  AppMessageAnswer,
   AuthClaim,
   CollectOutcome,
   ConcludeOutcome,
@@ -48,6 +49,7 @@ import {
 } from './session-end';
 import { claimAuthentication, claimInit, staleCollection } from './transaction-claims';
 import { transactionParts } from './transaction-parts';
+import { unknownAppChallenge } from './app-challenge';
 
 /**
  * One Durable Object per 3DS transaction (merchant, entity, transactionReference): the place
@@ -165,6 +167,15 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
     return this.parts.effects.around((): SubmitOutcome => {
       this.expire(now);
       return this.parts.challenges.submit(reference, attempt, now, post);
+    });
+  }
+
+  /** An app's CReq to the test issuer's ACS: a CRes or an Erro (app-challenge.ts). */
+  appChallengeMessage(jwe: string, now: number): Promise<AppMessageAnswer> {
+    if (!this.hasTables) return Promise.resolve(unknownAppChallenge());
+    return this.parts.effects.around(() => {
+      this.expire(now);
+      return this.parts.app.exchange(jwe, now);
     });
   }
 

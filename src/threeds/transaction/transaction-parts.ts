@@ -4,6 +4,8 @@ import { Outbox } from '../../storage/projection-outbox';
 import { EventOutbox } from '../../storage/event-outbox';
 import { eventSink } from '../../events/event-log-api';
 import type { EventType } from '../../events/event-types';
+import { settingsOf } from '../../config/settings';
+import { AppChallenge } from './app-challenge';
 import { CallEffects } from './call-effects';
 import { challengeEnded, noticeOutcome } from './final-outcome';
 import { LiveTransaction } from './live-transaction';
@@ -39,10 +41,12 @@ export function transactionParts(ctx: DurableObjectState, env: Env, host: PartsH
     (event) => completion.render(event),
     (username, staged) => eventSink.append(env, username, staged),
   );
+  const challenges = new TestChallenge(sql, (reference, result) => challengeEnded(parts, reference, result));
   const parts: TransactionParts = {
     session: new Session(sql),
     claims: new ClaimTable(sql, (writes) => ctx.storage.transactionSync(writes)),
-    challenges: new TestChallenge(sql, (reference, result) => challengeEnded(parts, reference, result)),
+    challenges,
+    app: new AppChallenge(sql, challenges, () => settingsOf(env).acsEphemeralKeySecret),
     live,
     watch: new LiveWatch(sql, env, live),
     completion,

@@ -1,0 +1,38 @@
+import { compactDecrypt } from 'jose';
+import pki from '../../data/test-pki.json';
+import { importAcsSigningKey, type AcsSigningIdentity } from '../emv/acs-signed-content';
+import type { AppIssuer } from '../threeds/app-issuer';
+
+/**
+ * The test issuer's app-channel keys, from the test PKI (data/test-pki.json, made by
+ * scripts/make-test-pki.ts; its private keys are public on purpose). Only src/index.ts, the
+ * `test` Worker, imports this module: `npm run check:bundle` checks that the live bundle has no
+ * trace of the test PKI.
+ */
+export function testAppIssuer(): AppIssuer {
+  let identity: Promise<AcsSigningIdentity> | undefined;
+  let dsKey: Promise<CryptoKey> | undefined;
+  const x5c = pki.x5c as [string, string];
+  return {
+    identity: () => (identity ??= importAcsSigningKey(pki.acs.privateJwk).then((privateKey) => ({ privateKey, x5c }))),
+    async opensEncData(encData) {
+      dsKey ??= crypto.subtle.importKey(
+        'jwk',
+        pki.directoryServer.encryptionKey.privateJwk,
+        { name: 'ECDH', namedCurve: 'P-256' },
+        false,
+        ['deriveBits'],
+      );
+      try {
+        await compactDecrypt(encData, await dsKey, { keyManagementAlgorithms: ['ECDH-ES'] });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    published: {
+      encryptionKey: pki.directoryServer.encryptionKey.publicJwk,
+      caCertificate: pki.directoryServer.caCertificate,
+    },
+  };
+}

@@ -1,0 +1,321 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { CompactEncrypt, decodeProtectedHeader, importJWK } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { fromBase64Url, utf8 } from '../../src/bytes';
+import {
+  decryptChallengeMessage,
+  deriveSecureChannelKey,
+  encryptChallengeMessage,
+  generateEphemeralKeyPair,
+  type P256PublicJwk,
+} from '../../src/emv/secure-channel';
+import { createTransaction, type ChallengeAnswer, type DirectoryServer } from '../sdk/test-sdk';
+import { burst, call } from './helpers';
+import { threeDsObject } from './projection-helpers';
+import { cardFront, newReference, threeDs, transaction, verifyBody } from './threeds-helpers';
+import { restoreObjects } from './faulty-env';
+import { liveBody, liveHarness, liveJson } from './live-helpers';
+
+/**
+ * The app channel in `test` (CONTRACT.md §12, docs/threeds.md "The app channel"): authenticate
+ * with an app's SDK data, the test issuer's ACS reached by the test SDK (test/sdk/) through its
+ * CReq endpoint, and the guarantees of the challenge under replays, races and its deadline.
+ */
+
+type Json = Record<string, any>;
+
+async function directoryServer(): Promise<DirectoryServer> {
+  const response = await call('/3ds/test/directory-server', { method: 'GET' });
+  expect(response.status).toBe(200);
+  return response.json<DirectoryServer>();
+}
+
+/** The app's authenticate body: its SDK's data, no browser field, no return URL. */
+function appBody(sdk: unknown, o: { reference?: string; cardHolderName?: string } = {}): Json {
+  return {
+    transactionReference: o.reference ?? newReference(),
+    merchant: { entity: 'default' },
+    instruction: { value: { amount: 250, currency: 'GBP' }, paymentInstrument: cardFront(o.cardHolderName) },
+    deviceData: { channel: 'app', sdk },
+    challenge: {},
+  };
+}
+
+/** The SDK's CReqs, posted as an app posts them (through the Worker's fetch handler). */
+const postCReq = async (request: Request): Promise<Response> =>
+  call(new URL(request.url).pathname, {
+    headers: { 'Content-Type': 'application/jose' },
+    rawBody: new Uint8Array(await request.arrayBuffer()),
+  });
+
+function cardholder(...answers: ChallengeAnswer[]) {
+  return (): Promise<ChallengeAnswer> => Promise.resolve(answers.shift() ?? { cancel: true });
+}
+
+/** An app whose keys the test holds: to write CReqs the SDK never would. */
+async function rawApp(ds: DirectoryServer) {
+  const ephemeral = await generateEphemeralKeyPair();
+  const encData = await new CompactEncrypt(utf8(JSON.stringify({ DV: '1.6' })))
+    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128CBC-HS256' })
+    .encrypt(await importJWK(ds.encryptionKey, 'ECDH-ES'));
+  const sdk = {
+    appId: crypto.randomUUID(),
+    encData,
+    ephemeralPublicKey: ephemeral.publicKey,
+    maxTimeout: 10,
+    referenceNumber: 'CARD-EDGE-RAW',
+    transactionId: crypto.randomUUID(),
+    interface: 'native',
+    uiTypes: ['text'],
+  };
+  return { sdk, ephemeral };
+}
+
+/** Opens a challenge for a raw app: the ids, the ACS URL and the secure channel key. */
+async function openRawChallenge(cardHolderName = '3ds2-challenge-identified') {
+  const ds = await directoryServer();
+  const { sdk, ephemeral } = await rawApp(ds);
+  const body = appBody(sdk, { cardHolderName });
+  const answer = await (await threeDs('authenticate', body)).json<Json>();
+  expect(answer.outcome).toBe('challenged');
+  const payload = JSON.parse(new TextDecoder().decode(fromBase64Url(answer.challenge.payload))) as Json;
+  const signed = JSON.parse(new TextDecoder().decode(fromBase64Url(payload.acsSignedContent.split('.')[1]))) as {
+    acsURL: string;
+    acsEphemPubKey: P256PublicJwk;
+  };
+  const key = await deriveSecureChannelKey(ephemeral.privateKey, signed.acsEphemPubKey, sdk.referenceNumber);
+  const ids = {
+    threeDSServerTransID: payload.threeDSServerTransID as string,
+    acsTransID: payload.acsTransID as string,
+    sdkTransID: sdk.transactionId,
+  };
+  const send = async (fields: Json, o: { ids?: Json; key?: Uint8Array; kid?: string } = {}): Promise<Json> => {
+    const creq = { ...ids, ...o.ids, messageType: 'CReq', messageVersion: answer.authentication.version, ...fields };
+    const jwe = await encryptChallengeMessage(creq, o.key ?? key, o.kid ?? ids.acsTransID);
+    const response = await postCReq(new Request(signed.acsURL, { method: 'POST', body: jwe }));
+    expect(response.status).toBe(200);
+    const type = response.headers.get('Content-Type') ?? '';
+    if (type.startsWith('application/json')) return response.json<Json>();
+    expect(type).toBe('application/jose');
+    const opened = await decryptChallengeMessage(await response.text(), key);
+    if (!opened.ok) throw new Error(`a CRes that does not open: ${opened.problem}`);
+    return opened.message;
+  };
+  return { body, answer, ids, key, signed, send, reference: answer.challenge.reference as string, sdk };
+}
+
+/** The challenge's row in its object: the codes evaluated and its one result. */
+function challengeRow(transactionReference: string): Promise<Json> {
+  return runInDurableObject(threeDsObject(transactionReference), (_o, state) =>
+    state.storage.sql.exec('SELECT evaluated, outcome, reason FROM challenge').one(),
+  );
+}
+
+async function verification(body: Json, reference: string): Promise<Json> {
+  const response = await threeDs('verification', verifyBody(body.transactionReference, reference));
+  expect(response.status).toBe(200);
+  return response.json<Json>();
+}
+
+describe('the test Directory Server', () => {
+  it('publishes its encryption key and CA certificate without authentication', async () => {
+    const ds = await directoryServer();
+    expect(ds.encryptionKey).toMatchObject({ kty: 'EC', crv: 'P-256' });
+    expect(ds.encryptionKey).not.toHaveProperty('d');
+    expect(ds.caCertificate).toMatch(/^-----BEGIN CERTIFICATE-----/);
+  });
+});
+
+describe('authenticate through an app', () => {
+  it('answers a frictionless authentication without browser fields or a return URL', async () => {
+    const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
+    const body = appBody(sdk.authenticationParameters(), { cardHolderName: '3ds2-frictionless-identified' });
+    const response = await threeDs('authenticate', body);
+    const answer = await response.json<Json>();
+    expect(response.status, JSON.stringify(answer)).toBe(200);
+    expect(answer.outcome).toBe('authenticated');
+    expect((await transaction(body.transactionReference)).outcome ?? 'authenticated').toBe('authenticated');
+  });
+
+  it('refuses encData the test Directory Server cannot open, at its path', async () => {
+    const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
+    const params = sdk.authenticationParameters();
+    const other = await generateEphemeralKeyPair();
+    const wrong = await new CompactEncrypt(utf8('{}'))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128CBC-HS256' })
+      .encrypt(await importJWK({ ...other.publicKey }, 'ECDH-ES'));
+    const response = await threeDs('authenticate', appBody({ ...params, encData: wrong }));
+    expect(response.status).toBe(400);
+    const body = await response.json<Json>();
+    expect(body.validationErrors ?? body.errors ?? body).toEqual(
+      expect.arrayContaining([expect.objectContaining({ jsonPath: '$.deviceData.sdk.encData' })]),
+    );
+  });
+
+  it("requires an app's SDK data, and a browser's return URL", async () => {
+    const noSdk = await threeDs('authenticate', { ...appBody(undefined), deviceData: { channel: 'app' } });
+    expect(noSdk.status).toBe(400);
+    expect(JSON.stringify(await noSdk.json())).toContain('$.deviceData.sdk');
+    const browser = appBody(undefined);
+    browser.deviceData = { acceptHeader: 'text/html', userAgentHeader: 'test' };
+    const noReturn = await threeDs('authenticate', browser);
+    expect(noReturn.status).toBe(400);
+    const text = JSON.stringify(await noReturn.json());
+    expect(text).toContain('fieldIsMissing');
+    expect(text).toContain('$.challenge.returnUrl');
+  });
+
+  it('is refused in live (not offered there yet), and no AReq leaves', async () => {
+    const h = liveHarness();
+    try {
+      const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
+      const body = liveBody('0001');
+      body.deviceData = { channel: 'app', sdk: sdk.authenticationParameters() };
+      const answer = await liveJson(h, 'authenticate', body, 400);
+      expect(JSON.stringify(answer)).toContain('$.deviceData.channel');
+      expect(h.providerAnswers.filter((a) => a.op === 'auth')).toHaveLength(0);
+    } finally {
+      restoreObjects();
+    }
+  });
+
+  it('gives 20 identical requests one answer', async () => {
+    const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
+    const body = appBody(sdk.authenticationParameters(), { cardHolderName: '3ds2-challenge-identified' });
+    const answers = await burst(20, async () => (await threeDs('authenticate', body)).json<Json>());
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(answers[0]!.challenge).toEqual({ reference: expect.any(String), payload: expect.any(String) });
+  });
+});
+
+describe("an app's challenge through the test SDK", () => {
+  it('passes with the right code: the CRes, verification and GET give one result', async () => {
+    const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-2' });
+    const body = appBody(sdk.authenticationParameters(), { cardHolderName: '3ds2-challenge-identified' });
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    expect(answer.challenge.url).toBeUndefined();
+    expect(answer.challenge.jwt).toBeUndefined();
+    const result = await sdk.doChallenge(answer.challenge.payload, {
+      answer: cardholder({ code: '0000' }, { code: '1234' }),
+      fetch: postCReq,
+      messageVersion: answer.authentication.version,
+    });
+    expect(result).toMatchObject({ ok: true, transStatus: 'Y' });
+    expect((await verification(body, answer.challenge.reference)).outcome).toBe('authenticated');
+    const facts = await transaction(body.transactionReference);
+    expect(JSON.stringify(facts)).toContain('authenticated');
+    expect(await challengeRow(body.transactionReference)).toMatchObject({ evaluated: 2, outcome: 'passed' });
+  });
+
+  it('fails after three wrong codes, and after a cancel', async () => {
+    const ds = await directoryServer();
+    for (const answers of [[{ code: '1' }, { code: '2' }, { code: '3' }], [{ cancel: true }]]) {
+      const sdk = await createTransaction({ directoryServer: ds, sdkReferenceNumber: 'REF-3' });
+      const body = appBody(sdk.authenticationParameters(), { cardHolderName: '3ds2-challenge-identified' });
+      const answer = await (await threeDs('authenticate', body)).json<Json>();
+      const result = await sdk.doChallenge(answer.challenge.payload, {
+        answer: cardholder(...answers),
+        fetch: postCReq,
+        messageVersion: answer.authentication.version,
+      });
+      expect(result).toMatchObject({ ok: true, transStatus: 'N' });
+      expect((await verification(body, answer.challenge.reference)).outcome).not.toBe('authenticated');
+    }
+  });
+});
+
+describe("the test issuer's ACS refuses with an Erro, and the one result does not change", () => {
+  it('a replayed counter, a skipped counter, a CReq that does not open, another transaction, one after the end', async () => {
+    const c = await openRawChallenge();
+    const first = await c.send({ sdkCounterStoA: '000' });
+    expect(first).toMatchObject({ messageType: 'CRes', acsCounterAtoS: '000', challengeCompletionInd: 'N' });
+    // Replayed: the same counter again.
+    expect(await c.send({ sdkCounterStoA: '000', challengeDataEntry: '1234' })).toMatchObject({
+      messageType: 'Erro',
+      errorCode: '302',
+    });
+    // Skipped: 002 where 001 is next.
+    expect(await c.send({ sdkCounterStoA: '002', challengeDataEntry: '1234' })).toMatchObject({ errorCode: '302' });
+    // Does not open: another key.
+    const other = new Uint8Array(32).fill(7);
+    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' }, { key: other })).toMatchObject({
+      errorCode: '302',
+    });
+    // Names another transaction.
+    expect(
+      await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' }, { ids: { sdkTransID: crypto.randomUUID() } }),
+    ).toMatchObject({ errorCode: '301' });
+    // Nothing was counted: still open, no code evaluated.
+    expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 0, outcome: null });
+    // The next counter passes, then the challenge is over: a CReq after it is an Erro.
+    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({
+      messageType: 'CRes',
+      acsCounterAtoS: '001',
+      transStatus: 'Y',
+    });
+    expect(await c.send({ sdkCounterStoA: '002', challengeDataEntry: '0000' })).toMatchObject({ errorCode: '301' });
+    expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 1, outcome: 'passed' });
+    expect((await verification(c.body, c.reference)).outcome).toBe('authenticated');
+  });
+
+  it('16 wrong codes at once evaluate at most three', async () => {
+    const c = await openRawChallenge();
+    await c.send({ sdkCounterStoA: '000' });
+    const counters = Array.from({ length: 16 }, (_, i) => String(1 + (i % 4)).padStart(3, '0'));
+    const answers = await burst(16, (i) => c.send({ sdkCounterStoA: counters[i], challengeDataEntry: `9${i}` }));
+    const cres = answers.filter((a) => a.messageType === 'CRes');
+    expect(cres.length).toBeLessThanOrEqual(3);
+    expect(answers.filter((a) => a.messageType === 'Erro')).toHaveLength(16 - cres.length);
+    const row = await challengeRow(c.body.transactionReference);
+    expect(row.evaluated).toBeLessThanOrEqual(3);
+    expect(row.evaluated).toBe(cres.length);
+  });
+
+  it('the right code racing the third wrong one gives one result everywhere', async () => {
+    const c = await openRawChallenge();
+    await c.send({ sdkCounterStoA: '000' });
+    await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1111' });
+    await c.send({ sdkCounterStoA: '002', challengeDataEntry: '2222' });
+    const [right, wrong] = await Promise.all([
+      c.send({ sdkCounterStoA: '003', challengeDataEntry: '1234' }),
+      c.send({ sdkCounterStoA: '003', challengeDataEntry: '3333' }),
+    ]);
+    const ends = [right, wrong].filter((a) => a.messageType === 'CRes');
+    expect(ends).toHaveLength(1);
+    const transStatus = ends[0]!.transStatus as string;
+    const row = await challengeRow(c.body.transactionReference);
+    expect(row.outcome).toBe(transStatus === 'Y' ? 'passed' : 'failed');
+    const verified = await verification(c.body, c.reference);
+    expect(verified.outcome).toBe(transStatus === 'Y' ? 'authenticated' : 'authenticationFailed');
+    expect(JSON.stringify(await transaction(c.body.transactionReference))).toContain(verified.outcome);
+  });
+
+  it("the SDK's maxTimeout passing ends the challenge as failed", async () => {
+    const c = await openRawChallenge();
+    await c.send({ sdkCounterStoA: '000' });
+    await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
+      state.storage.sql.exec('UPDATE challenge SET expires_at = ?', Date.now() - 1);
+    });
+    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ errorCode: '402' });
+    expect(await challengeRow(c.body.transactionReference)).toMatchObject({ outcome: 'failed', reason: 'expired' });
+    expect((await verification(c.body, c.reference)).outcome).not.toBe('authenticated');
+  });
+
+  it('keeps no key, no encData and no card number in storage', async () => {
+    const c = await openRawChallenge();
+    await c.send({ sdkCounterStoA: '000' });
+    const stored = await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
+      const tables = state.storage.sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'",
+        )
+        .toArray();
+      return JSON.stringify(tables.map((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray()));
+    });
+    expect(stored).toContain(c.ids.acsTransID);
+    expect(stored).not.toContain(c.sdk.encData);
+    expect(stored).not.toContain('"d"');
+    expect(stored).not.toContain(c.body.instruction.paymentInstrument.cardNumber);
+    expect(decodeProtectedHeader(c.sdk.encData).alg).toBe('ECDH-ES');
+  });
+});
