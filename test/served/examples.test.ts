@@ -18,7 +18,8 @@ function runExample(script: string, env: Record<string, string>): Promise<{ code
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [`examples/${script}`],
+      // The TypeScript example (try-app.ts: the test SDK) runs through tsx, as `npm run try:app` does.
+      [...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), `examples/${script}`],
       { cwd: process.cwd(), env: { ...process.env, ...env }, timeout: 50_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
@@ -37,7 +38,7 @@ describe('the examples against the test Worker', () => {
     await served?.stop();
   });
 
-  it.each(['try-bin.mjs', 'try-tokens.mjs', 'try-3ds.mjs'])('%s exits 0', async (script) => {
+  it.each(['try-bin.mjs', 'try-tokens.mjs', 'try-3ds.mjs', 'try-app.ts'])('%s exits 0', async (script) => {
     const { code, output } = await runExample(script, { BASE_URL: served.url.origin });
     expect(code, output).toBe(0);
     expect(output).toContain('every answer as expected');
