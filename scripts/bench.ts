@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: eight reports (the 3DS flows give two), each a markdown table ready for docs/benchmarks.md, in this order.
+ * `npm run bench`: nine reports (the 3DS flows give three), each a markdown table ready for docs/benchmarks.md, in this order.
  *
  * 1. BIN index: the compact index against two naive structures on several datasets, the targets
  *    with PASS/FAIL and an agreement check.
@@ -19,6 +19,8 @@
  *    object beside the floor's). With `--baseline REF`, an earlier commit's Worker too.
  *    Then (`threeds-costs`) what each platform call of the flows costs: the same Worker served
  *    again with its KV write, its event append, its alarm settings or its log line made a no-op.
+ *    Then (`threeds-channels`) the flows of each channel side by side: browser, app (the test
+ *    SDK) and decoupled.
  * 5. Events: the same 3DS flows against this commit with no endpoint for the test merchant and
  *    with 1, 10, and 10 of which one never answers (local HTTP receivers): the answers' times side
  *    by side, and at the receivers the deliveries per second and the time from each change to its
@@ -30,7 +32,7 @@
  * 7. Live: live 3DS flows of the live Worker against the fake 3DS Server provider beside this
  *    tree's `test` flows, and the provider calls of each flow.
  *
- *   npm run bench -- [--only bin|scale|requests|path|threeds|threeds-costs|events|events-scale|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
+ *   npm run bench -- [--only bin|scale|requests|path|threeds|threeds-costs|threeds-channels|events|events-scale|tokens|live] [--source FILE [--format NAME]]... [--lookups 1000000]
  *                    [--rows 400000] [--runs 3] [--baseline REF] [--requests-baseline REF]
  *                    [--flows 200] [--concurrency 10] [--scale-rows 375000]
  *                    [--population FILE [--population-format NAME]] [--events-flows 50] [--events-held 1000,10000] [--events-scale 2000]
@@ -60,6 +62,7 @@ import { runHttpBench } from './bench/http-bench';
 import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
 import { runThreeDsCosts } from './bench/threeds-costs';
+import { runThreeDsChannels } from './bench/threeds-channels';
 import { runEventsBench } from './bench/events-bench';
 import { runEventsScale } from './bench/events-scale';
 import { runTokenBench } from './bench/token-bench';
@@ -151,6 +154,7 @@ async function main(): Promise<void> {
     'scale',
     'threeds',
     'threeds-costs',
+    'threeds-channels',
     'events',
     'events-scale',
     'tokens',
@@ -234,6 +238,20 @@ async function main(): Promise<void> {
     });
     console.log(
       `\n## 3DS flows: what each platform call costs (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+    );
+    console.log(report);
+  }
+  if (selected('threeds-channels')) {
+    starting('3DS flows by channel');
+    const report = await runThreeDsChannels({
+      root: ROOT,
+      runs: runCount,
+      flows: positiveInt(values.flows, 'flows'),
+      concurrency: positiveInt(values.concurrency, 'concurrency'),
+      log,
+    });
+    console.log(
+      `\n## 3DS flows by channel: browser, app, decoupled (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }
