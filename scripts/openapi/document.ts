@@ -388,6 +388,9 @@ const ERROR_STATUSES: Record<string, string> = {
   '503': 'serviceUnavailable: storage or configuration',
 };
 
+/** The error document, as a route outside the APIs answers it. */
+const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorDocument' } } };
+
 /** The 503 of a route outside the APIs: the Worker's settings are broken (docs/configuration.md). */
 const SERVICE_ERROR_503 = {
   description: 'serviceUnavailable: the Worker is misconfigured.',
@@ -1121,7 +1124,7 @@ export function buildOpenApiDocument(version: string): Json {
                 },
               },
             },
-            '404': { description: 'Not the test environment.' },
+            '404': { description: 'Not the test environment.', content: ERROR_CONTENT },
           },
         },
       },
@@ -1159,9 +1162,13 @@ export function buildOpenApiDocument(version: string): Json {
                 },
               },
             },
-            '404': { description: 'Not the test environment.' },
-            '413': { description: 'The body is too large.' },
-            '503': { description: 'Storage is unavailable: retry.', headers: { 'Retry-After': header('Retry-After') } },
+            '404': { description: 'Not the test environment.', content: ERROR_CONTENT },
+            '413': { description: 'The body is too large.', content: ERROR_CONTENT },
+            '503': {
+              description: 'Storage is unavailable or the Worker is misconfigured: retry.',
+              headers: { 'Retry-After': header('Retry-After') },
+              content: ERROR_CONTENT,
+            },
           },
         },
       },

@@ -13,7 +13,8 @@ import { createTransaction, type ChallengeAnswer, type DirectoryServer } from '.
 import { burst, call } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { cardFront, newReference, threeDs, transaction, verifyBody } from './threeds-helpers';
-import { restoreObjects } from './faulty-env';
+import { restoreObjects, StorageHarness } from './faulty-env';
+import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT } from './event-helpers';
 import { liveBody, liveHarness, liveJson } from './live-helpers';
 
 /**
@@ -271,23 +272,70 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     expect(row.evaluated).toBe(cres.length);
   });
 
-  it('the right code racing the third wrong one gives one result everywhere', async () => {
+  it('the right code racing the third wrong one gives one result everywhere: CRes, verification, GET, the event', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    try {
+      const c = await openRawChallenge();
+      const transactionReference = c.body.transactionReference as string;
+      await c.send({ sdkCounterStoA: '000' });
+      await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1111' });
+      await c.send({ sdkCounterStoA: '002', challengeDataEntry: '2222' });
+      const [right, wrong] = await Promise.all([
+        c.send({ sdkCounterStoA: '003', challengeDataEntry: '1234' }),
+        c.send({ sdkCounterStoA: '003', challengeDataEntry: '3333' }),
+      ]);
+      const ends = [right, wrong].filter((a) => a.messageType === 'CRes');
+      expect(ends).toHaveLength(1);
+      const transStatus = ends[0]!.transStatus as string;
+      const row = await challengeRow(transactionReference);
+      expect(row.outcome).toBe(transStatus === 'Y' ? 'passed' : 'failed');
+      const verified = await verification(c.body, c.reference);
+      expect(verified.outcome).toBe(transStatus === 'Y' ? 'authenticated' : 'authenticationFailed');
+      const got = await transaction(transactionReference);
+      expect(got.state).toBe('completed');
+      expect(got.result).toEqual(verified);
+      const events = (): Json[] =>
+        receiver.received
+          .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === 'threeDS.authentication.completed')
+          .map((r) => r.event as Json)
+          .filter((e) => e.data?.transactionReference === transactionReference);
+      await receiver.until(() => events().length > 0);
+      await settledOwner(threeDsObject(transactionReference));
+      expect(events()).toHaveLength(1);
+      expect(events()[0]!.data).toMatchObject({ outcome: verified.outcome });
+    } finally {
+      await restoreTransport();
+    }
+  });
+
+  it("a CReq whose object call fails is a 503 with Retry-After, and the SDK's next try with the same counter is answered", async () => {
     const c = await openRawChallenge();
     await c.send({ sdkCounterStoA: '000' });
-    await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1111' });
-    await c.send({ sdkCounterStoA: '002', challengeDataEntry: '2222' });
-    const [right, wrong] = await Promise.all([
-      c.send({ sdkCounterStoA: '003', challengeDataEntry: '1234' }),
-      c.send({ sdkCounterStoA: '003', challengeDataEntry: '3333' }),
-    ]);
-    const ends = [right, wrong].filter((a) => a.messageType === 'CRes');
-    expect(ends).toHaveLength(1);
-    const transStatus = ends[0]!.transStatus as string;
-    const row = await challengeRow(c.body.transactionReference);
-    expect(row.outcome).toBe(transStatus === 'Y' ? 'passed' : 'failed');
-    const verified = await verification(c.body, c.reference);
-    expect(verified.outcome).toBe(transStatus === 'Y' ? 'authenticated' : 'authenticationFailed');
-    expect(JSON.stringify(await transaction(c.body.transactionReference))).toContain(verified.outcome);
+    const h = new StorageHarness().failOn({ nth: 0, of: 'do', op: 'appChallengeMessage', when: 'before' });
+    try {
+      const jwe = await encryptChallengeMessage(
+        {
+          ...c.ids,
+          messageType: 'CReq',
+          messageVersion: c.answer.authentication.version,
+          sdkCounterStoA: '001',
+          challengeDataEntry: '1234',
+        },
+        c.key,
+        c.ids.acsTransID,
+      );
+      const failed = await call(new URL(c.signed.acsURL).pathname, {
+        headers: { 'Content-Type': 'application/jose' },
+        rawBody: utf8(jwe),
+        via: (r) => h.fetch(r),
+      });
+      expect(failed.status).toBe(503);
+      expect(failed.headers.get('Retry-After')).not.toBeNull();
+      expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 0, outcome: null });
+    } finally {
+      restoreObjects();
+    }
+    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'Y' });
   });
 
   it("the SDK's maxTimeout passing ends the challenge as failed", async () => {
