@@ -54,6 +54,12 @@ export function namedCheck<T>(errorName: string, test: (input: T) => boolean, me
   return v.check(check, message);
 }
 
+/** Names the field error a check across fields (`v.partialCheck`) reports. */
+export function namedRequirement<F extends (input: never) => boolean>(errorName: string, requirement: F): F {
+  CHECK_ERROR_NAMES.set(requirement, errorName);
+  return requirement;
+}
+
 /** JSONPath of an issue: `$`, `$.merchant.entity`, `$.items[0].name`. */
 export function jsonPathOf(path: v.BaseIssue<unknown>['path']): string {
   let out = '$';
@@ -112,6 +118,7 @@ function errorNameOf(issue: v.BaseIssue<unknown>): string {
     case 'max_value':
       return Number.isInteger(issue.input) ? 'integerIsTooLarge' : 'numberIsTooLarge';
     case 'check':
+    case 'partial_check':
       return CHECK_ERROR_NAMES.get(issue.requirement) ?? 'fieldHasInvalidValue';
     default:
       return 'fieldHasInvalidValue';

@@ -2,7 +2,13 @@ import * as v from 'valibot';
 import type { ApiVersion } from '../media-types';
 import { asJsonObject, jsonObject } from './field-errors';
 import { billingAddress, CARD_EXPIRY_DATE, CARD_HOLDER_NAME, cardNumberSchema } from './fields';
-import { AUTHENTICATE, CARD_FRONT, CARD_TOKENIZED, DEVICE_DATA_INITIALIZE } from './threeds-requests';
+import {
+  AUTHENTICATE,
+  CARD_FRONT,
+  CARD_TOKENIZED,
+  DEVICE_DATA_INITIALIZE,
+  withReturnUrlRule,
+} from './threeds-requests';
 
 /**
  * The request schemas of version 3 of the 3DS API (docs/threeds.md "Versions"): version 1's, with
@@ -45,9 +51,12 @@ export function deviceDataInitializeSchema(version: ApiVersion) {
   return takesNetworkTokens(version) ? DEVICE_DATA_INITIALIZE_V3 : DEVICE_DATA_INITIALIZE;
 }
 
-/** authenticate's schema for a version. */
+const AUTHENTICATE_RULED = withReturnUrlRule(AUTHENTICATE);
+const AUTHENTICATE_V3_RULED = withReturnUrlRule(AUTHENTICATE_V3);
+
+/** authenticate's schema for a version, with its rule across fields (the browser's return URL). */
 export function authenticateSchema(version: ApiVersion) {
-  return takesNetworkTokens(version) ? AUTHENTICATE_V3 : AUTHENTICATE;
+  return takesNetworkTokens(version) ? AUTHENTICATE_V3_RULED : AUTHENTICATE_RULED;
 }
 
 /** What the steps take: a request of any version (version 3's is the widest). */

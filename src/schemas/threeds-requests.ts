@@ -12,7 +12,7 @@ import {
   freeText,
   str,
 } from './fields';
-import { asJsonObject, integer, jsonObject, namedCheck } from './field-errors';
+import { asJsonObject, integer, jsonObject, namedCheck, namedRequirement } from './field-errors';
 
 /** Request schemas of the 3DS API (docs/threeds.md), with Worldpay's field rules. */
 
@@ -272,7 +272,12 @@ const DEVICE_DATA = asJsonObject(
   v.variant(
     'channel',
     [
-      v.object({ channel: v.optional(v.literal('browser')), ...BROWSER_FIELDS }),
+      v.object({
+        channel: v.optional(v.literal('browser')),
+        ...BROWSER_FIELDS,
+        // An SDK's data without `channel: "app"` is a mistake, not a browser's request.
+        sdk: v.optional(v.never('SDK data is for deviceData.channel "app".')),
+      }),
       v.object({
         channel: v.literal('app'),
         sdk: SDK,
@@ -350,6 +355,38 @@ export const AUTHENTICATE = jsonObject({
   ),
   decoupled: v.optional(jsonObject({ maxMinutes: integer(1, 10_080) })),
 });
+
+/**
+ * authenticate's rule across its fields (CONTRACT.md §12): a browser's request names where its
+ * challenge returns; an app's needs no return URL. A schema error (`fieldIsMissing` at
+ * `$.challenge.returnUrl`), so it comes before the business rules; the validation aborts a pipe at
+ * its first error, so it is reported once the fields are otherwise valid.
+ */
+export function withReturnUrlRule<S extends v.GenericSchema<unknown, ReturnUrlShape>>(
+  schema: S,
+): v.GenericSchema<unknown, v.InferOutput<S>> {
+  const rule = v.forward<ReturnUrlShape, v.PartialCheckIssue<ReturnUrlShape>, ['challenge', 'returnUrl']>(
+    v.partialCheck(
+      [
+        ['deviceData', 'channel'],
+        ['challenge', 'returnUrl'],
+      ],
+      namedRequirement(
+        'fieldIsMissing',
+        (input: ReturnUrlShape) => input.deviceData.channel === 'app' || input.challenge.returnUrl !== undefined,
+      ),
+      'This field is required.',
+    ),
+    ['challenge', 'returnUrl'],
+  );
+  return v.pipe(schema, rule);
+}
+
+/** What the rule reads. */
+interface ReturnUrlShape extends Record<string, unknown> {
+  deviceData: { channel?: string };
+  challenge: { returnUrl?: string };
+}
 
 /** The 3RI reasons `merchantInitiated` takes (src/threeds/series-rules.ts maps them to EMV's threeRIInd). */
 export const THREE_RI_TYPE_VALUES = [

@@ -62,7 +62,8 @@ export async function appChallengePayload(
     acsTransID: o.ids.acsTransID,
     acsRefNumber: TEST_ACS_REFERENCE_NUMBER,
     acsSignedContent,
-    ...(o.appUrl !== undefined && o.version !== '2.1.0' ? { threeDSRequestorAppURL: o.appUrl } : {}),
+    // threeDSRequestorAppURL came with EMV 2.2.0.
+    ...(o.appUrl !== undefined && o.version >= '2.2.0' ? { threeDSRequestorAppURL: o.appUrl } : {}),
   };
   return toBase64Url(utf8(JSON.stringify(payload)));
 }

@@ -33,6 +33,16 @@ export function resultKindOf(result: ChallengeResult, onSuccess: string): string
 }
 
 /**
+ * The final CRes's `transStatus` for an app challenge's result (EMV allows Y or N there): Y when
+ * verification will say authenticated (or attempted), else N, so that the SDK and verification
+ * never disagree.
+ */
+export function cresTransStatus(result: ChallengeResult, onSuccess: string): 'Y' | 'N' {
+  const kind = resultKindOf(result, onSuccess);
+  return kind === 'authenticated' || kind === 'authenticatedAttempted' ? 'Y' : 'N';
+}
+
+/**
  * What the test issuer does with a decoupled authentication (docs/threeds.md "Decoupled"): the
  * result it gives out of band and when, or none ever (`answersAt` null: the time runs out).
  */

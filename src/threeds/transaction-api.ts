@@ -84,6 +84,8 @@ export interface AppChallengeFacts {
   sdkEphemPubKey: P256PublicJwk;
   sdkReferenceNumber: string;
   messageVersion: string;
+  /** What verification answers when the code is right (the scenario's): the final CRes says the same. */
+  onSuccess: string;
 }
 
 export type CollectOutcome =

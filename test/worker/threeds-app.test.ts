@@ -180,6 +180,38 @@ describe('authenticate through an app', () => {
     }
   });
 
+  it('refuses an ephemeral key that is not a P-256 point, SDK data without the app channel, and a browser without returnUrl as a schema error', async () => {
+    const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
+    const params = sdk.authenticationParameters();
+    const offCurve = { ...params, ephemeralPublicKey: { ...params.ephemeralPublicKey, y: 'A'.repeat(43) } };
+    const refused = await threeDs('authenticate', appBody(offCurve, { cardHolderName: '3ds2-challenge-identified' }));
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toContain('$.deviceData.sdk.ephemeralPublicKey');
+    const noChannel = appBody(params);
+    noChannel.deviceData = { acceptHeader: 'text/html', userAgentHeader: 'test', sdk: params };
+    noChannel.challenge = { returnUrl: 'https://shop.example/3ds/return' };
+    const mixed = await threeDs('authenticate', noChannel);
+    expect(mixed.status).toBe(400);
+    expect(JSON.stringify(await mixed.json())).toContain('$.deviceData.sdk');
+    // A browser's missing returnUrl is a schema error (before the business rules: an unknown entity
+    // does not hide it), with the schema's message.
+    const browser = appBody(undefined);
+    browser.deviceData = { acceptHeader: 'text/html', userAgentHeader: 'test' };
+    browser.merchant = { entity: 'nosuchentity' };
+    const missing = await threeDs('authenticate', browser);
+    expect(missing.status).toBe(400);
+    expect((await missing.json<Json>()).validationErrors).toEqual([
+      { errorName: 'fieldIsMissing', message: 'This field is required.', jsonPath: '$.challenge.returnUrl' },
+    ]);
+  });
+
+  it('answers unavailable for a 3-D Secure 1 issuer, which has no app channel', async () => {
+    const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
+    const body = appBody(sdk.authenticationParameters(), { cardHolderName: '3ds1-challenge-identified' });
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    expect(answer.outcome).toBe('unavailable');
+  });
+
   it('gives 20 identical requests one answer', async () => {
     const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
     const body = appBody(sdk.authenticationParameters(), { cardHolderName: '3ds2-challenge-identified' });
@@ -257,6 +289,22 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     expect(await c.send({ sdkCounterStoA: '002', challengeDataEntry: '0000' })).toMatchObject({ errorCode: '301' });
     expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 1, outcome: 'passed' });
     expect((await verification(c.body, c.reference)).outcome).toBe('authenticated');
+  });
+
+  it('the final CRes says what verification will: N for an issuer that fails the identity despite the right code', async () => {
+    const c = await openRawChallenge('3ds2-challenge-unknown-identity');
+    await c.send({ sdkCounterStoA: '000' });
+    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'N' });
+    expect((await verification(c.body, c.reference)).outcome).toBe('authenticationFailed');
+  });
+
+  it('a challenge out of counters is refused with an Erro, nothing counted', async () => {
+    const c = await openRawChallenge();
+    await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
+      state.storage.sql.exec("UPDATE app_challenge SET next_sdk_counter = '999', next_acs_counter = '999'");
+    });
+    expect(await c.send({ sdkCounterStoA: '999', challengeDataEntry: '1234' })).toMatchObject({ messageType: 'Erro' });
+    expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 0, outcome: null });
   });
 
   it('16 wrong codes at once evaluate at most three', async () => {

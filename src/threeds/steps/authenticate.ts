@@ -271,6 +271,18 @@ async function decide(
     return { ...base, answer: { ...withExemption(answer, exemption) } };
   }
   const reference = newChallengeReference();
+  // 3-D Secure 1 has no app channel: its issuer cannot challenge an app.
+  if (isAppRequest(request) && scenario.version.startsWith('1.')) {
+    const answer = answerFor('unavailable', {
+      transactionReference: request.transactionReference,
+      brands,
+      version: scenario.version,
+      ids: randomAnswerIds(),
+      step: 'authenticate',
+      apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+    });
+    return { ...base, answer: { ...withExemption(answer, exemption) } };
+  }
   if (isAppRequest(request))
     return { ...base, ...(await appChallenge(deps, request, objectId, scenario, reference, exemption)) };
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
@@ -308,6 +320,16 @@ async function encDataProblem(deps: ThreeDsDeps, request: AppAuthenticateRequest
   if (!deps.appIssuer) {
     const what = "the app channel needs the test issuer's keys (the test Worker)";
     throw new FailureError({ kind: 'misconfigured', what }, what);
+  }
+  const key = request.deviceData.sdk.ephemeralPublicKey;
+  try {
+    await crypto.subtle.importKey('jwk', { ...key }, { name: 'ECDH', namedCurve: 'P-256' }, true, []);
+  } catch {
+    return fieldFailure(
+      'fieldHasInvalidValue',
+      'The ephemeral public key is not a point on P-256.',
+      '$.deviceData.sdk.ephemeralPublicKey',
+    );
   }
   if (await deps.appIssuer.opensEncData(request.deviceData.sdk.encData)) return undefined;
   return fieldFailure(
@@ -360,6 +382,7 @@ async function appChallenge(
         sdkEphemPubKey: sdk.ephemeralPublicKey,
         sdkReferenceNumber: sdk.referenceNumber,
         messageVersion: scenario.version,
+        onSuccess: scenario.verification ?? 'authenticated',
       },
     },
   };

@@ -1,6 +1,6 @@
 import { acsKeyPair } from '../app-issuer';
 import { TEST_CHALLENGE_CODE } from '../challenge';
-import { MAX_CODE_ATTEMPTS } from '../challenge-rules';
+import { cresTransStatus, MAX_CODE_ATTEMPTS } from '../challenge-rules';
 import {
   cresMessage,
   erroMessage,
@@ -35,6 +35,9 @@ import type { TestChallenge } from './test-challenge';
  * the others get an Erro; an Erro changes nothing.
  */
 
+/** The last counter there is: no CReq may follow it. */
+const LAST_COUNTER = '999';
+
 interface AppRow extends Record<string, SqlStorageValue> {
   reference: string;
   acs_trans_id: string;
@@ -48,6 +51,8 @@ export class AppChallenge {
     private readonly sql: SqlStorage,
     private readonly challenges: TestChallenge,
     private readonly secret: () => Uint8Array<ArrayBuffer> | undefined,
+    /** Runs a decision's writes as one transaction (`transactionSync`): all of them, or none. */
+    private readonly atomically: <T>(writes: () => T) => T,
   ) {}
 
   createTables(): void {
@@ -85,13 +90,19 @@ export class AppChallenge {
       sdkTransID: facts.sdkTransID,
     };
     const { privateKey } = await acsKeyPair(this.secret(), kid);
-    const key = await deriveSecureChannelKey(privateKey, facts.sdkEphemPubKey, facts.sdkReferenceNumber);
+    let key: Uint8Array<ArrayBuffer>;
+    try {
+      key = await deriveSecureChannelKey(privateKey, facts.sdkEphemPubKey, facts.sdkReferenceNumber);
+    } catch {
+      // authenticate refuses a key that is not a P-256 point; one stored before that check cannot agree a key.
+      return erro(ERRO.decryptionFailure, 'No key can be agreed with the SDK’s ephemeral key.', ids);
+    }
     const opened = await decryptChallengeMessage(jwe, key);
     if (!opened.ok) return erro(ERRO.decryptionFailure, `The CReq does not open (${opened.problem}).`, ids);
     const read = readCReq(opened.message, ids, facts.messageVersion);
     if (!read.ok) return erro(read.code, read.description, ids);
     // From here to the CRes's counter, no await: the decision is one atomic step.
-    const decided = this.decide(found.reference, read.creq, now);
+    const decided = this.atomically(() => this.decide(found.reference, read.creq, facts.onSuccess, now));
     if (decided.kind === 'erro') return erro(decided.code, decided.description, ids);
     const cres = cresMessage(ids, facts.messageVersion, decided.acsCounter, decided.state);
     return { kind: 'cres', jwe: await encryptChallengeMessage(cres, key, kid) };
@@ -105,6 +116,7 @@ export class AppChallenge {
   private decide(
     reference: string,
     creq: { sdkCounterStoA: string; challengeDataEntry?: string; challengeCancel?: string },
+    onSuccess: string | undefined,
     now: number,
   ):
     | { kind: 'erro'; code: ErroCode; description: string }
@@ -126,6 +138,11 @@ export class AppChallenge {
         code: ERRO.decryptionFailure,
         description: `sdkCounterStoA ${creq.sdkCounterStoA} does not follow (expected ${row.next_sdk_counter}).`,
       };
+    // Both next counters first: a challenge out of counters (999 CReqs) is refused before anything is counted.
+    if (row.next_sdk_counter === LAST_COUNTER || row.next_acs_counter === LAST_COUNTER)
+      return { kind: 'erro', code: ERRO.formatInvalid, description: 'The challenge has no counter left.' };
+    const nextSdk = nextCounter(row.next_sdk_counter);
+    const nextAcs = nextCounter(row.next_acs_counter);
     let outcome: SubmitOutcome | undefined;
     if (creq.challengeCancel !== undefined) outcome = this.challenges.submit(reference, 'cancel', now);
     else if (creq.challengeDataEntry !== undefined)
@@ -136,15 +153,14 @@ export class AppChallenge {
       );
     this.sql.exec(
       'UPDATE app_challenge SET next_sdk_counter = ?, next_acs_counter = ? WHERE reference = ?',
-      ...[nextCounter(row.next_sdk_counter), nextCounter(row.next_acs_counter), reference],
+      ...[nextSdk, nextAcs, reference],
     );
     const acsCounter = row.next_acs_counter;
-    if (outcome?.kind === 'ended')
-      return {
-        kind: 'cres',
-        acsCounter,
-        state: { kind: 'done', transStatus: outcome.result.outcome === 'passed' ? 'Y' : 'N' },
-      };
+    if (outcome?.kind === 'ended') {
+      // What verification will answer, in EMV's two CRes values (challenge-rules.ts).
+      const transStatus = cresTransStatus(outcome.result, onSuccess ?? 'authenticated');
+      return { kind: 'cres', acsCounter, state: { kind: 'done', transStatus } };
+    }
     const left = outcome?.kind === 'retry' ? outcome.attemptsLeft : MAX_CODE_ATTEMPTS;
     const text =
       outcome?.kind === 'retry'

@@ -46,7 +46,12 @@ export function transactionParts(ctx: DurableObjectState, env: Env, host: PartsH
     session: new Session(sql),
     claims: new ClaimTable(sql, (writes) => ctx.storage.transactionSync(writes)),
     challenges,
-    app: new AppChallenge(sql, challenges, () => settingsOf(env).acsEphemeralKeySecret),
+    app: new AppChallenge(
+      sql,
+      challenges,
+      () => settingsOf(env).acsEphemeralKeySecret,
+      (writes) => ctx.storage.transactionSync(writes),
+    ),
     live,
     watch: new LiveWatch(sql, env, live),
     completion,
