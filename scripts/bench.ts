@@ -227,31 +227,28 @@ async function main(): Promise<void> {
     );
     console.log(report);
   }
-  if (selected('threeds-costs')) {
-    starting('3DS flows: what each platform call costs');
-    const report = await runThreeDsCosts({
-      root: ROOT,
-      runs: runCount,
-      flows: positiveInt(values.flows, 'flows'),
-      concurrency: positiveInt(values.concurrency, 'concurrency'),
-      log,
-    });
+  // The 3DS reports that take the flows' options: what each platform call costs, and each channel's flows.
+  const flowOptions = {
+    root: ROOT,
+    runs: runCount,
+    flows: positiveInt(values.flows, 'flows'),
+    concurrency: positiveInt(values.concurrency, 'concurrency'),
+    log,
+  };
+  for (const [part, title, heading, runReport] of [
+    [
+      'threeds-costs',
+      '3DS flows: what each platform call costs',
+      '3DS flows: what each platform call costs',
+      runThreeDsCosts,
+    ],
+    ['threeds-channels', '3DS flows by channel', '3DS flows by channel: browser, app, decoupled', runThreeDsChannels],
+  ] as const) {
+    if (!selected(part)) continue;
+    starting(title);
+    const report = await runReport(flowOptions);
     console.log(
-      `\n## 3DS flows: what each platform call costs (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
-    );
-    console.log(report);
-  }
-  if (selected('threeds-channels')) {
-    starting('3DS flows by channel');
-    const report = await runThreeDsChannels({
-      root: ROOT,
-      runs: runCount,
-      flows: positiveInt(values.flows, 'flows'),
-      concurrency: positiveInt(values.concurrency, 'concurrency'),
-      log,
-    });
-    console.log(
-      `\n## 3DS flows by channel: browser, app, decoupled (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
+      `\n## ${heading} (Node ${process.version}, workerd via Miniflare, ${new Date().toISOString().slice(0, 10)})\n`,
     );
     console.log(report);
   }

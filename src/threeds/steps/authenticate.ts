@@ -257,9 +257,14 @@ async function decide(
       challenge: { reference, expiresAt, onSuccess: 'authenticated', decoupled: { answersAt, outcome } },
     };
   }
-  if (scenario.authenticate !== 'challenged') {
+  // 3-D Secure 1 has no app channel: its issuer cannot authenticate an app.
+  const appOn3ds1 = isAppRequest(request) && scenario.version.startsWith('1.');
+  if (scenario.authenticate !== 'challenged' || appOn3ds1) {
     // A decoupled issuer the request did not allow: an unrequested `D` is `unavailable` (CONTRACT §12).
-    const kind = scenario.authenticate === 'decoupled' ? 'unavailable' : scenario.authenticate;
+    const kind =
+      scenario.authenticate === 'decoupled' || scenario.authenticate === 'challenged' || appOn3ds1
+        ? 'unavailable'
+        : scenario.authenticate;
     const answer = answerFor(kind, {
       transactionReference: request.transactionReference,
       brands,
@@ -271,18 +276,6 @@ async function decide(
     return { ...base, answer: { ...withExemption(answer, exemption) } };
   }
   const reference = newChallengeReference();
-  // 3-D Secure 1 has no app channel: its issuer cannot challenge an app.
-  if (isAppRequest(request) && scenario.version.startsWith('1.')) {
-    const answer = answerFor('unavailable', {
-      transactionReference: request.transactionReference,
-      brands,
-      version: scenario.version,
-      ids: randomAnswerIds(),
-      step: 'authenticate',
-      apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
-    });
-    return { ...base, answer: { ...withExemption(answer, exemption) } };
-  }
   if (isAppRequest(request))
     return { ...base, ...(await appChallenge(deps, request, objectId, scenario, reference, exemption)) };
   const payload = await challengePayload(deps.key, reference, scenario.version, request.challenge.windowSize);
