@@ -1164,6 +1164,10 @@ export function buildOpenApiDocument(version: string): Json {
             },
             '404': { description: 'Not the test environment.', content: ERROR_CONTENT },
             '413': { description: 'The body is too large.', content: ERROR_CONTENT },
+            '500': {
+              description: 'internalErrorOccurred: a bug; nothing of the CReq was recorded.',
+              content: ERROR_CONTENT,
+            },
             '503': {
               description: 'Storage is unavailable or the Worker is misconfigured: retry.',
               headers: { 'Retry-After': header('Retry-After') },

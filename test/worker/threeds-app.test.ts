@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { CompactEncrypt, decodeProtectedHeader, importJWK } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Outbox } from '../../src/storage/projection-outbox';
 import { fromBase64Url, utf8 } from '../../src/bytes';
 import {
   decryptChallengeMessage,
@@ -10,7 +11,7 @@ import {
   type P256PublicJwk,
 } from '../../src/emv/secure-channel';
 import { createTransaction, type ChallengeAnswer, type DirectoryServer } from '../sdk/test-sdk';
-import { burst, call } from './helpers';
+import { burst, call, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { cardFront, newReference, threeDs, transaction, verifyBody } from './threeds-helpers';
 import { restoreObjects, StorageHarness } from './faulty-env';
@@ -413,5 +414,55 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     expect(stored).not.toContain('"d"');
     expect(stored).not.toContain(c.body.instruction.paymentInstrument.cardNumber);
     expect(decodeProtectedHeader(c.sdk.encData).alg).toBe('ECDH-ES');
+  });
+});
+
+describe("a challenge's decision lands whole or not at all", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('a CReq whose decision fails midway (the projection cannot be staged) counts nothing; the next try passes', async () => {
+    quiet();
+    const c = await openRawChallenge();
+    await c.send({ sdkCounterStoA: '000' });
+    vi.spyOn(Outbox.prototype, 'stage').mockImplementationOnce(() => {
+      throw new Error('injected: staging failed');
+    });
+    const jwe = await encryptChallengeMessage(
+      {
+        ...c.ids,
+        messageType: 'CReq',
+        messageVersion: c.answer.authentication.version,
+        sdkCounterStoA: '001',
+        challengeDataEntry: '1234',
+      },
+      c.key,
+      c.ids.acsTransID,
+    );
+    const failed = await call(new URL(c.signed.acsURL).pathname, {
+      headers: { 'Content-Type': 'application/jose' },
+      rawBody: utf8(jwe),
+    });
+    expect(failed.status).toBe(500);
+    expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 0, outcome: null });
+    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'Y' });
+  });
+
+  it("a browser challenge's verification whose decision fails midway leaves it open; the next verification ends it once", async () => {
+    quiet();
+    const body = appBody(undefined, { cardHolderName: '3ds2-challenge-identified' });
+    body.deviceData = { acceptHeader: 'text/html', userAgentHeader: 'test' };
+    body.challenge = { returnUrl: 'https://shop.example/3ds/return' };
+    const answer = await (await threeDs('authenticate', body)).json<Json>();
+    expect(answer.outcome).toBe('challenged');
+    vi.spyOn(Outbox.prototype, 'stage').mockImplementationOnce(() => {
+      throw new Error('injected: staging failed');
+    });
+    const failed = await threeDs('verification', verifyBody(body.transactionReference, answer.challenge.reference));
+    expect(failed.status).toBe(500);
+    expect(await challengeRow(body.transactionReference)).toMatchObject({ outcome: null });
+    expect((await verification(body, answer.challenge.reference)).outcome).toBe('authenticationFailed');
+    expect(await challengeRow(body.transactionReference)).toMatchObject({ outcome: 'failed', reason: 'notCompleted' });
   });
 });

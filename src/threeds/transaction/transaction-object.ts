@@ -155,19 +155,13 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   showChallenge(reference: string, jti: string, now: number): Promise<ShowOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
     // A challenge past its 10 minutes ends here, and its result is projected.
-    return this.parts.effects.around((): ShowOutcome => {
-      this.expire(now);
-      return this.parts.challenges.show(reference, jti, now);
-    });
+    return this.decided(now, () => this.parts.challenges.show(reference, jti, now));
   }
 
   /** One form post (`post`: its id, so that a repost is not counted again): see test-challenge.ts. */
   submitChallenge(reference: string, attempt: CodeAttempt, now: number, post?: string): Promise<SubmitOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
-    return this.parts.effects.around((): SubmitOutcome => {
-      this.expire(now);
-      return this.parts.challenges.submit(reference, attempt, now, post);
-    });
+    return this.decided(now, () => this.parts.challenges.submit(reference, attempt, now, post));
   }
 
   /** An app's CReq to the test issuer's ACS: a CRes or an Erro (app-challenge.ts). */
@@ -396,10 +390,7 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** The transaction's answer of verification and of the sandbox (challenge-conclusion.ts). */
   private conclude(reference: string, now: number, ending: ChallengeEnding): Promise<ConcludeOutcome> {
     if (!this.hasTables) return Promise.resolve({ kind: 'unknown' });
-    return this.parts.effects.around((): ConcludeOutcome => {
-      this.expire(now);
-      return concludeChallenge(this.parts, reference, now, ending);
-    });
+    return this.decided(now, () => concludeChallenge(this.parts, reference, now, ending));
   }
 
   /**
@@ -413,6 +404,17 @@ export class ThreeDsTransaction extends DurableObject<Env> implements ThreeDsTra
   /** Forgets a 3RI's use that its own object released (series-hold.ts): while `holder` holds it. */
   seriesRelease(reference: string, holder: string): void {
     this.parts.series.release(reference, holder);
+  }
+
+  /**
+   * A decision on the test challenge: its writes (the challenge's row, its post, the projection and
+   * event it stages) land all together or not at all (`transactionSync`), then its effects go.
+   */
+  private decided<T>(now: number, decide: () => T): Promise<T> {
+    return this.parts.effects.around((): T => {
+      this.expire(now);
+      return this.ctx.storage.transactionSync(decide);
+    });
   }
 
   /** Sets the alarm to when it is next due (session-end.ts). */
