@@ -1,6 +1,6 @@
 import { scenarioCard } from '../../src/fake-3ds-server/test-cards';
 import { startFakeProvider, startLocalWorker, type LocalWorker } from '../local-worker';
-import { timed, timedFlows, type FlowKind, type FlowRun } from './threeds-flows';
+import { timed, timedFlows, type FlowKind, type FlowRun, type FlowBenchOptions } from './threeds-flows';
 import { fmt, stats, triple } from './summary';
 
 /**
@@ -23,13 +23,7 @@ import { fmt, stats, triple } from './summary';
  *   (untimed), each 3RI taking the next, as a merchant's renewals spread over its subscribers.
  */
 
-export interface LiveBenchOptions {
-  root: string;
-  runs: number;
-  flows: number;
-  concurrency: number;
-  log: (m: string) => void;
-}
+export type LiveBenchOptions = FlowBenchOptions;
 
 const MEDIA = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
 const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;

@@ -1,7 +1,7 @@
 import { createTransaction, type DirectoryServer } from '../../test/sdk/test-sdk';
 import { startLocalWorker } from '../local-worker';
 import { processCpuSeconds } from './load';
-import { runFlow, timed } from './threeds-flows';
+import { runFlow, timed, type FlowBenchOptions } from './threeds-flows';
 import { fmt, stats, triple } from './summary';
 
 /**
@@ -18,13 +18,7 @@ import { fmt, stats, triple } from './summary';
  * - decoupled: authenticate (`decoupled {maxMinutes}`) → sandbox completeChallenge → verification (3).
  */
 
-export interface ChannelsOptions {
-  root: string;
-  runs: number;
-  flows: number;
-  concurrency: number;
-  log: (m: string) => void;
-}
+export type ChannelsOptions = FlowBenchOptions;
 
 const MEDIA = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
 const HEADERS = {

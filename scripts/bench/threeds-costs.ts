@@ -1,7 +1,7 @@
 import { startLocalWorker } from '../local-worker';
 import { processCpuSeconds } from './load';
 import { floorFlow, startFloor } from './threeds-floor';
-import { runFlow, timed, type FlowKind } from './threeds-flows';
+import { runFlow, timed, type FlowKind, type FlowBenchOptions } from './threeds-flows';
 import { fmt, stats, triple } from './summary';
 
 /**
@@ -16,13 +16,7 @@ import { fmt, stats, triple } from './summary';
  * the call is there for.
  */
 
-export interface ThreeDsCostsOptions {
-  root: string;
-  runs: number;
-  flows: number;
-  concurrency: number;
-  log: (m: string) => void;
-}
+export type ThreeDsCostsOptions = FlowBenchOptions;
 
 interface Taken {
   /** The KV projection's writes (`SESSIONS.put`). */

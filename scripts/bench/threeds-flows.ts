@@ -12,6 +12,15 @@ import type { WorkerVersion } from './worker-versions';
 
 export type FlowKind = 'frictionless' | 'challenged';
 
+/** What a report of timed flows takes (the live, costs and channels reports). */
+export interface FlowBenchOptions {
+  root: string;
+  runs: number;
+  flows: number;
+  concurrency: number;
+  log: (m: string) => void;
+}
+
 const MEDIA = 'application/vnd.worldpay.verifications.customers-v1.hal+json';
 const AUTH = `Basic ${Buffer.from('test-merchant:test-password').toString('base64')}`;
 const CARD = { type: 'card/front', cardNumber: '4571736000000000', cardExpiryDate: { month: 12, year: 2035 } };

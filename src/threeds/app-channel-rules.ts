@@ -1,11 +1,10 @@
-import { fieldFailure, ok, type Result } from '../failures';
 import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
 
 /**
  * Which channel an authenticate request comes through, and what each requires beyond the schema
  * (CONTRACT.md §12): a browser's request names where the challenge returns (`challenge.returnUrl`),
  * an app's has its EMV 3DS SDK's data (the schema's `deviceData` variant already requires `sdk`)
- * and needs no browser field, no return URL and no device data collection.
+ * and needs no browser field, no return URL and no device data collection. The schema checks both.
  */
 
 type DeviceData = AuthenticateRequest['deviceData'];
@@ -28,18 +27,11 @@ export function isAppRequest(request: AuthenticateRequest): request is AppAuthen
 }
 
 /**
- * The request as its channel requires it: an app's as it is, a browser's once it names its
- * return URL (400 `fieldIsMissing` at `$.challenge.returnUrl` when it does not).
+ * The request by its channel. A browser's names its return URL: the schema's rule across fields
+ * (`withReturnUrlRule`, src/schemas/threeds-requests.ts) refused it otherwise.
  */
 export function byChannel(
   request: AuthenticateRequest,
-): Result<{ app: AppAuthenticateRequest } | { browser: BrowserAuthenticateRequest }> {
-  if (isAppRequest(request)) return ok({ app: request });
-  if (request.challenge.returnUrl === undefined)
-    return fieldFailure(
-      'fieldIsMissing',
-      'A browser authentication says where its challenge returns.',
-      '$.challenge.returnUrl',
-    );
-  return ok({ browser: request as BrowserAuthenticateRequest });
+): { app: AppAuthenticateRequest } | { browser: BrowserAuthenticateRequest } {
+  return isAppRequest(request) ? { app: request } : { browser: request as BrowserAuthenticateRequest };
 }

@@ -11,7 +11,7 @@ import {
   type P256PublicJwk,
 } from '../../src/emv/secure-channel';
 import { createTransaction, type ChallengeAnswer, type DirectoryServer } from '../sdk/test-sdk';
-import { burst, call, quiet } from './helpers';
+import { burst, call, quiet, type Fetch } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { cardFront, newReference, threeDs, transaction, verifyBody } from './threeds-helpers';
 import { restoreObjects, StorageHarness } from './faulty-env';
@@ -91,10 +91,20 @@ async function openRawChallenge(cardHolderName = '3ds2-challenge-identified') {
     acsTransID: payload.acsTransID as string,
     sdkTransID: sdk.transactionId,
   };
-  const send = async (fields: Json, o: { ids?: Json; key?: Uint8Array; kid?: string } = {}): Promise<Json> => {
+  type Options = { ids?: Json; key?: Uint8Array; kid?: string; via?: Fetch };
+  /** Posts a CReq with these fields (the transaction's ids and version, a counter among them): the raw answer. */
+  const post = async (fields: Json, o: Options = {}): Promise<Response> => {
     const creq = { ...ids, ...o.ids, messageType: 'CReq', messageVersion: answer.authentication.version, ...fields };
     const jwe = await encryptChallengeMessage(creq, o.key ?? key, o.kid ?? ids.acsTransID);
-    const response = await postCReq(new Request(signed.acsURL, { method: 'POST', body: jwe }));
+    return call(new URL(signed.acsURL).pathname, {
+      headers: { 'Content-Type': 'application/jose' },
+      rawBody: utf8(jwe),
+      via: o.via,
+    });
+  };
+  /** Posts a CReq: the CRes it answers, opened, or the Erro. */
+  const send = async (fields: Json, o: Options = {}): Promise<Json> => {
+    const response = await post(fields, o);
     expect(response.status).toBe(200);
     const type = response.headers.get('Content-Type') ?? '';
     if (type.startsWith('application/json')) return response.json<Json>();
@@ -103,7 +113,7 @@ async function openRawChallenge(cardHolderName = '3ds2-challenge-identified') {
     if (!opened.ok) throw new Error(`a CRes that does not open: ${opened.problem}`);
     return opened.message;
   };
-  return { body, answer, ids, key, signed, send, reference: answer.challenge.reference as string, sdk };
+  return { body, answer, ids, key, signed, post, send, reference: answer.challenge.reference as string, sdk };
 }
 
 /** The challenge's row in its object: the codes evaluated and its one result. */
@@ -362,22 +372,7 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     await c.send({ sdkCounterStoA: '000' });
     const h = new StorageHarness().failOn({ nth: 0, of: 'do', op: 'appChallengeMessage', when: 'before' });
     try {
-      const jwe = await encryptChallengeMessage(
-        {
-          ...c.ids,
-          messageType: 'CReq',
-          messageVersion: c.answer.authentication.version,
-          sdkCounterStoA: '001',
-          challengeDataEntry: '1234',
-        },
-        c.key,
-        c.ids.acsTransID,
-      );
-      const failed = await call(new URL(c.signed.acsURL).pathname, {
-        headers: { 'Content-Type': 'application/jose' },
-        rawBody: utf8(jwe),
-        via: (r) => h.fetch(r),
-      });
+      const failed = await c.post({ sdkCounterStoA: '001', challengeDataEntry: '1234' }, { via: (r) => h.fetch(r) });
       expect(failed.status).toBe(503);
       expect(failed.headers.get('Retry-After')).not.toBeNull();
       expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 0, outcome: null });
@@ -429,21 +424,7 @@ describe("a challenge's decision lands whole or not at all", () => {
     vi.spyOn(Outbox.prototype, 'stage').mockImplementationOnce(() => {
       throw new Error('injected: staging failed');
     });
-    const jwe = await encryptChallengeMessage(
-      {
-        ...c.ids,
-        messageType: 'CReq',
-        messageVersion: c.answer.authentication.version,
-        sdkCounterStoA: '001',
-        challengeDataEntry: '1234',
-      },
-      c.key,
-      c.ids.acsTransID,
-    );
-    const failed = await call(new URL(c.signed.acsURL).pathname, {
-      headers: { 'Content-Type': 'application/jose' },
-      rawBody: utf8(jwe),
-    });
+    const failed = await c.post({ sdkCounterStoA: '001', challengeDataEntry: '1234' });
     expect(failed.status).toBe(500);
     expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 0, outcome: null });
     expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'Y' });

@@ -50,8 +50,7 @@ export async function authenticate(
   if (!checked.ok) return checked;
   const { caller, card } = checked.value;
   const channel = byChannel(request);
-  if (!channel.ok) return channel;
-  const app = 'app' in channel.value ? channel.value.app : undefined;
+  const app = 'app' in channel ? channel.app : undefined;
   const exemption = askedExemption(request, caller);
   if (!exemption.ok) return exemption;
   const asked = exemption.value;
@@ -72,16 +71,16 @@ export async function authenticate(
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
   if (deps.environment === 'live') {
-    if (!('browser' in channel.value))
+    if (!('browser' in channel))
       return fieldFailure(
         'fieldHasInvalidValue',
         'The app channel is not offered in live yet (docs/compatibility.md "The app channel").',
         '$.deviceData.channel',
       );
-    return liveAuthenticate(deps, caller, channel.value.browser, card, hash, version, series);
+    return liveAuthenticate(deps, caller, channel.browser, card, hash, version, series);
   }
   if (app) {
-    const problem = await encDataProblem(deps, app);
+    const problem = await sdkProblem(deps, app);
     if (problem) return problem;
   }
   const { owner, id } = deps.transactionFor(caller.scope);
@@ -306,10 +305,11 @@ async function decide(
 }
 
 /**
- * In `test`, an app's `encData` must be what its SDK makes: a JWE the test Directory Server's key
- * opens (CONTRACT.md §12); anything else is a 400 at its path. Its content is not read further.
+ * In `test`, an app's SDK data must be what an SDK makes (CONTRACT.md §12): an ephemeral key on
+ * P-256, and `encData` a JWE the test Directory Server's key opens (its content is not read
+ * further); anything else is a 400 at its path.
  */
-async function encDataProblem(deps: ThreeDsDeps, request: AppAuthenticateRequest): Promise<Result<never> | undefined> {
+async function sdkProblem(deps: ThreeDsDeps, request: AppAuthenticateRequest): Promise<Result<never> | undefined> {
   if (!deps.appIssuer) {
     const what = "the app channel needs the test issuer's keys (the test Worker)";
     throw new FailureError({ kind: 'misconfigured', what }, what);
