@@ -4,6 +4,9 @@
  *
  *   npx tsx scripts/make-test-pki.ts [--force]
  *
+ * and, with `--fake`, the fake 3DS Server provider's own (data/fake-pki.json: its Directory
+ * Server and ACS, under another CA, as a scheme's would be):
+ *
  * - the test Directory Server CA: self-signed, EC P-256, ECDSA with SHA-256;
  * - the test ACS certificate, issued by that CA, whose key signs `acsSignedContent` (its `x5c` is
  *   [ACS certificate, CA certificate]);
@@ -21,14 +24,19 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { makeTestPki } from './test-pki';
+import { FAKE_PROVIDER, makeTestPki, NOT_AFTER, NOT_BEFORE, TEST_ISSUER } from './test-pki';
 
-const OUTPUT = new URL('../data/test-pki.json', import.meta.url);
-
-const { values } = parseArgs({ options: { force: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { force: { type: 'boolean', default: false }, fake: { type: 'boolean', default: false } },
+});
+const OUTPUT = new URL(values.fake ? '../data/fake-pki.json' : '../data/test-pki.json', import.meta.url);
 if (existsSync(OUTPUT) && !values.force) {
   console.error(`${OUTPUT.pathname} exists: the test PKI is made once (--force makes a new one)`);
   process.exit(1);
 }
-writeFileSync(OUTPUT, `${JSON.stringify(await makeTestPki(), null, 2)}\n`);
+const owner = values.fake ? FAKE_PROVIDER : TEST_ISSUER;
+writeFileSync(
+  OUTPUT,
+  `${JSON.stringify(await makeTestPki({ notBefore: NOT_BEFORE, notAfter: NOT_AFTER }, owner), null, 2)}\n`,
+);
 console.log(`[make-test-pki] wrote ${OUTPUT.pathname}`);

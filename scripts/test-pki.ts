@@ -30,6 +30,31 @@ export interface TestPki {
   x5c: [string, string];
 }
 
+/** Whose PKI it is: the names in its certificates, and the warning the file carries. */
+export interface PkiOwner {
+  name: string;
+  organisation: string;
+  warning: string;
+}
+
+/** The test issuer's (data/test-pki.json). */
+export const TEST_ISSUER: PkiOwner = {
+  name: 'card-edge Test',
+  organisation: 'card-edge test PKI',
+  warning:
+    'TEST ONLY: test PKI of the EMV app channel, made by scripts/make-test-pki.ts. Its private keys are public; ' +
+    'the service uses and publishes these in the test environment only. Never use them in live.',
+};
+
+/** The fake 3DS Server provider's Directory Server and ACS (data/fake-pki.json): another CA, as another scheme's. */
+export const FAKE_PROVIDER: PkiOwner = {
+  name: 'fake-3ds-server',
+  organisation: 'card-edge fake provider PKI',
+  warning:
+    'TEST ONLY: PKI of the fake 3DS Server provider (src/fake-3ds-server), made by scripts/make-test-pki.ts --fake. ' +
+    'Its private keys are public; only the fake uses them. Never use them anywhere else.',
+};
+
 /** A JWK with only the members of the key (WebCrypto adds `ext` and `key_ops`). */
 function keyMembers(jwk: JsonWebKey): JsonWebKey {
   const { kty, crv, x, y, d } = jwk;
@@ -61,6 +86,7 @@ async function keyPair(
  */
 export async function makeTestPki(
   validity: { notBefore: Date; notAfter: Date } = { notBefore: NOT_BEFORE, notAfter: NOT_AFTER },
+  owner: PkiOwner = TEST_ISSUER,
 ): Promise<TestPki> {
   x509.cryptoProvider.set(crypto);
   const caKeys = await keyPair(SIGNING, ['sign', 'verify']);
@@ -69,7 +95,7 @@ export async function makeTestPki(
 
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
-    name: 'CN=card-edge Test Directory Server CA (TEST ONLY),O=card-edge test PKI',
+    name: `CN=${owner.name} Directory Server CA (TEST ONLY),O=${owner.organisation}`,
     notBefore: validity.notBefore,
     notAfter: validity.notAfter,
     signingAlgorithm: SIGNING,
@@ -82,7 +108,7 @@ export async function makeTestPki(
   });
   const acs = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
-    subject: 'CN=card-edge Test ACS (TEST ONLY),O=card-edge test PKI',
+    subject: `CN=${owner.name} ACS (TEST ONLY),O=${owner.organisation}`,
     issuer: ca.subject,
     notBefore: validity.notBefore,
     notAfter: validity.notAfter,
@@ -102,9 +128,7 @@ export async function makeTestPki(
     return keyMembers(exported as JsonWebKey);
   };
   return {
-    warning:
-      'TEST ONLY: test PKI of the EMV app channel, made by scripts/make-test-pki.ts. Its private keys are public; ' +
-      'the service uses and publishes these in the test environment only. Never use them in live.',
+    warning: owner.warning,
     directoryServer: {
       caCertificate: ca.toString('pem'),
       encryptionKey: { publicJwk: await jwk(dsEncryption.publicKey), privateJwk: await jwk(dsEncryption.privateKey) },

@@ -4,7 +4,8 @@ import { base64UrlEncode, decodeJsonObject, isPadded } from './base64url';
 import { isUuid } from './erro';
 import type { FakeEnv } from './env';
 import { fieldFaults } from './field-check';
-import { htmlResponse, readForm } from './http';
+import { htmlResponse, jsonResponse, rawResponse, readForm } from './http';
+import { erroMessage, ERRO } from '../emv/challenge-messages';
 import type { ChallengeRequest } from './messages';
 import { fakeNow, transactionStub } from './stubs';
 import type { ChallengeEnd } from './transaction';
@@ -153,4 +154,20 @@ function challengeEndPage(end: ChallengeEnd): Response {
 /** The version in a per-version method path (`/acs/method/2.3.1`), if it is one the fake speaks. */
 export function methodPathVersion(segment: string): EmvVersion | undefined {
   return EMV_VERSIONS.find((v) => v === segment);
+}
+
+/**
+ * `POST /acs/app/creq/{threeDSServerTransID}`: a CReq of an app's SDK, a compact JWE
+ * (`application/jose`), answered with the CRes JWE (`application/jose`) or an Erro (plain JSON,
+ * HTTP 200, as EMV has it: the SDK may not be able to decrypt anything).
+ */
+export async function appCReqRoute(request: Request, env: FakeEnv, threeDSServerTransID: string): Promise<Response> {
+  const jwe = (await request.text()).trim();
+  if (!isUuid(threeDSServerTransID) || jwe.length > 64_000) {
+    return jsonResponse(erroMessage(ERRO.transactionNotRecognised, 'No app challenge has this address.'));
+  }
+  const answer = await transactionStub(env, threeDSServerTransID).appCReq(jwe, await fakeNow(env));
+  return answer.kind === 'cres'
+    ? rawResponse(answer.jwe, 200, 'application/jose; charset=utf-8')
+    : jsonResponse(answer.erro);
 }

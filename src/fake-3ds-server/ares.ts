@@ -22,6 +22,8 @@ export interface AResInput {
   cavv: string;
   /** The AReq: what it asks decides the `grants` and `refuses` scenarios. */
   areq: Record<string, unknown>;
+  /** An app AReq's: the signed content of a challenge, the device information's version. */
+  app?: { acsSignedContent?: string; dv?: string };
 }
 
 /** The exemption indicators an ACS may grant (06 is data only). */
@@ -48,6 +50,7 @@ function exemptionAsked(
  * ```
  */
 export function authenticationResponse(p: AResInput): AuthenticationResponse {
+  const app = p.areq['deviceChannel'] === '01';
   const head = {
     messageType: 'ARes' as const,
     messageVersion: p.version,
@@ -57,6 +60,7 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
     acsReferenceNumber: ACS_REFERENCE_NUMBER,
     dsReferenceNumber: DS_REFERENCE_NUMBER,
     acsOperatorID: ACS_OPERATOR_ID,
+    ...(app ? appHead(p) : {}),
   };
   let outcome = p.scenario.ares;
   if (outcome === 'dsTimeout') throw new Error('a DS that times out sends no ARes');
@@ -95,6 +99,16 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
       cardholderInfo: p.version === '2.3.1' ? { cardholderInfoText: info } : info,
     };
   }
+  if (outcome === 'C' && app) {
+    // The SDK finds the ACS's CReq URL and key in the signed content; it renders natively, text.
+    return {
+      ...head,
+      ...challengeRequired(p.version),
+      acsChallengeMandated: 'Y',
+      acsSignedContent: p.app?.acsSignedContent ?? '',
+      acsRenderingType: { acsInterface: '01', acsUiTemplate: '01' },
+    };
+  }
   if (outcome === 'C') {
     return {
       ...head,
@@ -106,6 +120,20 @@ export function authenticationResponse(p: AResInput): AuthenticationResponse {
   return {
     ...head,
     ...frictionlessResult(outcome, p.version, p.acctNumber, p.cavv),
+  };
+}
+
+/**
+ * What every ARes to an app AReq carries: the SDK's transaction id; in 2.3.1, whether the ACS
+ * takes the requestor's app URL (the AReq has none here) and the device information version it
+ * read from `sdkEncData`.
+ */
+function appHead(p: AResInput): Record<string, string> {
+  return {
+    sdkTransID: String(p.areq['sdkTransID']),
+    ...(p.version === '2.3.1'
+      ? { threeDSRequestorAppURLInd: 'N', deviceInfoRecognisedVersion: p.app?.dv ?? '1.0' }
+      : {}),
   };
 }
 

@@ -6,7 +6,8 @@ import { fieldFaults } from './field-check';
 import type { AuthenticationResponse, ErrorMessage } from './messages';
 import { scenarioFor, usableVersions } from './scenarios';
 import { preparedExpired } from './time-rules';
-import type { MethodRecord, TransactionRecord } from './transaction-record';
+import type { AppChallengeRecord, MethodRecord, TransactionRecord } from './transaction-record';
+import { FIRST_COUNTER, type P256PublicJwk } from '../emv/secure-channel';
 
 /**
  * POST /auth as the fake's 3DS Server, DS and ACS answer it: the checks, in the order a request
@@ -15,12 +16,14 @@ import type { MethodRecord, TransactionRecord } from './transaction-record';
  *
  * 1. not an AReq → 101 (S)
  * 2. no messageVersion → 201; one the fake does not speak, or outside the card's range → 102 (D)
- * 3. the AReq against its version's field rules (BRW/PA): a missing field → 201, any other fault → 203 (D)
+ * 3. the AReq against its version's field rules (APP, BRW or 3RI): a missing field → 201, any other
+ *    fault → 203 (D); an app's `sdkEncData` the DS key does not open, or an `sdkEphemPubKey` not on
+ *    P-256 → 203 (D)
  * 4. no such prepared transaction, or prepared over 80 s ago → 301 (S)
  * 5. an AReq already accepted for it → 305 "AReq already received" (S)
  * 6. acctNumber is not the prepared card → 305 (S)
  * 7. threeDSCompInd not what the ACS saw of its method → 305 "Invalid ThreeDSCompInd" (A); a 3RI
- *    (deviceChannel 03) has no method and no threeDSCompInd
+ *    (deviceChannel 03) and an app (01) have no method and no threeDSCompInd
  * 8. a 3RI whose threeDSReqPriorRef is no acsTransID this ACS answered Y or A for the same card
  *    → 203 (A), naming the field
  * 9. the DS-timeout scenario → 405 "Connection timeout" (D)
@@ -52,6 +55,18 @@ export interface AuthContext {
   cavv: string;
   /** A 3RI's prior authentication as the ACS knows it (undefined: it answered no such transaction). */
   prior?: PriorAuthentication;
+  /** An app AReq's (deviceChannel 01): what the DS found in its SDK fields, and the ACS's signed content. */
+  app?: AppAReqFacts;
+}
+
+/** What the fake's DS and ACS made of an app AReq before the checks (their crypto is asynchronous). */
+export interface AppAReqFacts {
+  /** SDK fields the DS cannot use (app-keys.ts `sdkFieldFaults`). */
+  invalid: string[];
+  /** The device information's version, from the opened `sdkEncData`. */
+  dv?: string;
+  /** The ARes's `acsSignedContent`, should it ask for a challenge. */
+  acsSignedContent?: string;
 }
 
 /**
@@ -76,6 +91,7 @@ export function checkAReq(
   tx: TransactionRecord | undefined,
   now: number,
   prior?: PriorAuthentication,
+  app?: AppAReqFacts,
 ): Checked {
   const id = isObject(body) ? body['threeDSServerTransID'] : undefined;
   const refuse = (fields: Omit<Parameters<typeof erro>[0], 'about' | 'threeDSServerTransID'>): Checked => ({
@@ -111,6 +127,9 @@ export function checkAReq(
   if (faults.invalid.length > 0) {
     return refuse({ code: '203', component: 'D', version, detail: faults.invalid.join(', ') });
   }
+  if (body['deviceChannel'] === '01' && (app === undefined || app.invalid.length > 0)) {
+    return refuse({ code: '203', component: 'D', version, detail: (app?.invalid ?? ['sdkEncData']).join(', ') });
+  }
   if (tx === undefined) {
     return refuse({ code: '301', component: 'S', version, detail: 'No transaction of /preauth has this id' });
   }
@@ -143,6 +162,7 @@ export function checkAReq(
     }
     return { ok: true, version, areq: body };
   }
+  if (body['deviceChannel'] === '01') return { ok: true, version, areq: body };
   const expected = expectedCompInd(tx.method, version);
   if (body['threeDSCompInd'] !== expected.value) {
     return refuse({
@@ -170,7 +190,7 @@ export function authenticate(
   ctx: AuthContext,
 ): { record: TransactionRecord | undefined; answer: AuthAnswer } {
   const tx = stored && { ...stored, authCalls: stored.authCalls + 1 };
-  const checked = checkAReq(body, tx, ctx.now, ctx.prior);
+  const checked = checkAReq(body, tx, ctx.now, ctx.prior, ctx.app);
   if (!checked.ok) {
     return { record: tx && { ...tx, lastErro: checked.erro }, answer: { kind: 'erro', erro: checked.erro } };
   }
@@ -200,8 +220,25 @@ export function authenticate(
     origin: ctx.origin,
     cavv: ctx.cavv,
     areq,
+    ...(ctx.app ? { app: ctx.app } : {}),
   });
   const challenge =
     ares.transStatus === 'C' || ares.transStatus === 'D' ? { challenge: { wrongCodes: 0, interactions: 0 } } : {};
-  return { record: { ...accepted, areq, ares, aresAt: ctx.now, ...challenge }, answer: { kind: 'ares', ares } };
+  const app = ares.transStatus === 'C' && areq['deviceChannel'] === '01' ? { app: appChallengeOf(areq) } : {};
+  return {
+    record: { ...accepted, areq, ares, aresAt: ctx.now, ...challenge, ...app },
+    answer: { kind: 'ares', ares },
+  };
+}
+
+/** An app challenge's start: the SDK's fields of the AReq (checked: field rules, then sdkFieldFaults). */
+function appChallengeOf(areq: Record<string, unknown>): AppChallengeRecord {
+  return {
+    sdkTransID: areq['sdkTransID'] as string,
+    sdkEphemPubKey: areq['sdkEphemPubKey'] as P256PublicJwk,
+    sdkReferenceNumber: areq['sdkReferenceNumber'] as string,
+    maxTimeoutMinutes: Number(areq['sdkMaxTimeout']),
+    nextSdkCounter: FIRST_COUNTER,
+    nextAcsCounter: FIRST_COUNTER,
+  };
 }

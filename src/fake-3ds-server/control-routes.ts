@@ -1,4 +1,5 @@
 import { encodedCres } from './acs-routes';
+import { FAKE_DIRECTORY_SERVER } from './app-keys';
 import type { ControlResult } from './challenge-flow';
 import { parseClockChange } from './clock';
 import { isObject } from './base64url';
@@ -64,4 +65,13 @@ export async function faultsRoute(request: Request, env: FakeEnv): Promise<Respo
   const fault = parseFault(await readJson(request));
   if ('error' in fault) return refusal(400, fault.error);
   return jsonResponse({ faults: await control.armFault(fault) });
+}
+
+/**
+ * `GET /_fake/directory-server`: the fake Directory Server's encryption key (for an SDK's
+ * `encData`) and CA certificate (for its check of `acsSignedContent`), as the service publishes its
+ * test issuer's at `GET /3ds/test/directory-server`.
+ */
+export function directoryServerRoute(): Promise<Response> {
+  return Promise.resolve(jsonResponse(FAKE_DIRECTORY_SERVER));
 }

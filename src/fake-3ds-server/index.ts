@@ -1,6 +1,6 @@
-import { challengeRoute, challengeSubmitRoute, methodPathVersion, methodRoute } from './acs-routes';
+import { appCReqRoute, challengeRoute, challengeSubmitRoute, methodPathVersion, methodRoute } from './acs-routes';
 import { providerCall } from './api-routes';
-import { clockRoute, endChallengeRoute, faultsRoute, transactionRoute } from './control-routes';
+import { clockRoute, directoryServerRoute, endChallengeRoute, faultsRoute, transactionRoute } from './control-routes';
 import type { FakeEnv } from './env';
 import { MARKER, textResponse } from './http';
 import { publicOrigin } from './urls';
@@ -32,6 +32,12 @@ const ROUTES: readonly Route[] = [
   },
   { methods: ['POST'], pattern: /^\/acs\/challenge$/, handle: challengeRoute },
   { methods: ['POST'], pattern: /^\/acs\/challenge\/submit$/, handle: challengeSubmitRoute },
+  {
+    methods: ['POST'],
+    pattern: /^\/acs\/app\/creq\/([^/]+)$/,
+    handle: (r, e, _o, m) => appCReqRoute(r, e, decodeURIComponent(m[1] ?? '')),
+  },
+  { methods: ['GET'], pattern: /^\/_fake\/directory-server$/, handle: () => directoryServerRoute() },
   {
     methods: ['POST'],
     pattern: /^\/_fake\/challenge\/([^/]+)$/,

@@ -63,6 +63,14 @@ export interface AuthenticationResponse extends Omit<AuthenticationResult, 'chal
   /** Decoupled (transStatus D): the ACS confirms it authenticates out of band, and tells the cardholder so. */
   acsDecConInd?: 'Y' | 'N';
   cardholderInfo?: string | Record<string, unknown>;
+  /** App channel (deviceChannel 01): the SDK's transaction id. */
+  sdkTransID?: string;
+  /** App channel, a challenge: the JWS naming the ACS's CReq URL and its ephemeral key. */
+  acsSignedContent?: string;
+  acsRenderingType?: { acsInterface: string; acsUiTemplate: string };
+  /** App channel, 2.3.1. */
+  threeDSRequestorAppURLInd?: string;
+  deviceInfoRecognisedVersion?: string;
 }
 
 export interface ResultsRequest extends Omit<AuthenticationResult, 'transChallengeExemption'> {
@@ -72,6 +80,9 @@ export interface ResultsRequest extends Omit<AuthenticationResult, 'transChallen
   threeDSServerTransID: string;
   acsTransID: string;
   dsTransID: string;
+  /** App channel: the SDK's transaction id (2.2.0 and later), how the ACS rendered the challenge. */
+  sdkTransID?: string;
+  acsRenderingType?: { acsInterface: string; acsUiTemplate: string };
   interactionCounter: string;
 }
 

@@ -2,6 +2,7 @@ import { erro } from './erro';
 import type { ErrorMessage, ResultsRequest } from './messages';
 import { DECOUPLED_RREQ_MS, LATE_RREQ_POSTAUTHS, scenarioFor } from './scenarios';
 import { endChallenge } from './results';
+import { appTimeoutArrival } from './app-challenge-flow';
 import { rreqExpired } from './time-rules';
 import type { TransactionRecord } from './transaction-record';
 
@@ -35,7 +36,11 @@ export function fetchResult(
   const unknown = (detail: string) => refuse('203', 'Unknown threeDSServerTransID', detail);
   const noRReq = () => refuse('305', 'No RReq has been received', 'The ACS has not sent the result yet');
   if (!stored) return { record: undefined, answer: unknown('No transaction has this id') };
-  const counted = decoupledArrival({ ...stored, postauthCalls: stored.postauthCalls + 1 }, now, cavv);
+  const counted = appTimeoutArrival(
+    decoupledArrival({ ...stored, postauthCalls: stored.postauthCalls + 1 }, now, cavv),
+    now,
+    cavv,
+  );
   const { rreq, rreqAt } = counted;
   if (!rreq || rreqAt === undefined) return { record: counted, answer: noRReq() };
   const tx = { ...counted, postauthCallsAfterEnd: counted.postauthCallsAfterEnd + 1 };

@@ -22,6 +22,9 @@ export function resultsRequest(
     threeDSServerTransID: ares.threeDSServerTransID,
     acsTransID: ares.acsTransID,
     dsTransID: ares.dsTransID,
+    // An app's challenge: how the ACS rendered it; from 2.2.0 the SDK's transaction too.
+    ...(ares.acsRenderingType !== undefined ? { acsRenderingType: ares.acsRenderingType } : {}),
+    ...(ares.sdkTransID !== undefined && ares.messageVersion !== '2.1.0' ? { sdkTransID: ares.sdkTransID } : {}),
     ...challengeResult(ending, ares.messageVersion, acctNumber, cavv),
     interactionCounter: String(Math.min(interactions, 99)).padStart(2, '0'),
   };

@@ -1,4 +1,5 @@
 import type { EmvVersion } from '../emv/emv-rules';
+import type { P256PublicJwk } from '../emv/secure-channel';
 import type { AuthenticationResponse, ChallengeResponse, ErrorMessage, ResultsRequest } from './messages';
 import type { Scenario } from './scenarios';
 
@@ -30,6 +31,21 @@ export interface ChallengeRecord {
   cres?: ChallengeResponse;
 }
 
+/**
+ * An app challenge (AReq deviceChannel 01, ARes C): what the ACS keeps of the SDK (its public key
+ * and reference number: the channel's key is derived again for each CReq, never stored) and the
+ * next counter each way.
+ */
+export interface AppChallengeRecord {
+  sdkTransID: string;
+  sdkEphemPubKey: P256PublicJwk;
+  sdkReferenceNumber: string;
+  /** The AReq's sdkMaxTimeout: the challenge ends this many minutes after the ARes. */
+  maxTimeoutMinutes: number;
+  nextSdkCounter: string;
+  nextAcsCounter: string;
+}
+
 export interface TransactionRecord {
   threeDSServerTransID: string;
   /** The card number of /preauth: a fake may keep it, a real provider's sandbox never sees a real one. */
@@ -46,6 +62,8 @@ export interface TransactionRecord {
   /** The last Erro /auth answered for this transaction. */
   lastErro?: ErrorMessage;
   challenge?: ChallengeRecord;
+  /** An app challenge's secure channel (app-challenge-flow.ts). */
+  app?: AppChallengeRecord;
   rreq?: ResultsRequest;
   rreqAt?: number;
   postauthCalls: number;

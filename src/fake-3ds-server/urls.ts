@@ -9,6 +9,7 @@ import type { EmvVersion } from '../emv/emv-rules';
 export const ACS_METHOD_PATH = '/acs/method';
 export const ACS_CHALLENGE_PATH = '/acs/challenge';
 export const ACS_CHALLENGE_SUBMIT_PATH = '/acs/challenge/submit';
+export const ACS_APP_CREQ_PATH = '/acs/app/creq';
 
 /** The origin (or base URL) the fake's messages name, without a trailing slash. */
 export function publicOrigin(requestUrl: string, configured: string | undefined): string {
@@ -24,4 +25,9 @@ export function acsMethodUrl(origin: string, version?: EmvVersion): string {
 /** The acsURL of a challenge. */
 export function acsChallengeUrl(origin: string): string {
   return `${origin}${ACS_CHALLENGE_PATH}`;
+}
+
+/** Where an app's SDK posts the CReqs of a transaction (the acsURL of its `acsSignedContent`). */
+export function acsAppCReqUrl(origin: string, threeDSServerTransID: string): string {
+  return `${origin}${ACS_APP_CREQ_PATH}/${threeDSServerTransID}`;
 }

@@ -2,7 +2,7 @@ import { env, exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import fakeWorker from '../../src/fake-3ds-server/index';
 import type { FakeEnv } from '../../src/fake-3ds-server/env';
-import { emvProblems } from '../../src/emv/emv-validator';
+import { emvMessageProblems, emvProblems } from '../../src/emv/emv-validator';
 import type { EmvMessageType, EmvVersion } from '../../src/emv/emv-rules';
 
 /**
@@ -46,6 +46,13 @@ export function expectEmv(message: EmvMessageType, version: EmvVersion, value: u
   expect(emvProblems(message, version, BRW_PA, value), `${message} ${version}: ${JSON.stringify(value)}`).toEqual([]);
 }
 
+/** Expects a message of the transaction whose AReq is `areq` to pass its rules in that AReq's channel. */
+export function expectEmvOf(message: EmvMessageType, version: EmvVersion, value: unknown, areq: unknown): void {
+  expect(emvMessageProblems(message, version, value, areq), `${message} ${version}: ${JSON.stringify(value)}`).toEqual(
+    [],
+  );
+}
+
 /**
  * Expects a CRD to pass the table of its range: 2.2.0's for ranges up to 2.2.0, 2.3.1's beyond.
  * Neither table lists `acsProtocolVersions` (3dsecure.io added it in 2024; the research notes'
@@ -62,13 +69,18 @@ export function expectCrd(crd: Json): void {
   }
 }
 
-/** Checks any message the provider API answered, by its type. */
-function expectValidAnswer(json: Json): void {
+/** Checks any message the provider API answered, by its type; an ARes in its AReq's channel. */
+function expectValidAnswer(json: Json, areq: unknown): void {
   switch (json.messageType) {
     case 'CRD':
       return expectCrd(json);
     case 'ARes':
+      return expectEmvOf(json.messageType, json.messageVersion, json, areq);
     case 'RReq':
+      // An app's RReq names its SDK's transaction: checked in the app channel.
+      return expectEmvOf('RReq', json.messageVersion, json, {
+        deviceChannel: json.sdkTransID || json.acsRenderingType ? '01' : '02',
+      });
     case 'Erro':
       return expectEmv(json.messageType, json.messageVersion, json);
     default:
@@ -99,7 +111,7 @@ export async function api(
   expect(response.headers.get('X-Fake-3DS-Server')).toBe('fake-3ds-server');
   expect(response.headers.get('Content-Type')).toBe('application/json; charset=utf-8');
   const json = await response.json<Json>();
-  expectValidAnswer(json);
+  expectValidAnswer(json, endpoint === 'auth' ? body : undefined);
   return { status: response.status, json, response };
 }
 

@@ -1,0 +1,94 @@
+import { compactDecrypt } from 'jose';
+import pki from '../../data/fake-pki.json';
+import { acsEphemeralKeyPair, importAcsEphemeralKeySecret } from '../emv/acs-ephemeral-key';
+import { importAcsSigningKey, signAcsSignedContent } from '../emv/acs-signed-content';
+import { deriveSecureChannelKey, isP256PublicJwk, type P256PublicJwk } from '../emv/secure-channel';
+
+/**
+ * The fake's app-channel Directory Server and ACS keys (docs/fake-3ds-server.md "The app
+ * channel"): its own PKI (data/fake-pki.json, made by `scripts/make-test-pki.ts --fake`: another
+ * CA than the service's test issuer, as another scheme's would be), the Directory Server's key
+ * that opens `sdkEncData`, and the ACS's ephemeral keys, derived per challenge from a fixed secret
+ * and the `acsTransID` as the service's test issuer derives its own (src/emv/acs-ephemeral-key.ts):
+ * nothing private is stored in a transaction. TEST ONLY: every key here is public.
+ */
+
+/** What `GET /_fake/directory-server` publishes, as the service's `GET /3ds/test/directory-server` does. */
+export const FAKE_DIRECTORY_SERVER = {
+  encryptionKey: pki.directoryServer.encryptionKey.publicJwk,
+  caCertificate: pki.directoryServer.caCertificate,
+};
+
+/** The fake ACS's ephemeral keys come from this (public, fixed: a fake's) and each `acsTransID`. */
+const EPHEMERAL_SECRET = new TextEncoder().encode('fake-3ds-server ACS ephemeral keys (TEST ONLY: public on purpose)');
+
+let dsKey: Promise<CryptoKey> | undefined;
+let signingKey: Promise<CryptoKey> | undefined;
+let ephemeralSecret: Promise<CryptoKey> | undefined;
+
+/**
+ * What the Directory Server finds in an app AReq's SDK fields (EMV: it decrypts `sdkEncData`):
+ * the fields it cannot use, and the device information's version (`DV`) when it opened.
+ */
+export async function sdkFieldFaults(areq: Record<string, unknown>): Promise<{ invalid: string[]; dv?: string }> {
+  const invalid: string[] = [];
+  let dv: string | undefined;
+  dsKey ??= crypto.subtle.importKey(
+    'jwk',
+    pki.directoryServer.encryptionKey.privateJwk,
+    { name: 'ECDH', namedCurve: 'P-256' },
+    false,
+    ['deriveBits'],
+  );
+  try {
+    const { plaintext } = await compactDecrypt(String(areq['sdkEncData']), await dsKey, {
+      keyManagementAlgorithms: ['ECDH-ES'],
+    });
+    const info: unknown = JSON.parse(new TextDecoder().decode(plaintext));
+    const version = (info as { DV?: unknown } | null)?.DV;
+    if (typeof version === 'string') dv = version;
+  } catch {
+    invalid.push('sdkEncData');
+  }
+  if (!(await isP256Point(areq['sdkEphemPubKey']))) invalid.push('sdkEphemPubKey');
+  return { invalid, ...(dv !== undefined ? { dv } : {}) };
+}
+
+async function isP256Point(value: unknown): Promise<boolean> {
+  if (!isP256PublicJwk(value)) return false;
+  try {
+    await crypto.subtle.importKey('jwk', { ...value }, { name: 'ECDH', namedCurve: 'P-256' }, true, []);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ephemeralKeyPair(acsTransID: string) {
+  ephemeralSecret ??= importAcsEphemeralKeySecret(EPHEMERAL_SECRET);
+  return acsEphemeralKeyPair(await ephemeralSecret, acsTransID);
+}
+
+/** The ARes's `acsSignedContent`: the fake ACS's CReq URL and both ephemeral keys, signed under the fake's CA. */
+export async function fakeAcsSignedContent(
+  acsURL: string,
+  acsTransID: string,
+  sdkEphemPubKey: P256PublicJwk,
+): Promise<string> {
+  signingKey ??= importAcsSigningKey(pki.acs.privateJwk);
+  const { publicKey } = await ephemeralKeyPair(acsTransID);
+  return signAcsSignedContent(
+    { acsURL, acsEphemPubKey: publicKey, sdkEphemPubKey },
+    { privateKey: await signingKey, x5c: pki.x5c as [string, string] },
+  );
+}
+
+/** The secure channel's key of one challenge (ECDH-ES with the SDK's key, then Concat KDF). */
+export async function fakeChannelKey(
+  acsTransID: string,
+  sdkEphemPubKey: P256PublicJwk,
+  sdkReferenceNumber: string,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const { privateKey } = await ephemeralKeyPair(acsTransID);
+  return deriveSecureChannelKey(privateKey, sdkEphemPubKey, sdkReferenceNumber);
+}
