@@ -57,6 +57,16 @@ export function outboxAttempts(owner: DurableObjectStub, key: string): Promise<n
   );
 }
 
+/** When the object sent the write of `key` still out (the outbox's `sent_at`), or null when none is out. */
+export function outboxSentAt(owner: DurableObjectStub, key: string): Promise<number | null> {
+  return runInDurableObject(
+    owner,
+    (_g, state) =>
+      state.storage.sql.exec<{ sent_at: number | null }>('SELECT sent_at FROM outbox WHERE key = ?', key).toArray()[0]
+        ?.sent_at ?? null,
+  );
+}
+
 /** An object's tables, its outbox's columns, and its schema version row (null: none). */
 export function schemaLayoutOf(
   stub: DurableObjectStub,
