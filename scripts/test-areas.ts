@@ -74,6 +74,7 @@ export const SECONDS: Record<string, number> = {
   'threeds-live': 16,
   'threeds-live-3ri': 7,
   'threeds-live-decoupled': 3,
+  'threeds-live-app': 3,
   'threeds-live-exemptions': 1,
   'threeds-live-faults': 44,
   'threeds-network-tokens': 1,
@@ -147,6 +148,7 @@ export const AREAS: Area[] = [
     tests: [
       'threeds-live',
       'threeds-live-decoupled',
+      'threeds-live-app',
       'emv-secure-channel',
       'test-sdk',
       'threeds-app',
@@ -175,7 +177,7 @@ export const AREAS: Area[] = [
       'threeds-step-costs',
       'threeds-errors',
     ],
-    more: ['threeds-live'],
+    more: ['threeds-live', 'threeds-live-app'],
   },
   {
     name: 'threeds-series',

@@ -135,8 +135,8 @@ export async function challengeSubmitRoute(request: Request, env: FakeEnv, origi
 }
 
 /** The final CRes as the ACS posts it: base64url with padding. */
-export function encodedCres(end: ChallengeEnd): string {
-  return base64UrlEncode(JSON.stringify(end.cres), true);
+export function encodedCres(end: ChallengeEnd): string | undefined {
+  return end.cres && base64UrlEncode(JSON.stringify(end.cres), true);
 }
 
 function challengeEndPage(end: ChallengeEnd): Response {

@@ -26,6 +26,13 @@ export interface Refusal {
   why: string;
 }
 
+/** A browser's CReq or form for an app's challenge: its SDK talks to the ACS over the secure channel. */
+const APP_ONLY: Refusal = {
+  kind: 'refused',
+  status: 404,
+  why: "This challenge is an app's: its SDK posts CReqs to the acsURL of acsSignedContent",
+};
+
 /** The transaction's challenge, or why there is none to act on. */
 function challengeOf(
   tx: TransactionRecord | undefined,
@@ -67,6 +74,7 @@ export function startChallenge(
 ): ChallengeStart {
   const found = challengeOf(stored, creq.acsTransID);
   if (!found.ok) return found.refusal;
+  if (found.tx.app) return APP_ONLY;
   const { tx, flow } = found;
   if (creq.messageVersion !== tx.ares.messageVersion) {
     return { kind: 'refused', status: 400, why: `messageVersion is not the ARes's (${tx.ares.messageVersion})` };
@@ -107,6 +115,7 @@ export function submitChallenge(
 ): SubmitOutcome {
   const found = challengeOf(stored, submission.acsTransID);
   if (!found.ok) return found.refusal;
+  if (found.tx.app) return APP_ONLY;
   const { tx, flow } = found;
   const challenge = tx.challenge ?? { wrongCodes: 0, interactions: 0 };
   if (challenge.creqAt === undefined) {

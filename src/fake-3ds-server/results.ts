@@ -42,7 +42,8 @@ export function finalChallengeResponse(rreq: ResultsRequest): ChallengeResponse 
 }
 
 /**
- * The transaction once its challenge ended: the RReq has arrived (now) and the CRes is ready.
+ * The transaction once its challenge ended: the RReq has arrived (now) and, for a browser, the
+ * final CRes is ready.
  * `interactions` counts the submissions that ended it as well.
  */
 export function endChallenge(
@@ -58,6 +59,8 @@ export function endChallenge(
     ...tx,
     rreq,
     rreqAt: now,
-    challenge: { ...challenge, interactions, endedAt: now, cres: finalChallengeResponse(rreq) },
+    // A browser's challenge ends with the CRes its page posts; an app's SDK got its final CRes over
+    // the secure channel (app-challenge-flow.ts).
+    challenge: { ...challenge, interactions, endedAt: now, ...(tx.app ? {} : { cres: finalChallengeResponse(rreq) }) },
   };
 }

@@ -38,7 +38,8 @@ import { preparedTransaction, type AppChallengeRecord, type TransactionRecord } 
 /** What the browser carries to the requestor when a challenge ends, and the RReq behind it. */
 export interface ChallengeEnd {
   rreq: ResultsRequest;
-  cres: ChallengeResponse;
+  /** A browser's challenge's final CRes (an app's SDK got its own over the secure channel). */
+  cres?: ChallengeResponse;
   /** The AReq's notificationURL, where the final CRes goes. */
   notificationURL: string;
   threeDSSessionData?: string;
@@ -202,10 +203,10 @@ function appIds(ares: AuthenticationResponse, app: AppChallengeRecord): Challeng
 function challengeEnd(record: TransactionRecord): ChallengeEnd {
   const notificationURL = record.areq?.['notificationURL'];
   const sessionData = record.challenge?.threeDSSessionData;
-  if (!record.rreq || !record.challenge?.cres) throw new Error('the challenge has not ended');
+  if (!record.rreq || record.challenge?.endedAt === undefined) throw new Error('the challenge has not ended');
   return {
     rreq: record.rreq,
-    cres: record.challenge.cres,
+    ...(record.challenge.cres ? { cres: record.challenge.cres } : {}),
     notificationURL: typeof notificationURL === 'string' ? notificationURL : '',
     ...(sessionData !== undefined ? { threeDSSessionData: sessionData } : {}),
   };

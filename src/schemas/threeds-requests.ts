@@ -257,6 +257,10 @@ const SDK = jsonObject({
       NO_CARD_NUMBER_IN_URL,
     ),
   ),
+  // EMV 2.3.1's Default-SDK type: the SDK's variant (01 native; 80–99 a Directory Server's) and
+  // whether a wrapper embeds it. A Split-SDK is not taken.
+  variant: v.optional(v.pipe(v.string(), v.regex(/^\d{2}$/, 'The SDK variant is two digits (01: native).'))),
+  wrapped: v.optional(v.boolean()),
 });
 export type SdkData = v.InferOutput<typeof SDK>;
 

@@ -1,4 +1,4 @@
-import { toBase64Url, utf8 } from '../bytes';
+import { sdkChallengePayload } from './app-challenge-payload';
 import { acsEphemeralKeyPair, importAcsEphemeralKeySecret } from '../emv/acs-ephemeral-key';
 import { signAcsSignedContent, type AcsSigningIdentity } from '../emv/acs-signed-content';
 import type { P256PublicJwk } from '../emv/secure-channel';
@@ -42,11 +42,7 @@ export async function acsKeyPair(
   return acsEphemeralKeyPair(await importAcsEphemeralKeySecret(secret), acsTransID);
 }
 
-/**
- * The `challenge.payload` an app's SDK takes (`doChallenge`): base64url (no padding) of
- * `{threeDSServerTransID, acsTransID, acsRefNumber, acsSignedContent}`, plus
- * `threeDSRequestorAppURL` when the request sent one (2.2.0 and later).
- */
+/** The test issuer's `challenge.payload` for an app's SDK (app-challenge-payload.ts), its content signed here. */
 export async function appChallengePayload(
   issuer: AppIssuer,
   secret: Uint8Array<ArrayBuffer> | undefined,
@@ -57,13 +53,11 @@ export async function appChallengePayload(
     { acsURL: o.acsURL, acsEphemPubKey: publicKey, sdkEphemPubKey: o.sdkEphemPubKey },
     await issuer.identity(),
   );
-  const payload = {
-    threeDSServerTransID: o.ids.threeDSServerTransID,
-    acsTransID: o.ids.acsTransID,
+  return sdkChallengePayload({
+    ...o.ids,
     acsRefNumber: TEST_ACS_REFERENCE_NUMBER,
     acsSignedContent,
-    // threeDSRequestorAppURL came with EMV 2.2.0.
-    ...(o.appUrl !== undefined && o.version >= '2.2.0' ? { threeDSRequestorAppURL: o.appUrl } : {}),
-  };
-  return toBase64Url(utf8(JSON.stringify(payload)));
+    version: o.version,
+    ...(o.appUrl !== undefined ? { appUrl: o.appUrl } : {}),
+  });
 }

@@ -6,7 +6,7 @@ import { objectStorage } from '../storage/object-storage';
 import type { ApiVersion } from '../media-types';
 import type { FieldError } from '../failures';
 import type { RequestorBlock } from '../merchants/requestor';
-import type { BrowserAuthenticateRequest } from './app-channel-rules';
+import type { AuthenticateRequest } from '../schemas/threeds-requests-v3';
 import type { MerchantInitiatedRequest } from '../schemas/threeds-requests';
 import type { AReqCard } from './live/areq-builder';
 import type {
@@ -211,7 +211,7 @@ export interface LiveAuthenticateInput {
   sessionEnd: number;
   scope: EventScope;
   baseUrl: string;
-  request: BrowserAuthenticateRequest;
+  request: AuthenticateRequest;
   card: AReqCard;
   requestor: RequestorBlock;
   /** `recurring`: the series to keep if the final outcome is Y or A (series-rules.ts). */

@@ -6,7 +6,7 @@ import { AUTHENTICATE } from '../../src/schemas/threeds-requests';
 import { buildAReq, emvDateTime, type AReqInput, type BrowserFacts } from '../../src/threeds/live/areq-builder';
 import type { EmvVersion } from '../../src/threeds/live/emv-messages';
 import { REQUESTOR } from './requestor-fixture';
-import type { BrowserAuthenticateRequest } from '../../src/threeds/app-channel-rules';
+import type { AppAuthenticateRequest, BrowserAuthenticateRequest } from '../../src/threeds/app-channel-rules';
 
 /**
  * The AReq builder, row by row: every field it maps from Worldpay's request, the DDC page's
@@ -50,7 +50,9 @@ function request(changes: Record<string, unknown> = {}): BrowserAuthenticateRequ
   return v.parse(AUTHENTICATE, body) as BrowserAuthenticateRequest;
 }
 
-function input(version: EmvVersion, changes: Partial<AReqInput> = {}): AReqInput {
+type BrowserInput = Extract<AReqInput, { channel: 'browser' }>;
+
+function input(version: EmvVersion, changes: Partial<BrowserInput> = {}): BrowserInput {
   const req = changes.request ?? request();
   const instrument = req.instruction.paymentInstrument as {
     cardNumber: string;
@@ -58,6 +60,7 @@ function input(version: EmvVersion, changes: Partial<AReqInput> = {}): AReqInput
     cardHolderName?: string;
   };
   return {
+    channel: 'browser',
     version,
     threeDSServerTransID: '6f1c2a9e-4b7d-4e21-9c3a-0d5e8f7a1b2c',
     threeDSCompInd: 'Y',
@@ -80,8 +83,9 @@ function input(version: EmvVersion, changes: Partial<AReqInput> = {}): AReqInput
 function built(i: AReqInput): Record<string, unknown> {
   const result = buildAReq(i);
   if (!result.ok) throw new Error(`not built: ${JSON.stringify(result.errors)}`);
-  // Every AReq the builder makes is one the version's rules accept.
-  expect(emvProblems('AReq', i.version, { channel: 'BRW', category: 'PA' }, result.areq)).toEqual([]);
+  // Every AReq the builder makes is one the version's rules accept, in its channel.
+  const channel = i.channel === 'app' ? 'APP' : 'BRW';
+  expect(emvProblems('AReq', i.version, { channel, category: 'PA' }, result.areq)).toEqual([]);
   return result.areq;
 }
 
@@ -441,5 +445,60 @@ describe('the AReq builder (pure)', () => {
 
   it('writes EMV dates in UTC', () => {
     expect(emvDateTime(Date.parse('2026-01-02T03:04:05.678Z'))).toBe('20260102030405');
+  });
+});
+
+describe('the AReq of an app (deviceChannel 01)', () => {
+  const SDK = {
+    appId: '0f2a3c4d-5e6f-4a1b-8c9d-0e1f2a3b4c5d',
+    encData: 'eyJhbGciOiJFQ0RILUVTIn0..aXY.Y2lwaGVy.dGFn',
+    ephemeralPublicKey: { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'B'.repeat(43) },
+    maxTimeout: 5,
+    referenceNumber: 'SDK-REF-1',
+    transactionId: '1a2b3c4d-5e6f-4a1b-8c9d-0e1f2a3b4c5d',
+    interface: 'html',
+    uiTypes: ['text', 'singleSelect', 'html'],
+  };
+  function appInput(version: EmvVersion, sdk: Record<string, unknown> = {}): AReqInput {
+    const browser = input(version);
+    const body = {
+      ...request(),
+      deviceData: { channel: 'app', sdk: { ...SDK, ...sdk } },
+      challenge: {},
+    };
+    const { channel: _c, threeDSCompInd: _t, notificationURL: _n, browser: _b, ...common } = browser;
+    return { ...common, channel: 'app', request: v.parse(AUTHENTICATE, body) as AppAuthenticateRequest };
+  }
+
+  it.each(VERSIONS)(
+    'carries the SDK’s fields in EMV’s digits and no browser field on %s, valid for its rules',
+    (version) => {
+      const areq = built(appInput(version));
+      expect(areq).toMatchObject({
+        deviceChannel: '01',
+        sdkAppID: SDK.appId,
+        sdkEncData: SDK.encData,
+        sdkEphemPubKey: SDK.ephemeralPublicKey,
+        sdkMaxTimeout: '05',
+        sdkReferenceNumber: 'SDK-REF-1',
+        sdkTransID: SDK.transactionId,
+        deviceRenderOptions: { sdkInterface: '02', sdkUiType: ['01', '02', '05'] },
+      });
+      for (const field of Object.keys(areq)) expect(field).not.toMatch(/^browser|^notificationURL$|^threeDSCompInd$/);
+      if (version === '2.3.1') expect(areq).toMatchObject({ sdkType: '01', defaultSdkType: { sdkVariant: '01' } });
+      else expect(areq).not.toHaveProperty('sdkType');
+    },
+  );
+
+  it('2.3.1: the variant and the wrapper the request names', () => {
+    expect(built(appInput('2.3.1', { variant: '80', wrapped: true })).defaultSdkType).toEqual({
+      sdkVariant: '80',
+      wrappedInd: 'Y',
+    });
+    expect(built(appInput('2.3.1', { wrapped: false })).defaultSdkType).toEqual({ sdkVariant: '01' });
+  });
+
+  it('needs no browser fact: an app has no device data collection', () => {
+    expect(buildAReq(appInput('2.3.1')).ok).toBe(true);
   });
 });

@@ -177,15 +177,20 @@ describe('authenticate through an app', () => {
     expect(text).toContain('$.challenge.returnUrl');
   });
 
-  it('is refused in live (not offered there yet), and no AReq leaves', async () => {
+  it("in live, encData made for the test issuer's Directory Server goes to the provider's, whose Erro makes it unavailable", async () => {
     const h = liveHarness();
     try {
+      // The test Directory Server's key (this Worker's, in test): the live provider's DS cannot open it.
       const sdk = await createTransaction({ directoryServer: await directoryServer(), sdkReferenceNumber: 'REF-1' });
-      const body = liveBody('0001');
+      const body = liveBody('2100');
       body.deviceData = { channel: 'app', sdk: sdk.authenticationParameters() };
-      const answer = await liveJson(h, 'authenticate', body, 400);
-      expect(JSON.stringify(answer)).toContain('$.deviceData.channel');
-      expect(h.providerAnswers.filter((a) => a.op === 'auth')).toHaveLength(0);
+      body.challenge = {};
+      const answer = await liveJson(h, 'authenticate', body);
+      expect(answer).toMatchObject({ outcome: 'unavailable', status: 'U' });
+      const erro = h.providerAnswers.filter((a) => a.op === 'auth').map((a) => a.body);
+      expect(erro).toEqual([
+        expect.objectContaining({ messageType: 'Erro', errorCode: '203', errorDetail: 'sdkEncData' }),
+      ]);
     } finally {
       restoreObjects();
     }

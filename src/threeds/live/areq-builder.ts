@@ -4,7 +4,7 @@ import type { ResolvedCard } from '../../cards/resolve-card';
 import type { FieldError } from '../../failures';
 import type { RequestorBlock } from '../../merchants/requestor';
 import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
-import type { BrowserAuthenticateRequest } from '../app-channel-rules';
+import type { AppAuthenticateRequest, BrowserAuthenticateRequest } from '../app-channel-rules';
 import { countryNumeric, currencyNumeric } from '../../reference-data/iso-codes';
 import type { AuthenticationRequest, EmvVersion } from './emv-messages';
 import { exemptionOf, exemptionToSend, type ExemptionAsked } from '../exemptions';
@@ -62,18 +62,26 @@ export function areqCard(card: ResolvedCard): AReqCard {
   };
 }
 
-export interface AReqInput {
+/** The channel's part of the AReq's input: a browser's, with what its DDC page learned, or an app's. */
+export type AReqChannel =
+  | {
+      channel: 'browser';
+      request: BrowserAuthenticateRequest;
+      threeDSCompInd: 'Y' | 'N' | 'U';
+      /** The service's challenge notification URL for this transaction (≤ 256 characters). */
+      notificationURL: string;
+      browser: BrowserFacts;
+    }
+  /** An app's, through its EMV 3DS SDK: no 3DS Method, no notification URL, no browser. */
+  | { channel: 'app'; request: AppAuthenticateRequest };
+
+export type AReqInput = AReqChannel & {
   version: EmvVersion;
   threeDSServerTransID: string;
-  threeDSCompInd: 'Y' | 'N' | 'U';
-  /** The service's challenge notification URL for this transaction (≤ 256 characters). */
-  notificationURL: string;
   now: number;
-  request: BrowserAuthenticateRequest;
   card: AReqCard;
-  browser: BrowserFacts;
   requestor: RequestorBlock;
-}
+};
 
 export type AReqResult =
   /** The AReq, and the exemption it carries when one was asked for (exemptions.ts). */
@@ -130,7 +138,7 @@ const DAY_MS = 86_400_000;
  * ```
  */
 export function buildAReq(input: AReqInput): AReqResult {
-  const { version, request, card, browser, requestor, now } = input;
+  const { version, request, card, requestor, now } = input;
   const errors: FieldError[] = [];
   const need = (jsonPath: string, message: string, errorName = 'fieldIsMissing'): undefined => {
     errors.push({ errorName, message, jsonPath });
@@ -152,36 +160,9 @@ export function buildAReq(input: AReqInput): AReqResult {
   const currency = currencyNumeric(request.instruction.value.currency);
   if (!currency) need('$.instruction.value.currency', 'Not an ISO 4217 currency of a payment.', 'fieldHasInvalidValue');
 
-  // The browser: the merchant's values first, then what the DDC page recorded.
-  const d = request.deviceData;
-  const javascriptEnabled = d.browserJavascriptEnabled ?? browser.javascriptEnabled;
-  // The language: the merchant's, else navigator.language, else the first language the DDC
-  // page's request accepted (Accept-Language); only when none is known must the merchant send it.
-  const language = d.browserLanguage ?? primaryLanguage(browser.language ?? browser.acceptLanguage?.[0]);
-  const colorDepth = d.browserColorDepth ?? colorDepthOf(browser.colorDepth);
-  const screenHeight = d.browserScreenHeight ?? browser.screenHeight;
-  const screenWidth = d.browserScreenWidth ?? browser.screenWidth;
-  const timeZone = d.timeZone ?? (browser.timeZone === undefined ? undefined : String(browser.timeZone));
-  const javaEnabled = d.browserJavaEnabled ?? browser.javaEnabled;
-  const ip = d.ipAddress ?? browser.ip;
-  // 2.1.0 has no JavaScript field and wants every browser field; from 2.2.0 they are needed when
-  // JavaScript ran (which the DDC page proves when it ran).
-  const jsFieldsNeeded = version === '2.1.0' || javascriptEnabled === true;
-  if (version !== '2.1.0' && javascriptEnabled === undefined)
-    need(`${DEVICE}.browserJavascriptEnabled`, 'Say whether JavaScript is enabled, or run the device data collection.');
-  if (jsFieldsNeeded || version !== '2.3.1') {
-    if (language === undefined) need(`${DEVICE}.browserLanguage`, 'The browser language is needed.');
-  }
-  if (jsFieldsNeeded) {
-    if (colorDepth === undefined) need(`${DEVICE}.browserColorDepth`, 'The screen colour depth is needed.');
-    if (screenHeight === undefined) need(`${DEVICE}.browserScreenHeight`, 'The screen height is needed.');
-    if (screenWidth === undefined) need(`${DEVICE}.browserScreenWidth`, 'The screen width is needed.');
-    if (timeZone === undefined) need(`${DEVICE}.timeZone`, 'The browser time zone is needed.');
-    if (javaEnabled === undefined) need(`${DEVICE}.browserJavaEnabled`, 'Say whether Java is enabled.');
-  }
-  const acceptLanguage = browser.acceptLanguage ?? (language !== undefined ? [language] : undefined);
-  if (version === '2.3.1' && (acceptLanguage === undefined || acceptLanguage.length === 0))
-    need(`${DEVICE}.browserLanguage`, 'The accepted languages are needed: run the device data collection.');
+  // The device: a browser's fields (the merchant's values first, then what the DDC page
+  // recorded), or an app's SDK's.
+  const device = input.channel === 'browser' ? browserFields(input, need) : appFields(version, input.request);
   // Decoupled authentication is EMV 2.2.0's: a card whose issuer speaks only 2.1.0 cannot do it.
   const decoupled = request.decoupled;
   if (decoupled && version === '2.1.0')
@@ -210,16 +191,13 @@ export function buildAReq(input: AReqInput): AReqResult {
     messageType: 'AReq',
     messageVersion: version,
     messageCategory: exemption?.sent.messageCategory ?? '01',
-    deviceChannel: '02',
+    deviceChannel: input.channel === 'browser' ? '02' : '01',
     threeDSServerTransID: input.threeDSServerTransID,
-    threeDSCompInd: input.threeDSCompInd,
-    // 02 recurring, 03 instalment: the first payment of a series (docs/threeds.md "Series and 3RI").
     threeDSRequestorAuthenticationInd: recurring ? (recurring.type === 'instalment' ? '03' : '02') : '01',
     ...seriesFields(version, recurring, now),
     threeDSRequestorChallengeInd: version === '2.3.1' ? [challengeInd] : challengeInd,
     ...(authInfo ? { threeDSRequestorAuthenticationInfo: version === '2.3.1' ? [authInfo] : authInfo } : {}),
     threeDSRequestorURL: requestor.threeDSRequestorURL,
-    notificationURL: input.notificationURL,
     ...acquirerFields(requestor, version, brand),
     merchantName: request.merchant.overrideName ?? requestor.merchantName,
     ...cardFields(card, cardholderName),
@@ -229,6 +207,59 @@ export function buildAReq(input: AReqInput): AReqResult {
     purchaseExponent: String(currency!.digits),
     purchaseDate: emvDateTime(now),
     transType: '01',
+    ...device,
+    ...accountInfo(request, now),
+    ...merchantRiskIndicator(request),
+    // Decoupled allowed (docs/threeds.md "Decoupled"), for up to maxMinutes: EMV's 5 digits.
+    ...(decoupled
+      ? { threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: String(decoupled.maxMinutes).padStart(5, '0') }
+      : {}),
+  };
+  return { ok: true, areq, ...(exemption ? { exemption } : {}) };
+}
+
+/**
+ * A browser's fields of the AReq: its 3DS Method's outcome, the notification URL, and the
+ * browser's values (the merchant's first, then what the DDC page recorded); the ones the version
+ * needs and nobody gave are `need`ed.
+ */
+function browserFields(
+  input: Extract<AReqChannel, { channel: 'browser' }>,
+  need: (jsonPath: string, message: string, errorName?: string) => undefined,
+): Record<string, unknown> {
+  const { version, browser } = input as AReqInput & { channel: 'browser' };
+  const d = input.request.deviceData;
+  const javascriptEnabled = d.browserJavascriptEnabled ?? browser.javascriptEnabled;
+  // The language: the merchant's, else navigator.language, else the first language the DDC
+  // page's request accepted (Accept-Language); only when none is known must the merchant send it.
+  const language = d.browserLanguage ?? primaryLanguage(browser.language ?? browser.acceptLanguage?.[0]);
+  const colorDepth = d.browserColorDepth ?? colorDepthOf(browser.colorDepth);
+  const screenHeight = d.browserScreenHeight ?? browser.screenHeight;
+  const screenWidth = d.browserScreenWidth ?? browser.screenWidth;
+  const timeZone = d.timeZone ?? (browser.timeZone === undefined ? undefined : String(browser.timeZone));
+  const javaEnabled = d.browserJavaEnabled ?? browser.javaEnabled;
+  const ip = d.ipAddress ?? browser.ip;
+  // 2.1.0 has no JavaScript field and wants every browser field; from 2.2.0 they are needed when
+  // JavaScript ran (which the DDC page proves when it ran).
+  const jsFieldsNeeded = version === '2.1.0' || javascriptEnabled === true;
+  if (version !== '2.1.0' && javascriptEnabled === undefined)
+    need(`${DEVICE}.browserJavascriptEnabled`, 'Say whether JavaScript is enabled, or run the device data collection.');
+  if (jsFieldsNeeded || version !== '2.3.1') {
+    if (language === undefined) need(`${DEVICE}.browserLanguage`, 'The browser language is needed.');
+  }
+  if (jsFieldsNeeded) {
+    if (colorDepth === undefined) need(`${DEVICE}.browserColorDepth`, 'The screen colour depth is needed.');
+    if (screenHeight === undefined) need(`${DEVICE}.browserScreenHeight`, 'The screen height is needed.');
+    if (screenWidth === undefined) need(`${DEVICE}.browserScreenWidth`, 'The screen width is needed.');
+    if (timeZone === undefined) need(`${DEVICE}.timeZone`, 'The browser time zone is needed.');
+    if (javaEnabled === undefined) need(`${DEVICE}.browserJavaEnabled`, 'Say whether Java is enabled.');
+  }
+  const acceptLanguage = browser.acceptLanguage ?? (language !== undefined ? [language] : undefined);
+  if (version === '2.3.1' && (acceptLanguage === undefined || acceptLanguage.length === 0))
+    need(`${DEVICE}.browserLanguage`, 'The accepted languages are needed: run the device data collection.');
+  return {
+    threeDSCompInd: input.threeDSCompInd,
+    notificationURL: input.notificationURL,
     browserAcceptHeader: d.acceptHeader,
     browserUserAgent: d.userAgentHeader.slice(0, 2048),
     ...(ip !== undefined && isIp(ip) ? { browserIP: ip } : {}),
@@ -244,14 +275,41 @@ export function buildAReq(input: AReqInput): AReqResult {
           browserJavaEnabled: javaEnabled,
         }
       : {}),
-    ...accountInfo(request, now),
-    ...merchantRiskIndicator(request),
-    // Decoupled allowed (docs/threeds.md "Decoupled"), for up to maxMinutes: EMV's 5 digits.
-    ...(decoupled
-      ? { threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: String(decoupled.maxMinutes).padStart(5, '0') }
+  };
+}
+
+/** `deviceData.sdk.interface` → deviceRenderOptions.sdkInterface. */
+const SDK_INTERFACE_CODES = { native: '01', html: '02', both: '03' } as const;
+
+/** `deviceData.sdk.uiTypes` → deviceRenderOptions.sdkUiType. */
+const SDK_UI_TYPE_CODES = { text: '01', singleSelect: '02', multiSelect: '03', oob: '04', html: '05' } as const;
+
+/**
+ * An app's fields of the AReq (CONTRACT.md §12): its SDK's, as the SDK gave them (`sdkEncData`
+ * passed on unread), the numbers in EMV's fixed-width digits; 2.3.1 adds the SDK's type, a
+ * Default-SDK of the variant the request names (01, native, unless it says otherwise).
+ */
+function appFields(version: EmvVersion, request: AppAuthenticateRequest): Record<string, unknown> {
+  const sdk = request.deviceData.sdk;
+  const { kty, crv, x, y } = sdk.ephemeralPublicKey;
+  return {
+    sdkAppID: sdk.appId,
+    sdkEncData: sdk.encData,
+    sdkEphemPubKey: { kty, crv, x, y },
+    sdkMaxTimeout: String(sdk.maxTimeout).padStart(2, '0'),
+    sdkReferenceNumber: sdk.referenceNumber,
+    sdkTransID: sdk.transactionId,
+    deviceRenderOptions: {
+      sdkInterface: SDK_INTERFACE_CODES[sdk.interface],
+      sdkUiType: sdk.uiTypes.map((type) => SDK_UI_TYPE_CODES[type]),
+    },
+    ...(version === '2.3.1'
+      ? {
+          sdkType: '01',
+          defaultSdkType: { sdkVariant: sdk.variant ?? '01', ...(sdk.wrapped ? { wrappedInd: 'Y' } : {}) },
+        }
       : {}),
   };
-  return { ok: true, areq, ...(exemption ? { exemption } : {}) };
 }
 
 /**

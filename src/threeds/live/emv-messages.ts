@@ -55,8 +55,13 @@ export interface AuthenticationResponse {
   transStatusReason?: string;
   authenticationValue?: string;
   eci?: string;
-  /** Where the browser posts the CReq, when transStatus is C. */
+  /** Where the browser posts the CReq, when transStatus is C (the browser channel). */
   acsURL?: string;
+  acsReferenceNumber?: string;
+  /** The app channel, transStatus C: the JWS with the ACS's CReq URL and ephemeral key, for the app's SDK. */
+  acsSignedContent?: string;
+  /** The app channel: the SDK's transaction id, as the AReq gave it. */
+  sdkTransID?: string;
   acsChallengeMandated?: string;
   /** 2.3.1: the exemption the ACS acknowledged. */
   transChallengeExemption?: string;

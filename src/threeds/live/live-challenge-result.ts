@@ -78,11 +78,12 @@ export function notCompletedAnswer(deps: { baseUrl: string }, challenge: LiveCha
 
 /**
  * Until when a challenge's RReq may still be fetched: it arrives by the end of the challenge's 10
- * minutes (a decoupled authentication's `expiresAt`) at the latest, and the provider keeps it 300 s.
+ * minutes (a decoupled authentication's or an app challenge's `expiresAt`) at the latest, and the
+ * provider keeps it 300 s.
  */
 export function fetchableUntil(challenge: LiveChallenge): number {
-  const decoupled = challenge.decoupled;
-  return decoupled ? decoupled.expiresAt + RESULT_RETENTION_MS : resultFetchableUntil(challenge.aresAt);
+  const ends = challenge.decoupled?.expiresAt ?? challenge.app?.expiresAt;
+  return ends !== undefined ? ends + RESULT_RETENTION_MS : resultFetchableUntil(challenge.aresAt);
 }
 
 /**

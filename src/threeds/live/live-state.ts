@@ -83,31 +83,59 @@ export type LiveStart =
   /** This body's run is under way in this object instance: wait for it. */
   | { kind: 'running' };
 
-/** A challenge the ARes asked for: what the relay, the notification and verification need. */
+/**
+ * A challenge the ARes asked for (or a decoupled authentication): what the relay, the
+ * notification and verification need. Only a browser's has a page (`acsURL`, `creq`, `returnUrl`:
+ * {@link challengePage}); an app's SDK and a decoupled issuer need none.
+ */
 export interface LiveChallenge {
   reference: string;
   /** The merchant's transactionReference, which the answers repeat. */
   transactionReference: string;
-  acsURL: string;
+  /** A browser's: where the challenge page relays the CReq. */
+  acsURL?: string;
   acsTransID: string;
   dsTransID: string;
   threeDSServerTransID: string;
   messageVersion: string;
-  /** base64url (no padding) of the CReq. */
-  creq: string;
+  /** A browser's: base64url (no padding) of the CReq. */
+  creq?: string;
   aresAt: number;
-  returnUrl: string;
+  /** A browser's: where the challenge page returns. */
+  returnUrl?: string;
   brands: string[];
   /** The exemption the AReq carried (src/threeds/exemptions.ts): the result says what became of it. */
   exemption?: ExemptionAsked;
   /**
-   * A decoupled authentication (ARes D, docs/threeds.md "Decoupled"): no page, no CReq (`acsURL`
-   * and `creq` empty); the issuer's RReq may come until `expiresAt`.
+   * A decoupled authentication (ARes D, docs/threeds.md "Decoupled"): no page, no CReq; the
+   * issuer's RReq may come until `expiresAt`.
    */
   decoupled?: { expiresAt: number };
+  /**
+   * An app's challenge (docs/threeds.md "The app channel"): its SDK talks to the ACS directly; the
+   * challenge ends by `expiresAt` (the SDK's maxTimeout after the ARes) and its RReq says how.
+   */
+  app?: { expiresAt: number };
 }
 
-export type LiveShow = { kind: 'shown'; challenge: LiveChallenge } | { kind: 'used' | 'ended' | 'unknown' };
+/** A browser challenge's page: the CReq the challenge page relays to the ACS, and where it returns. */
+export interface ChallengePage {
+  acsURL: string;
+  creq: string;
+  returnUrl: string;
+}
+
+/**
+ * The page of a browser's challenge; undefined for an app's or a decoupled authentication, which
+ * have none (before 2026-11-29 a decoupled one was stored with empty `acsURL` and `creq`).
+ */
+export function challengePage(challenge: LiveChallenge): ChallengePage | undefined {
+  const { acsURL, creq, returnUrl } = challenge;
+  return acsURL && creq && returnUrl ? { acsURL, creq, returnUrl } : undefined;
+}
+
+export type LiveShow =
+  { kind: 'shown'; challenge: LiveChallenge; page: ChallengePage } | { kind: 'used' | 'ended' | 'unknown' };
 
 /** A challenge's one result: the answer verification gives, decided once. */
 export interface LiveResult {

@@ -1,5 +1,6 @@
 import type { Brand } from '../../bin/model';
 import { appChallengePayload } from '../app-issuer';
+import { appChallengedAnswer } from '../app-challenge-payload';
 import { byChannel, isAppRequest, type AppAuthenticateRequest } from '../app-channel-rules';
 import { transactionHandle } from '../live/handles';
 import { failed, FailureError, fieldFailure, ok, type Result } from '../../failures';
@@ -70,15 +71,7 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
-  if (deps.environment === 'live') {
-    if (!('browser' in channel))
-      return fieldFailure(
-        'fieldHasInvalidValue',
-        'The app channel is not offered in live yet (docs/compatibility.md "The app channel").',
-        '$.deviceData.channel',
-      );
-    return liveAuthenticate(deps, caller, channel.browser, card, hash, version, series);
-  }
+  if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version, series);
   if (app) {
     const problem = await sdkProblem(deps, app);
     if (problem) return problem;
@@ -356,13 +349,13 @@ async function appChallenge(
     version: scenario.version,
     ...(sdk.appUrl !== undefined ? { appUrl: sdk.appUrl } : {}),
   });
-  const answer = {
-    outcome: 'challenged',
+  const answer = appChallengedAnswer({
     transactionReference: request.transactionReference,
-    authentication: { version: scenario.version },
-    challenge: { reference, payload },
-    _links: { '3ds:verify': { href: `${deps.baseUrl}${THREEDS_PATH}/verification` } },
-  };
+    version: scenario.version,
+    reference,
+    payload,
+    apiBase: `${deps.baseUrl}${THREEDS_PATH}`,
+  });
   return {
     answer: withExemption(answer, exemption),
     challenge: {

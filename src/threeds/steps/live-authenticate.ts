@@ -2,8 +2,9 @@ import type { SeriesSetup } from '../series-rules';
 import type { ResolvedCard } from '../../cards/resolve-card';
 import { failed, ok, type Result } from '../../failures';
 import type { ApiVersion } from '../../media-types';
-import type { BrowserAuthenticateRequest } from '../app-channel-rules';
+import type { AuthenticateRequest } from '../../schemas/threeds-requests-v3';
 import { SESSION_TTL_MS } from '../session-record';
+import { isAppRequest } from '../app-channel-rules';
 import { liveParts } from './live-parts';
 import { duplicateAnswer, eventScope, type Authenticated, type Caller, type ThreeDsDeps } from './step-deps';
 import { areqCard } from '../live/areq-builder';
@@ -23,7 +24,7 @@ import { rendered } from '../live/stored-answer';
 export async function liveAuthenticate(
   deps: ThreeDsDeps,
   caller: Caller,
-  request: BrowserAuthenticateRequest,
+  request: AuthenticateRequest,
   card: ResolvedCard,
   hash: string,
   version: ApiVersion = 1,
@@ -35,8 +36,9 @@ export async function liveAuthenticate(
   const outcome = await owner.liveAuthenticate({
     requestHash: hash,
     now: deps.now,
-    // An hour from now, or from the end of the decoupled time the request allows.
-    sessionEnd: deps.now + (request.decoupled?.maxMinutes ?? 0) * 60_000 + SESSION_TTL_MS,
+    // An hour from now, or from the end of the decoupled time the request allows, or of an app
+    // challenge's (the SDK's maxTimeout), whichever is later.
+    sessionEnd: deps.now + Math.max(request.decoupled?.maxMinutes ?? 0, appMinutes(request)) * 60_000 + SESSION_TTL_MS,
     scope: eventScope(deps, caller.scope, version),
     baseUrl: deps.baseUrl,
     request,
@@ -54,4 +56,9 @@ export async function liveAuthenticate(
     case 'conflict':
       return duplicateAnswer(deps, request.transactionReference, card.masked, version);
   }
+}
+
+/** The longest an app's challenge may take (its SDK's maxTimeout), in minutes; 0 for a browser. */
+function appMinutes(request: AuthenticateRequest): number {
+  return isAppRequest(request) ? request.deviceData.sdk.maxTimeout : 0;
 }

@@ -1,6 +1,6 @@
 import { fromBase64Url, toBase64Url, utf8 } from '../../bytes';
 import type { ThreeDsTransactionApi } from '../transaction-api';
-import type { LiveChallenge } from '../live/live-state';
+import { challengePage, type LiveChallenge } from '../live/live-state';
 import { PAGES } from '../api-paths';
 import { DDC_REFUSED, ddcOf } from './device-data-collection';
 import { pageError as error, type PageAnswer } from './page-answer';
@@ -146,8 +146,8 @@ export async function relayChallenge(
     case 'shown':
       return {
         kind: 'relay',
-        acsUrl: shown.challenge.acsURL,
-        creq: shown.challenge.creq,
+        acsUrl: shown.page.acsURL,
+        creq: shown.page.creq,
         sessionData: await transactionHandle(deps.key, objectId),
       };
     case 'used':
@@ -172,6 +172,9 @@ export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: st
   const known = await owner.liveChallenge(deps.now);
   if (!known) return error(400, 'Cannot finish this challenge', 'This challenge no longer exists.');
   const { challenge } = known;
+  // Only a browser's challenge returns through this page (an app's or a decoupled one has none).
+  const page = challengePage(challenge);
+  if (!page) return error(400, 'Cannot finish this challenge', 'This challenge has no page.');
   let result = known.result;
   let note = cresNote(cres, challenge);
   if (!result) {
@@ -188,7 +191,7 @@ export async function challengeEnded(deps: ThreeDsDeps, handle: string, cres: st
   const outcome = result?.answer.outcome;
   return {
     kind: 'completed',
-    returnUrl: challenge.returnUrl,
+    returnUrl: page.returnUrl,
     transactionId: challenge.reference,
     md: known.md,
     result: outcome === undefined ? 'pending' : outcome === 'authenticated' ? 'passed' : 'failed',

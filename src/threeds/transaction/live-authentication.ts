@@ -6,6 +6,8 @@ import { PAGES, THREEDS_PATH } from '../api-paths';
 import { newChallengeReference, WINDOW_CODES } from '../challenge';
 import { challengedAnswer } from '../challenged-answer';
 import { buildAReq } from '../live/areq-builder';
+import { byChannel, type BrowserAuthenticateRequest } from '../app-channel-rules';
+import { appChallengeOf } from '../live/live-app-challenge';
 import { exemptionResult, type ExemptionAsked } from '../exemptions';
 import { decoupledAnswer, withExemption } from '../outcomes';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
@@ -90,18 +92,23 @@ export async function runLiveAuthentication(
       const answer = prepared.kind === 'notEnrolled' ? notEnrolledAnswer(context) : unavailableAnswer(context);
       return answered(answer, `live: ${prepared.kind === 'unsupported' ? prepared.why : 'not enrolled'}`);
     }
-    const threeDSCompInd = await methodOutcome(live, method);
-    const handle = await transactionHandle(key, host.objectId);
+    const channel = byChannel(request);
     const built = buildAReq({
       version: prepared.version as EmvVersion,
       threeDSServerTransID: prepared.threeDSServerTransID,
-      threeDSCompInd,
-      notificationURL: `${baseUrl}${PAGES.challengeNotification}/${handle}`,
       now: Date.now(),
-      request,
       card,
-      browser: begun.facts,
       requestor: input.requestor,
+      // An app has no 3DS Method and no notification page: its SDK talks to the ACS.
+      ...('app' in channel
+        ? { channel: 'app', request: channel.app }
+        : {
+            channel: 'browser',
+            request: channel.browser,
+            threeDSCompInd: await methodOutcome(live, method),
+            notificationURL: `${baseUrl}${PAGES.challengeNotification}/${await transactionHandle(key, host.objectId)}`,
+            browser: begun.facts,
+          }),
     });
     if (!built.ok) {
       live.abandon();
@@ -116,8 +123,17 @@ export async function runLiveAuthentication(
     }
     if (result.kind === 'final') return answered(result.answer, result.scenario);
     const ares = result.ares;
-    if (ares.transStatus === 'C' && isWebUrl(ares.acsURL)) {
-      const { answer, challenge } = await challengeOf(host, input, ares, built.exemption);
+    if (ares.transStatus === 'C' && 'app' in channel) {
+      const started = appChallengeOf({ request: channel.app, baseUrl, brands: card.brands }, ares, Date.now());
+      const exemption = built.exemption;
+      // A challenge: the issuer did not grant the exemption (the challenge's result says it again).
+      if (started)
+        return answered(withExemption(started.answer, exemption && exemptionResult(exemption, ares)), 'live: C (app)', {
+          ...started.challenge,
+          ...(exemption ? { exemption } : {}),
+        });
+    } else if (ares.transStatus === 'C' && 'browser' in channel && isWebUrl(ares.acsURL)) {
+      const { answer, challenge } = await challengeOf(host, input, channel.browser, ares, built.exemption);
       return answered(answer, 'live: C', challenge);
     }
     // D only when the request allowed it: an unrequested D stays `unavailable` (EMV outcomes).
@@ -261,14 +277,11 @@ function decoupledOf(
     challenge: {
       reference,
       transactionReference: request.transactionReference,
-      acsURL: '',
       acsTransID: ares.acsTransID,
       dsTransID: ares.dsTransID,
       threeDSServerTransID: ares.threeDSServerTransID,
       messageVersion: ares.messageVersion,
-      creq: '',
       aresAt,
-      returnUrl: request.challenge.returnUrl,
       brands: [...card.brands],
       ...(exemption ? { exemption } : {}),
       decoupled: { expiresAt },
@@ -279,10 +292,11 @@ function decoupledOf(
 async function challengeOf(
   host: LiveHost,
   input: LiveAuthenticateInput,
+  request: BrowserAuthenticateRequest,
   ares: AuthenticationResponse,
   exemption: ExemptionAsked | undefined,
 ): Promise<{ answer: Record<string, unknown>; challenge: LiveChallenge }> {
-  const { request, card } = input;
+  const { card } = input;
   const aresAt = Date.now();
   const reference = newChallengeReference();
   const creq = toBase64Url(

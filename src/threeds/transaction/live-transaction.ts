@@ -1,5 +1,6 @@
 import type { SeriesSetup } from '../series-rules';
 import {
+  challengePage,
   type LiveChallenge,
   type LiveResult,
   type LiveRun,
@@ -297,12 +298,14 @@ export class LiveTransaction {
    */
   show(reference: string, jti: string, md: string): LiveShow {
     const row = this.challengeRow(reference);
-    // A decoupled authentication has nothing to show (no JWT names it either).
-    if (!row || (JSON.parse(row.data) as LiveChallenge).decoupled) return { kind: 'unknown' };
+    const challenge = row && (JSON.parse(row.data) as LiveChallenge);
+    // An app's challenge and a decoupled authentication have no page (no JWT names them either).
+    const page = challenge && challengePage(challenge);
+    if (!row || !challenge || !page) return { kind: 'unknown' };
     if (row.result !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
     if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
     this.sql.exec('UPDATE live_challenge SET shown_jti = ?, md = ? WHERE reference = ?', jti, md, reference);
-    return { kind: 'shown', challenge: JSON.parse(row.data) as LiveChallenge };
+    return { kind: 'shown', challenge, page };
   }
 
   /** The transaction's challenge (there is at most one), with its MD and result if decided. */

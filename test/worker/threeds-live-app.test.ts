@@ -1,0 +1,310 @@
+import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fromBase64Url } from '../../src/bytes';
+import { objectProvider } from '../../src/threeds/live/challenge-watch';
+import { createTransaction, type ChallengeAnswer, type DirectoryServer, type SdkTransaction } from '../sdk/test-sdk';
+import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
+import { restoreObjects, type StorageHarness } from './faulty-env';
+import { burst } from './helpers';
+import { threeDsObject } from './projection-helpers';
+import { newReference, transaction } from './threeds-helpers';
+import {
+  card,
+  expectValidMessages,
+  fake,
+  fakeTransaction,
+  liveHarness,
+  liveJson,
+  liveStep,
+  type Json,
+} from './live-helpers';
+
+/**
+ * The app channel in `live` (CONTRACT.md §12, docs/threeds.md "The app channel"), against the fake
+ * provider's app Directory Server and ACS (docs/fake-3ds-server.md "The app channel"): the AReq
+ * with deviceChannel 01 and the SDK's fields for its version, an ARes C answered as `challenge
+ * {reference, payload}`, the repository's test SDK running the challenge with the fake's ACS,
+ * and the result from the RReq, fetched by the transaction's object.
+ */
+
+const DEFAULT_PROVIDER = { ...objectProvider };
+const COMPLETED = 'threeDS.authentication.completed';
+
+afterEach(async () => {
+  Object.assign(objectProvider, DEFAULT_PROVIDER);
+  restoreObjects();
+  await restoreTransport();
+});
+
+async function fakeDirectoryServer(): Promise<DirectoryServer> {
+  const response = await fake('/_fake/directory-server');
+  expect(response.status).toBe(200);
+  return response.json<DirectoryServer>();
+}
+
+async function sdkFor(version = '2.2.0', maxTimeout = 10): Promise<SdkTransaction> {
+  return createTransaction({
+    directoryServer: await fakeDirectoryServer(),
+    sdkReferenceNumber: 'CARD-EDGE-TEST-SDK',
+    messageVersion: version,
+    maxTimeout,
+  });
+}
+
+/** An app's authenticate body for a card of the fake's grid: its SDK's data, no browser field, no return URL. */
+function appBody(suffix: string, sdk: SdkTransaction, extra: Json = {}, challenge: Json = {}): Json {
+  return {
+    transactionReference: newReference(),
+    merchant: { entity: 'default' },
+    instruction: {
+      value: { amount: 250, currency: 'GBP' },
+      paymentInstrument: { type: 'card/front', cardNumber: card(suffix), cardExpiryDate: { month: 12, year: 2030 } },
+    },
+    deviceData: { channel: 'app', sdk: { ...sdk.authenticationParameters(), ...extra } },
+    challenge,
+  };
+}
+
+/** The SDK reaches the fake's ACS (its acsURL) as an app would reach the issuer's. */
+const toFake = (request: Request): Promise<Response> => env.THREEDS_SERVER!.fetch(request);
+
+function cardholder(...answers: ChallengeAnswer[]) {
+  return (): Promise<ChallengeAnswer> => Promise.resolve(answers.shift() ?? { cancel: true });
+}
+
+const verifyBody = (body: Json, answer: Json): Json => ({
+  transactionReference: body.transactionReference,
+  merchant: { entity: 'default' },
+  challenge: { reference: answer.challenge.reference },
+});
+
+/** The AReq the fake accepted for this harness's last authenticate. */
+function lastAReq(h: StorageHarness): Json {
+  const ares = h.providerAnswers.filter((a) => a.op === 'auth' && a.body.messageType === 'ARes').at(-1);
+  if (!ares) throw new Error('no ARes');
+  return ares.body;
+}
+
+function eventsOf(receiver: Receiver, reference: string): Json[] {
+  return receiver.received
+    .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === COMPLETED)
+    .map((r) => r.event)
+    .filter((e) => e.data?.transactionReference === reference);
+}
+
+const authCalls = (h: StorageHarness): number => h.count((c) => c.store === 'provider' && c.op === 'auth');
+
+describe('the app channel in live, against the fake provider', () => {
+  it.each([
+    ['1100', '2.1.0'],
+    ['2100', '2.2.0'],
+    ['3100', '2.3.1'],
+  ] as const)(
+    'card …%s: an AReq of deviceChannel 01 with the SDK fields of %s and no browser field; frictionless',
+    async (suffix, version) => {
+      const h = liveHarness();
+      const sdk = await sdkFor(version);
+      const body = appBody(suffix, sdk, { interface: 'both', uiTypes: ['text', 'oob'] });
+      const answer = await liveJson(h, 'authenticate', body);
+      expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version } });
+      const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+      const parameters = body.deviceData.sdk as Json;
+      expect(saw.areq).toMatchObject({
+        deviceChannel: '01',
+        sdkAppID: parameters.appId,
+        sdkEncData: parameters.encData,
+        sdkEphemPubKey: parameters.ephemeralPublicKey,
+        sdkMaxTimeout: '10',
+        sdkReferenceNumber: 'CARD-EDGE-TEST-SDK',
+        sdkTransID: parameters.transactionId,
+        deviceRenderOptions: { sdkInterface: '03', sdkUiType: ['01', '04'] },
+      });
+      for (const field of ['threeDSCompInd', 'notificationURL', 'browserUserAgent', 'browserAcceptHeader'])
+        expect(saw.areq).not.toHaveProperty(field);
+      if (version === '2.3.1') expect(saw.areq).toMatchObject({ sdkType: '01', defaultSdkType: { sdkVariant: '01' } });
+      else expect(saw.areq).not.toHaveProperty('sdkType');
+    },
+  );
+
+  it('2.3.1: the SDK variant and wrapping the request names reach the AReq', async () => {
+    const h = liveHarness();
+    const body = appBody('3100', await sdkFor('2.3.1'), { variant: '80', wrapped: true });
+    expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
+    const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+    expect(saw.areq.defaultSdkType).toEqual({ sdkVariant: '80', wrappedInd: 'Y' });
+  });
+
+  it('an app challenge: {reference, payload} the test SDK runs with the fake ACS; verification, GET and the event once', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const sdk = await sdkFor();
+    const body = appBody('2172', sdk, { appUrl: 'https://shop.example/app/3ds' });
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer).toMatchObject({
+      outcome: 'challenged',
+      authentication: { version: '2.2.0' },
+      challenge: { reference: expect.stringMatching(/^[A-Za-z0-9]{20}$/), payload: expect.any(String) },
+    });
+    expect(answer.challenge.url).toBeUndefined();
+    expect(answer.challenge.jwt).toBeUndefined();
+    const payload = JSON.parse(new TextDecoder().decode(fromBase64Url(answer.challenge.payload))) as Json;
+    const ares = lastAReq(h);
+    expect(payload).toEqual({
+      threeDSServerTransID: ares.threeDSServerTransID,
+      acsTransID: ares.acsTransID,
+      acsRefNumber: ares.acsReferenceNumber,
+      acsSignedContent: ares.acsSignedContent,
+      threeDSRequestorAppURL: 'https://shop.example/app/3ds',
+    });
+    const result = await sdk.doChallenge(answer.challenge.payload as string, {
+      fetch: toFake,
+      answer: cardholder({ code: '0000' }, { code: '1234' }),
+    });
+    expect(result).toMatchObject({ ok: true, transStatus: 'Y' });
+    const reference = body.transactionReference as string;
+    const verified = await burst(20, () =>
+      liveStep(h, 'verification', verifyBody(body, answer)).then((r) => r.json<Json>()),
+    );
+    expect(verified[0]).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
+    for (const v of verified) expect(v).toEqual(verified[0]);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified[0]);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    const saw = await expectValidMessages(ares.threeDSServerTransID as string);
+    expect(saw.rreq).toMatchObject({ transStatus: 'Y', sdkTransID: (body.deviceData.sdk as Json).transactionId });
+  });
+
+  it('three wrong codes at the ACS: authenticationFailed, from the RReq', async () => {
+    const h = liveHarness();
+    const sdk = await sdkFor();
+    const body = appBody('2172', sdk);
+    const answer = await liveJson(h, 'authenticate', body);
+    const result = await sdk.doChallenge(answer.challenge.payload as string, {
+      fetch: toFake,
+      answer: cardholder({ code: '1' }, { code: '2' }, { code: '3' }),
+    });
+    expect(result).toMatchObject({ ok: true, transStatus: 'N' });
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
+      outcome: 'authenticationFailed',
+    });
+  });
+
+  it('the object’s watch fetches the RReq of an app challenge nobody verified, from its alarm', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const sdk = await sdkFor();
+    const body = appBody('2172', sdk);
+    const answer = await liveJson(h, 'authenticate', body);
+    const reference = body.transactionReference as string;
+    const result = await sdk.doChallenge(answer.challenge.payload as string, {
+      fetch: toFake,
+      answer: cardholder({ code: '1234' }),
+    });
+    expect(result).toMatchObject({ ok: true, transStatus: 'Y' });
+    // The watch's next look is due (moved, not waited for): the alarm asks the provider.
+    await runInDurableObject(threeDsObject(reference), (_o, state) => {
+      state.storage.sql.exec('DELETE FROM live_watch');
+      state.storage.sql.exec("UPDATE live_challenge SET data = json_set(data, '$.aresAt', ?)", Date.now() - 5 * 60_000);
+    });
+    await runDurableObjectAlarm(threeDsObject(reference));
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+  });
+
+  it('the SDK’s maxTimeout passing at the ACS: the RReq says so and verification answers authenticationFailed', async () => {
+    const h = liveHarness();
+    const sdk = await sdkFor('2.2.0', 5);
+    const body = appBody('2172', sdk);
+    const answer = await liveJson(h, 'authenticate', body);
+    const clock = await fake('/_fake/clock', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ advanceMs: 5 * 60_000 }),
+    });
+    expect(clock.status).toBe(200);
+    try {
+      expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
+        outcome: 'authenticationFailed',
+      });
+      const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+      expect(saw.rreq).toMatchObject({ transStatus: 'N', challengeCancel: '04' });
+    } finally {
+      await fake('/_fake/clock', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ reset: true }),
+      });
+    }
+  });
+
+  it('answers 20 identical app requests with one answer from one AReq', async () => {
+    const h = liveHarness();
+    const body = appBody('2172', await sdkFor());
+    const answers = await burst(20, () => liveStep(h, 'authenticate', body).then((r) => r.json<Json>()));
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(answers[0]!.outcome).toBe('challenged');
+    expect(authCalls(h)).toBe(1);
+  });
+
+  it('the app AReq not reaching the provider: 503 with Retry-After, nothing kept, and the retry sends it', async () => {
+    const h = liveHarness();
+    const body = appBody('2100', await sdkFor());
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'before' });
+    const failed = await liveStep(h, 'authenticate', body);
+    expect(failed.status).toBe(503);
+    expect(Number(failed.headers.get('Retry-After'))).toBeGreaterThan(0);
+    expect((await failed.json<Json>()).errorName).toBe('serviceUnavailable');
+    expect(h.providerAnswers.filter((a) => a.op === 'auth')).toHaveLength(0);
+    expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
+    // The provider answered one AReq: the one that never reached it was sent once, by the retry.
+    expect(h.providerAnswers.filter((a) => a.op === 'auth')).toHaveLength(1);
+    expect((await fakeTransaction(lastAReq(h).threeDSServerTransID as string)).authCalls).toBe(1);
+  });
+
+  it('the app AReq’s answer lost on the way back: unavailable, and never a second AReq', async () => {
+    const h = liveHarness();
+    const body = appBody('2172', await sdkFor());
+    h.failOn({ of: 'provider', op: 'auth', nth: 0, when: 'after' });
+    const first = await liveStep(h, 'authenticate', body);
+    expect(first.status).toBe(503);
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer).toMatchObject({ outcome: 'unavailable', status: 'U' });
+    expect(await liveJson(h, 'authenticate', body)).toEqual(answer);
+  });
+
+  it('the RReq fetch failing: verification answers 503 and records nothing; the next one gets the result', async () => {
+    const h = liveHarness();
+    const sdk = await sdkFor();
+    const body = appBody('2172', sdk);
+    const answer = await liveJson(h, 'authenticate', body);
+    await sdk.doChallenge(answer.challenge.payload as string, { fetch: toFake, answer: cardholder({ code: '1234' }) });
+    h.failOn({ of: 'provider', op: 'postauth', nth: 0, when: 'before' });
+    const failed = await liveStep(h, 'verification', verifyBody(body, answer));
+    expect(failed.status).toBe(503);
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
+  });
+
+  it('stores no encData, no key and no card number', async () => {
+    const h = liveHarness();
+    const sdk = await sdkFor();
+    const body = appBody('2172', sdk);
+    const answer = await liveJson(h, 'authenticate', body);
+    await sdk.doChallenge(answer.challenge.payload as string, { fetch: toFake, answer: cardholder({ code: '1234' }) });
+    await liveJson(h, 'verification', verifyBody(body, answer));
+    const parameters = body.deviceData.sdk as Json;
+    const stored = await runInDurableObject(threeDsObject(body.transactionReference as string), (_o, state) => {
+      const tables = state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf%'")
+        .toArray();
+      return tables
+        .map(({ name }) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM "${name}"`).toArray()))
+        .join('\n');
+    });
+    expect(stored.length).toBeGreaterThan(0);
+    expect(stored).not.toContain(parameters.encData);
+    expect(stored).not.toContain((parameters.ephemeralPublicKey as Json).x);
+    expect(stored).not.toContain(body.instruction.paymentInstrument.cardNumber);
+  });
+});
