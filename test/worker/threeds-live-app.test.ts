@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fromBase64Url } from '../../src/bytes';
 import { objectProvider } from '../../src/threeds/live/challenge-watch';
 import { createTransaction, type ChallengeAnswer, type DirectoryServer, type SdkTransaction } from '../sdk/test-sdk';
@@ -32,6 +32,7 @@ const DEFAULT_PROVIDER = { ...objectProvider };
 const COMPLETED = 'threeDS.authentication.completed';
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   Object.assign(objectProvider, DEFAULT_PROVIDER);
   restoreObjects();
   await restoreTransport();
@@ -286,7 +287,10 @@ describe('the app channel in live, against the fake provider', () => {
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
   });
 
-  it('stores no encData, no key and no card number', async () => {
+  it('logs and stores no encData, no key and no card number', async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
     const h = liveHarness();
     const sdk = await sdkFor();
     const body = appBody('2172', sdk);
@@ -302,7 +306,12 @@ describe('the app channel in live, against the fake provider', () => {
         .map(({ name }) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM "${name}"`).toArray()))
         .join('\n');
     });
-    expect(stored.length).toBeGreaterThan(0);
+    const pan = body.instruction.paymentInstrument.cardNumber as string;
+    const logged = lines.join('\n');
+    expect(logged).toContain(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
+    for (const secret of [pan, parameters.encData, (parameters.ephemeralPublicKey as Json).x])
+      expect(logged).not.toContain(secret);
+    expect(stored).toContain(answer.challenge.reference as string);
     expect(stored).not.toContain(parameters.encData);
     expect(stored).not.toContain((parameters.ephemeralPublicKey as Json).x);
     expect(stored).not.toContain(body.instruction.paymentInstrument.cardNumber);
