@@ -1,6 +1,6 @@
-import { compactDecrypt } from 'jose';
 import pki from '../../data/test-pki.json';
 import { importAcsSigningKey, type AcsSigningIdentity } from '../emv/acs-signed-content';
+import { importDirectoryServerKey, openDeviceInformation } from '../emv/device-information';
 import type { AppIssuer } from '../threeds/app-issuer';
 
 /**
@@ -16,19 +16,8 @@ export function testAppIssuer(): AppIssuer {
   return {
     identity: () => (identity ??= importAcsSigningKey(pki.acs.privateJwk).then((privateKey) => ({ privateKey, x5c }))),
     async opensEncData(encData) {
-      dsKey ??= crypto.subtle.importKey(
-        'jwk',
-        pki.directoryServer.encryptionKey.privateJwk,
-        { name: 'ECDH', namedCurve: 'P-256' },
-        false,
-        ['deriveBits'],
-      );
-      try {
-        await compactDecrypt(encData, await dsKey, { keyManagementAlgorithms: ['ECDH-ES'] });
-        return true;
-      } catch {
-        return false;
-      }
+      dsKey ??= importDirectoryServerKey(pki.directoryServer.encryptionKey.privateJwk);
+      return (await openDeviceInformation(encData, await dsKey)).opened;
     },
     published: {
       encryptionKey: pki.directoryServer.encryptionKey.publicJwk,

@@ -25,6 +25,17 @@ export function isP256PublicJwk(value: unknown): value is P256PublicJwk {
   return jwk.kty === 'EC' && jwk.crv === 'P-256' && coordinate(jwk.x) && coordinate(jwk.y);
 }
 
+/** Whether a value is a P-256 public JWK whose point is on the curve (the runtime's import says so). */
+export async function isP256Point(value: unknown): Promise<boolean> {
+  if (!isP256PublicJwk(value)) return false;
+  try {
+    await crypto.subtle.importKey('jwk', { ...value }, { name: 'ECDH', namedCurve: 'P-256' }, true, []);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The public key's JWK with only the members EMV sends (`{kty, crv, x, y}`). */
 export async function publicJwkOf(publicKey: CryptoKey): Promise<P256PublicJwk> {
   const jwk = (await crypto.subtle.exportKey('jwk', publicKey)) as JsonWebKey;

@@ -1,8 +1,8 @@
-import { compactDecrypt } from 'jose';
 import pki from '../../data/fake-pki.json';
 import { acsEphemeralKeyPair, importAcsEphemeralKeySecret } from '../emv/acs-ephemeral-key';
 import { importAcsSigningKey, signAcsSignedContent } from '../emv/acs-signed-content';
-import { deriveSecureChannelKey, isP256PublicJwk, type P256PublicJwk } from '../emv/secure-channel';
+import { importDirectoryServerKey, openDeviceInformation } from '../emv/device-information';
+import { deriveSecureChannelKey, isP256Point, type P256PublicJwk } from '../emv/secure-channel';
 
 /**
  * The fake's app-channel Directory Server and ACS keys (docs/fake-3ds-server.md "The app
@@ -32,36 +32,12 @@ let ephemeralSecret: Promise<CryptoKey> | undefined;
  */
 export async function sdkFieldFaults(areq: Record<string, unknown>): Promise<{ invalid: string[]; dv?: string }> {
   const invalid: string[] = [];
-  let dv: string | undefined;
-  dsKey ??= crypto.subtle.importKey(
-    'jwk',
-    pki.directoryServer.encryptionKey.privateJwk,
-    { name: 'ECDH', namedCurve: 'P-256' },
-    false,
-    ['deriveBits'],
-  );
-  try {
-    const { plaintext } = await compactDecrypt(String(areq['sdkEncData']), await dsKey, {
-      keyManagementAlgorithms: ['ECDH-ES'],
-    });
-    const info: unknown = JSON.parse(new TextDecoder().decode(plaintext));
-    const version = (info as { DV?: unknown } | null)?.DV;
-    if (typeof version === 'string') dv = version;
-  } catch {
-    invalid.push('sdkEncData');
-  }
+  dsKey ??= importDirectoryServerKey(pki.directoryServer.encryptionKey.privateJwk);
+  const opened = await openDeviceInformation(String(areq['sdkEncData']), await dsKey);
+  if (!opened.opened) invalid.push('sdkEncData');
+  const dv = opened.opened ? opened.dv : undefined;
   if (!(await isP256Point(areq['sdkEphemPubKey']))) invalid.push('sdkEphemPubKey');
   return { invalid, ...(dv !== undefined ? { dv } : {}) };
-}
-
-async function isP256Point(value: unknown): Promise<boolean> {
-  if (!isP256PublicJwk(value)) return false;
-  try {
-    await crypto.subtle.importKey('jwk', { ...value }, { name: 'ECDH', namedCurve: 'P-256' }, true, []);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function ephemeralKeyPair(acsTransID: string) {

@@ -240,6 +240,16 @@ describe('the app channel in live, against the fake provider', () => {
     }
   });
 
+  it('an ephemeral key off the curve: 400 at its path, and no AReq leaves', async () => {
+    const h = liveHarness();
+    const sdk = await sdkFor();
+    const key = sdk.authenticationParameters().ephemeralPublicKey;
+    const body = appBody('2100', sdk, { ephemeralPublicKey: { ...key, y: key.x } });
+    const answer = await liveJson(h, 'authenticate', body, 400);
+    expect(JSON.stringify(answer)).toContain('$.deviceData.sdk.ephemeralPublicKey');
+    expect(h.count((c) => c.store === 'provider')).toBe(0);
+  });
+
   it('answers 20 identical app requests with one answer from one AReq', async () => {
     const h = liveHarness();
     const body = appBody('2172', await sdkFor());

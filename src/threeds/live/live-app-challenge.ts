@@ -3,7 +3,7 @@ import { appChallengedAnswer, sdkChallengePayload } from '../app-challenge-paylo
 import type { AppAuthenticateRequest } from '../app-channel-rules';
 import { THREEDS_PATH } from '../api-paths';
 import type { AuthenticationResponse } from './emv-messages';
-import type { LiveChallenge } from './live-state';
+import { challengeIdsOf, type LiveChallenge } from './live-state';
 
 /**
  * An app's challenge in `live` (docs/threeds.md "The app channel"): the issuer's ARes `C` to an
@@ -54,10 +54,7 @@ export function appChallengeOf(
     challenge: {
       reference,
       transactionReference: request.transactionReference,
-      acsTransID: ares.acsTransID,
-      dsTransID: ares.dsTransID,
-      threeDSServerTransID: ares.threeDSServerTransID,
-      messageVersion: ares.messageVersion,
+      ...challengeIdsOf(ares),
       aresAt,
       brands: [...input.brands],
       app: { expiresAt: aresAt + sdk.maxTimeout * 60_000 },

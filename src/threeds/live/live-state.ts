@@ -1,4 +1,5 @@
 import type { ExemptionAsked } from '../exemptions';
+import type { AuthenticationResponse } from './emv-messages';
 import { MAX_AUTHENTICATE_TIMEOUT_MS } from '../../config/settings';
 
 /**
@@ -116,6 +117,14 @@ export interface LiveChallenge {
    * challenge ends by `expiresAt` (the SDK's maxTimeout after the ARes) and its RReq says how.
    */
   app?: { expiresAt: number };
+}
+
+/** The ids a live challenge keeps of the ARes that started it. */
+export function challengeIdsOf(
+  ares: Pick<AuthenticationResponse, 'acsTransID' | 'dsTransID' | 'threeDSServerTransID' | 'messageVersion'>,
+): Pick<LiveChallenge, 'acsTransID' | 'dsTransID' | 'threeDSServerTransID' | 'messageVersion'> {
+  const { acsTransID, dsTransID, threeDSServerTransID, messageVersion } = ares;
+  return { acsTransID, dsTransID, threeDSServerTransID, messageVersion };
 }
 
 /** A browser challenge's page: the CReq the challenge page relays to the ACS, and where it returns. */

@@ -1,6 +1,7 @@
 import type { Brand } from '../../bin/model';
 import { appChallengePayload } from '../app-issuer';
 import { appChallengedAnswer } from '../app-challenge-payload';
+import { isP256Point } from '../../emv/secure-channel';
 import { byChannel, isAppRequest, type AppAuthenticateRequest } from '../app-channel-rules';
 import { transactionHandle } from '../live/handles';
 import { failed, FailureError, fieldFailure, ok, type Result } from '../../failures';
@@ -71,6 +72,13 @@ export async function authenticate(
 
   const hash = await requestHash(deps.key, request);
   // In `live`, the licensed 3DS Server provider authenticates (docs/threeds.md "Live").
+  // An SDK key off the curve could agree no key with any ACS: a 400 here, before any AReq.
+  if (app && !(await isP256Point(app.deviceData.sdk.ephemeralPublicKey)))
+    return fieldFailure(
+      'fieldHasInvalidValue',
+      'The ephemeral public key is not a point on P-256.',
+      '$.deviceData.sdk.ephemeralPublicKey',
+    );
   if (deps.environment === 'live') return liveAuthenticate(deps, caller, request, card, hash, version, series);
   if (app) {
     const problem = await sdkProblem(deps, app);
@@ -298,24 +306,14 @@ async function decide(
 }
 
 /**
- * In `test`, an app's SDK data must be what an SDK makes (CONTRACT.md §12): an ephemeral key on
- * P-256, and `encData` a JWE the test Directory Server's key opens (its content is not read
- * further); anything else is a 400 at its path.
+ * In `test`, an app's `encData` must be what an SDK makes (CONTRACT.md §12): a JWE the test
+ * Directory Server's key opens (its content is not read further); anything else is a 400 at its
+ * path. (The ephemeral key is checked in both environments, before.)
  */
 async function sdkProblem(deps: ThreeDsDeps, request: AppAuthenticateRequest): Promise<Result<never> | undefined> {
   if (!deps.appIssuer) {
     const what = "the app channel needs the test issuer's keys (the test Worker)";
     throw new FailureError({ kind: 'misconfigured', what }, what);
-  }
-  const key = request.deviceData.sdk.ephemeralPublicKey;
-  try {
-    await crypto.subtle.importKey('jwk', { ...key }, { name: 'ECDH', namedCurve: 'P-256' }, true, []);
-  } catch {
-    return fieldFailure(
-      'fieldHasInvalidValue',
-      'The ephemeral public key is not a point on P-256.',
-      '$.deviceData.sdk.ephemeralPublicKey',
-    );
   }
   if (await deps.appIssuer.opensEncData(request.deviceData.sdk.encData)) return undefined;
   return fieldFailure(

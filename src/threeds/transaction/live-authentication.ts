@@ -13,7 +13,13 @@ import { decoupledAnswer, withExemption } from '../outcomes';
 import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerContext } from '../live/emv-outcomes';
 import type { AuthenticationRequest, AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
 import { transactionHandle } from '../live/handles';
-import type { LiveChallenge, LiveRun, MethodRecord, PreparedCard } from '../live/live-state';
+import {
+  challengeIdsOf,
+  type LiveChallenge,
+  type LiveRun,
+  type MethodRecord,
+  type PreparedCard,
+} from '../live/live-state';
 import { cardHashOf, prepareCard } from '../live/live-prepare';
 import {
   AuthenticationOutcomeUnknown,
@@ -277,10 +283,7 @@ function decoupledOf(
     challenge: {
       reference,
       transactionReference: request.transactionReference,
-      acsTransID: ares.acsTransID,
-      dsTransID: ares.dsTransID,
-      threeDSServerTransID: ares.threeDSServerTransID,
-      messageVersion: ares.messageVersion,
+      ...challengeIdsOf(ares),
       aresAt,
       brands: [...card.brands],
       ...(exemption ? { exemption } : {}),
@@ -331,10 +334,7 @@ async function challengeOf(
       reference,
       transactionReference: request.transactionReference,
       acsURL,
-      acsTransID: ares.acsTransID,
-      dsTransID: ares.dsTransID,
-      threeDSServerTransID: ares.threeDSServerTransID,
-      messageVersion: ares.messageVersion,
+      ...challengeIdsOf(ares),
       creq,
       aresAt,
       returnUrl: request.challenge.returnUrl,
