@@ -27,8 +27,9 @@ let signingKey: Promise<CryptoKey> | undefined;
 let ephemeralSecret: Promise<CryptoKey> | undefined;
 
 /**
- * What the Directory Server finds in an app AReq's SDK fields (EMV: it decrypts `sdkEncData`):
- * the fields it cannot use, and the device information's version (`DV`) when it opened.
+ * What the Directory Server finds in an app AReq's SDK fields (EMV: it decrypts `sdkEncData`, and
+ * checks the UI types against the interface): the fields it cannot use, and the device
+ * information's version (`DV`) when it opened.
  */
 export async function sdkFieldFaults(areq: Record<string, unknown>): Promise<{ invalid: string[]; dv?: string }> {
   const invalid: string[] = [];
@@ -37,6 +38,10 @@ export async function sdkFieldFaults(areq: Record<string, unknown>): Promise<{ i
   if (!opened.opened) invalid.push('sdkEncData');
   const dv = opened.opened ? opened.dv : undefined;
   if (!(await isP256Point(areq['sdkEphemPubKey']))) invalid.push('sdkEphemPubKey');
+  // The HTML UI type (05) is an HTML interface's (02, 03): a native-only SDK cannot render it.
+  const render = areq['deviceRenderOptions'] as { sdkInterface?: unknown; sdkUiType?: unknown } | undefined;
+  if (render?.sdkInterface === '01' && Array.isArray(render.sdkUiType) && render.sdkUiType.includes('05'))
+    invalid.push('deviceRenderOptions.sdkUiType');
   return { invalid, ...(dv !== undefined ? { dv } : {}) };
 }
 

@@ -225,7 +225,7 @@ const COORDINATE = v.pipe(
 /** What an app's EMV 3DS SDK gives for authenticate (CONTRACT.md §12): EMV's `sdk*` fields. */
 export const SDK_UI_TYPES = ['text', 'singleSelect', 'multiSelect', 'oob', 'html'] as const;
 export const SDK_INTERFACES = ['native', 'html', 'both'] as const;
-const SDK = jsonObject({
+const SDK_FIELDS = jsonObject({
   appId: UUID('The SDK app id'),
   encData: v.pipe(
     str(1, 64_000, 'The SDK encrypted data'),
@@ -259,9 +259,34 @@ const SDK = jsonObject({
   ),
   // EMV 2.3.1's Default-SDK type: the SDK's variant (01 native; 80–99 a Directory Server's) and
   // whether a wrapper embeds it. A Split-SDK is not taken.
-  variant: v.optional(v.pipe(v.string(), v.regex(/^\d{2}$/, 'The SDK variant is two digits (01: native).'))),
+  variant: v.optional(
+    v.pipe(v.string(), v.regex(/^(01|[89]\d)$/, "The SDK variant is 01 (native) or a Directory Server's 80 to 99.")),
+  ),
   wrapped: v.optional(v.boolean()),
 });
+
+/** What the rule across the SDK's fields reads. */
+type SdkUiShape = v.InferOutput<typeof SDK_FIELDS>;
+
+/**
+ * The SDK's fields, and EMV's rule across two of them: the HTML UI type (`sdkUiType` 05) is an
+ * HTML interface's (`sdkInterface` 02 or 03); a native-only SDK offering it makes an AReq the
+ * Directory Server refuses, which would cost the transaction its one AReq.
+ */
+const SDK = v.pipe(
+  SDK_FIELDS,
+  v.forward<SdkUiShape, v.PartialCheckIssue<SdkUiShape>, ['uiTypes']>(
+    v.partialCheck(
+      [['interface'], ['uiTypes']],
+      namedRequirement(
+        'fieldHasInvalidValue',
+        (input: SdkUiShape) => input.interface !== 'native' || !input.uiTypes.includes('html'),
+      ),
+      'The html UI type needs the html or both interface.',
+    ),
+    ['uiTypes'],
+  ),
+);
 export type SdkData = v.InferOutput<typeof SDK>;
 
 function isHttpsUrl(value: string): boolean {

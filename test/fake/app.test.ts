@@ -4,6 +4,7 @@ import { toBase64Url, utf8 } from '../../src/bytes';
 import { emvMessageProblems } from '../../src/emv/emv-validator';
 import type { EmvVersion } from '../../src/emv/emv-rules';
 import {
+  decryptChallengeMessage,
   encryptChallengeMessage,
   deriveSecureChannelKey,
   generateEphemeralKeyPair,
@@ -14,6 +15,7 @@ import {
   advanceClock,
   api,
   areqFor,
+  base64UrlText,
   expectAres,
   expectErro,
   fake,
@@ -73,7 +75,10 @@ function appAReq(version: EmvVersion, sdk: AuthenticationParameters, fields: Jso
     sdkMaxTimeout: String(sdk.maxTimeout).padStart(2, '0'),
     sdkReferenceNumber: sdk.referenceNumber,
     sdkTransID: sdk.transactionId,
-    deviceRenderOptions: { sdkInterface: '01', sdkUiType: ['01', '02', '03', '04', '05'] },
+    deviceRenderOptions: {
+      sdkInterface: { native: '01', html: '02', both: '03' }[sdk.interface],
+      sdkUiType: ['01', '02', '03', '04', '05'],
+    },
     ...(version === '2.3.1' ? { sdkType: '01', defaultSdkType: { sdkVariant: '01' } } : {}),
     ...fields,
   });
@@ -118,7 +123,7 @@ describe('the fake Directory Server of the app channel', () => {
     expect(published.encryptionKey).not.toEqual(testPki.directoryServer.encryptionKey.publicJwk);
   });
 
-  it('refuses encData made for another Directory Server, and a key off the curve: Erro 203 (D) naming the field', async () => {
+  it('refuses encData made for another Directory Server, a key off the curve and an HTML UI on a native SDK: Erro 203 (D) naming the field', async () => {
     const other = await createTransaction({
       directoryServer: {
         encryptionKey: testPki.directoryServer.encryptionKey.publicJwk,
@@ -133,6 +138,12 @@ describe('the fake Directory Server of the app channel', () => {
     const key = sdk.authenticationParameters().ephemeralPublicKey;
     const offCurve = await authenticateApp('00', '2.2.0', sdk, { sdkEphemPubKey: { ...key, y: key.x } });
     expect(expectErro(offCurve.answer, '203', 'D').errorDetail).toBe('sdkEphemPubKey');
+
+    // EMV: the HTML UI type (05) is an HTML interface's, not a native-only SDK's.
+    const native = await authenticateApp('00', '2.2.0', await sdkFor('2.2.0'), {
+      deviceRenderOptions: { sdkInterface: '01', sdkUiType: ['01', '05'] },
+    });
+    expect(expectErro(native.answer, '203', 'D').errorDetail).toBe('deviceRenderOptions.sdkUiType');
   });
 });
 
@@ -240,7 +251,7 @@ describe('app challenge (…72: a code; …70 passes, …71 fails at the first C
     expect(result).toMatchObject({ ok: false, problem: 'certificateNotIssuedByCa' });
   });
 
-  it('answers an Erro, changing nothing, to a CReq it cannot open, a replayed counter and one after the end', async () => {
+  it('answers Erro 302, changing nothing, to a CReq that does not open, before and after the end', async () => {
     const sdk = await sdkFor('2.2.0');
     const ares = expectAres((await authenticateApp('72', '2.2.0', sdk)).answer);
     const acsURL = `https://fake.test/acs/app/creq/${ares.threeDSServerTransID as string}`;
@@ -275,6 +286,53 @@ describe('app challenge (…72: a code; …70 passes, …71 fails at the first C
     const late = await post(await encryptChallengeMessage(creq, wrongKey, ares.acsTransID));
     expect(await late.json()).toMatchObject({ messageType: 'Erro', errorCode: '302' });
     expect(await transaction(ares.threeDSServerTransID)).toEqual(after);
+  });
+
+  it('answers a replayed counter (302) and a CReq after the end (301) with an Erro that changes nothing', async () => {
+    const sdk = await sdkFor('2.2.0');
+    const params = sdk.authenticationParameters();
+    // The test holds the SDK's key pair, to write CReqs an SDK never would.
+    const raw = await generateEphemeralKeyPair();
+    const ares = expectAres((await authenticateApp('72', '2.2.0', sdk, { sdkEphemPubKey: raw.publicKey })).answer);
+    const signed = JSON.parse(base64UrlText((ares.acsSignedContent as string).split('.')[1]!)) as Json;
+    const key = await deriveSecureChannelKey(raw.privateKey, signed.acsEphemPubKey, params.referenceNumber);
+    const ids = {
+      threeDSServerTransID: ares.threeDSServerTransID,
+      acsTransID: ares.acsTransID,
+      sdkTransID: params.transactionId,
+    };
+    const send = async (fields: Json): Promise<Json> => {
+      const creq = { ...ids, messageType: 'CReq', messageVersion: '2.2.0', ...fields };
+      const response = await fake(new URL(signed.acsURL as string).pathname, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/jose' },
+        body: await encryptChallengeMessage(creq, key, ares.acsTransID as string),
+      });
+      if ((response.headers.get('Content-Type') ?? '').startsWith('application/json')) return response.json();
+      const opened = await decryptChallengeMessage(await response.text(), key);
+      if (!opened.ok) throw new Error(`the CRes does not open: ${opened.problem}`);
+      return opened.message;
+    };
+    const id = ares.threeDSServerTransID as string;
+    expect(await send({ sdkCounterStoA: '000' })).toMatchObject({ messageType: 'CRes', acsCounterAtoS: '000' });
+    const before = await transaction(id);
+    expect(await send({ sdkCounterStoA: '000', challengeDataEntry: '1234' })).toMatchObject({
+      messageType: 'Erro',
+      errorCode: '302',
+    });
+    expect(await transaction(id)).toEqual(before);
+    expect(await send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({
+      messageType: 'CRes',
+      challengeCompletionInd: 'Y',
+      transStatus: 'Y',
+    });
+    const after = await transaction(id);
+    expect(await send({ sdkCounterStoA: '002', challengeDataEntry: '0000' })).toMatchObject({
+      messageType: 'Erro',
+      errorCode: '301',
+    });
+    expect(await transaction(id)).toEqual(after);
+    expect((await postauth(ares)).json).toMatchObject({ transStatus: 'Y' });
   });
 
   it('ends at the SDK’s maxTimeout: the RReq arrives then (N, challengeCancel 04) and a CReq gets Erro 402', async () => {

@@ -142,7 +142,7 @@ export async function createTransaction(options: TransactionOptions): Promise<Sd
     maxTimeout: options.maxTimeout ?? 10,
     referenceNumber: options.sdkReferenceNumber,
     transactionId: crypto.randomUUID(),
-    interface: options.interface ?? 'native',
+    interface: options.interface ?? 'both',
     uiTypes: options.uiTypes ?? ['text', 'singleSelect', 'multiSelect', 'oob', 'html'],
   };
   return {

@@ -77,7 +77,8 @@ describe('the test SDK: its transaction', () => {
       x: expect.any(String),
       y: expect.any(String),
     });
-    expect(params).toMatchObject({ maxTimeout: 10, referenceNumber: 'CARD-EDGE-TEST-SDK', interface: 'native' });
+    // `both` by default: it offers every UI type, the HTML one among them (a native-only SDK may not).
+    expect(params).toMatchObject({ maxTimeout: 10, referenceNumber: 'CARD-EDGE-TEST-SDK', interface: 'both' });
     expect(params.appId).toMatch(/^[0-9a-f-]{36}$/);
     expect(params.transactionId).toMatch(/^[0-9a-f-]{36}$/);
 

@@ -214,6 +214,54 @@ describe('the app channel in live, against the fake provider', () => {
     expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
   });
 
+  it('the watch waits out the SDK’s maxTimeout (past the browser’s 15 minutes), then ends a challenge with no RReq as failed, once', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const body = appBody('2172', await sdkFor('2.2.0', 30));
+    const answer = await liveJson(h, 'authenticate', body);
+    const reference = body.transactionReference as string;
+    const owner = threeDsObject(reference);
+    // 16 minutes in, the SDK's 30 are not over: the watch asks, the ACS has no RReq, nothing is decided.
+    await runInDurableObject(owner, (_o, state) => {
+      state.storage.sql.exec('DELETE FROM live_watch');
+      state.storage.sql.exec(
+        "UPDATE live_challenge SET data = json_set(data, '$.aresAt', ?, '$.app.expiresAt', ?)",
+        ...[Date.now() - 16 * 60_000, Date.now() + 14 * 60_000],
+      );
+    });
+    await runDurableObjectAlarm(owner);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('challenged');
+    // The SDK's time and the provider's 300 s after it are over, with no RReq: not completed.
+    await runInDurableObject(owner, (_o, state) => {
+      state.storage.sql.exec('DELETE FROM live_watch');
+      state.storage.sql.exec(
+        "UPDATE live_challenge SET data = json_set(data, '$.app.expiresAt', ?)",
+        Date.now() - 301_000,
+      );
+    });
+    await runDurableObjectAlarm(owner);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(owner);
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticationFailed']);
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
+      outcome: 'authenticationFailed',
+    });
+  });
+
+  it('refuses an HTML UI type on a native SDK and a reserved SDK variant: 400 at the path, no AReq', async () => {
+    const h = liveHarness();
+    const sdk = await sdkFor('2.3.1');
+    for (const [extra, path] of [
+      [{ interface: 'native', uiTypes: ['text', 'html'] }, '$.deviceData.sdk.uiTypes'],
+      [{ variant: '00' }, '$.deviceData.sdk.variant'],
+      [{ variant: '42' }, '$.deviceData.sdk.variant'],
+    ] as const) {
+      const answer = await liveJson(h, 'authenticate', appBody('3100', sdk, extra), 400);
+      expect(JSON.stringify(answer)).toContain(path);
+    }
+    expect(h.count((c) => c.store === 'provider')).toBe(0);
+  });
+
   it('the SDK’s maxTimeout passing at the ACS: the RReq says so and verification answers authenticationFailed', async () => {
     const h = liveHarness();
     const sdk = await sdkFor('2.2.0', 5);
