@@ -317,7 +317,8 @@ export const CONVERSION: ConversionConfig = {
   overrideSchema: ({ valibotSchema, jsonSchema }) =>
     valibotSchema.type === 'custom' ? { ...jsonSchema, type: 'object' } : undefined,
   overrideAction: ({ valibotAction, jsonSchema }) => {
-    if (valibotAction.type === 'check')
+    // A check across fields (`partial_check`: an SDK's html UI type and its interface) reads the same.
+    if (valibotAction.type === 'check' || valibotAction.type === 'partial_check')
       return describeCheck(
         jsonSchema as Json,
         (valibotAction as unknown as { message?: unknown }).message,
