@@ -93,6 +93,6 @@ describe('an app challenge from an ARes C', () => {
     ['no acsReferenceNumber', { acsReferenceNumber: undefined }],
     ['another SDK transaction', { sdkTransID: '99999999-5e6f-4a1b-8c9d-0e1f2a3b4c5d' }],
   ])('starts none from an ARes with %s', (_what, change) => {
-    expect(start({ ...ARES, ...change } as AuthenticationResponse)).toBeUndefined();
+    expect(start({ ...ARES, ...change })).toBeUndefined();
   });
 });
