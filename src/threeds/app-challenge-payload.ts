@@ -25,23 +25,3 @@ export function sdkChallengePayload(o: {
   };
   return toBase64Url(utf8(JSON.stringify(payload)));
 }
-
-/**
- * The `challenged` answer of an app's challenge: the payload for the app's SDK under the
- * challenge's reference (no `url`, no `jwt`: no page), and where to verify it.
- */
-export function appChallengedAnswer(o: {
-  transactionReference: string;
-  version: string;
-  reference: string;
-  payload: string;
-  apiBase: string;
-}): Record<string, unknown> {
-  return {
-    outcome: 'challenged',
-    transactionReference: o.transactionReference,
-    authentication: { version: o.version },
-    challenge: { reference: o.reference, payload: o.payload },
-    _links: { '3ds:verify': { href: `${o.apiBase}/verification` } },
-  };
-}

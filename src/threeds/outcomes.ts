@@ -208,3 +208,23 @@ export function answerFor(kind: ResultKind, c: AnswerContext): ThreeDsAnswer {
       return { outcome: 'signatureFailed', ...head, authentication: { version, eci: none }, _links: authenticateLink };
   }
 }
+
+/**
+ * The `challenged` answer of an app's challenge: the payload for the app's SDK under the
+ * challenge's reference (no `url`, no `jwt`: no page), and where to verify it.
+ */
+export function appChallengedAnswer(o: {
+  transactionReference: string;
+  version: string;
+  reference: string;
+  payload: string;
+  apiBase: string;
+}): Record<string, unknown> {
+  return {
+    outcome: 'challenged',
+    transactionReference: o.transactionReference,
+    authentication: { version: o.version },
+    challenge: { reference: o.reference, payload: o.payload },
+    _links: { '3ds:verify': { href: `${o.apiBase}/verification` } },
+  };
+}

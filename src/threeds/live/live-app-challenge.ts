@@ -1,5 +1,6 @@
 import { newChallengeReference } from '../challenge';
-import { appChallengedAnswer, sdkChallengePayload } from '../app-challenge-payload';
+import { sdkChallengePayload } from '../app-challenge-payload';
+import { appChallengedAnswer } from '../outcomes';
 import type { AppAuthenticateRequest } from '../app-channel-rules';
 import { THREEDS_PATH } from '../api-paths';
 import type { AuthenticationResponse } from './emv-messages';

@@ -1,6 +1,5 @@
 import type { Brand } from '../../bin/model';
 import { appChallengePayload } from '../app-issuer';
-import { appChallengedAnswer } from '../app-challenge-payload';
 import { isP256Point } from '../../emv/secure-channel';
 import { byChannel, isAppRequest, type AppAuthenticateRequest } from '../app-channel-rules';
 import { transactionHandle } from '../live/handles';
@@ -15,7 +14,7 @@ import { PAGES, THREEDS_PATH } from '../api-paths';
 import { outageAnswer } from '../api-versions';
 import { challengePayload, newChallengeReference } from '../challenge';
 import { liveAuthenticate } from './live-authenticate';
-import { answerFor, decoupledAnswer, randomAnswerIds, withExemption } from '../outcomes';
+import { answerFor, appChallengedAnswer, decoupledAnswer, randomAnswerIds, withExemption } from '../outcomes';
 import { seriesCardHash, termsProblem, type SeriesSetup } from '../series-rules';
 import { exemptionOf, exemptionToSend, lowValueProblem, type ExemptionResult, type ExemptionType } from '../exemptions';
 import { decideRisk } from '../risk-rules';
