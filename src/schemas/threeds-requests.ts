@@ -241,6 +241,8 @@ const SDK_FIELDS = jsonObject({
   referenceNumber: v.pipe(
     str(1, 32, 'The SDK reference number'),
     v.regex(/^[\x20-\x7e]*$/, 'The SDK reference number is printable ASCII.'),
+    // Kept with an app challenge in test (its key derivation's PartyVInfo): never a card number.
+    NO_CARD_NUMBER,
   ),
   transactionId: UUID('The SDK transaction id'),
   interface: v.picklist(SDK_INTERFACES, 'The SDK interface is native, html or both.'),

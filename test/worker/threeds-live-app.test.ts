@@ -248,13 +248,14 @@ describe('the app channel in live, against the fake provider', () => {
     });
   });
 
-  it('refuses an HTML UI type on a native SDK and a reserved SDK variant: 400 at the path, no AReq', async () => {
+  it('refuses an HTML UI type on a native SDK, a reserved SDK variant and a card number as the reference number: 400 at the path, no AReq', async () => {
     const h = liveHarness();
     const sdk = await sdkFor('2.3.1');
     for (const [extra, path] of [
       [{ interface: 'native', uiTypes: ['text', 'html'] }, '$.deviceData.sdk.uiTypes'],
       [{ variant: '00' }, '$.deviceData.sdk.variant'],
       [{ variant: '42' }, '$.deviceData.sdk.variant'],
+      [{ referenceNumber: '4111 1111 1111 1111' }, '$.deviceData.sdk.referenceNumber'],
     ] as const) {
       const answer = await liveJson(h, 'authenticate', appBody('3100', sdk, extra), 400);
       expect(JSON.stringify(answer)).toContain(path);
