@@ -9,8 +9,9 @@ import { startMiniflare, type Served } from './served-worker';
 /**
  * The README's end-to-end examples (`npm run try:bin`, `try:tokens`, `try:3ds`, `try:live`:
  * examples/*.mjs) run as a merchant runs them, against a served Worker on a real port: each must
- * exit 0, so that they cannot rot. try:live runs against the live Worker (src/live.ts) pointed at
- * the fake 3DS Server provider on its own port, as `npm run start:live` serves them. The events
+ * exit 0, so that they cannot rot. try:live and try:app run against the live Worker (src/live.ts)
+ * pointed at the fake 3DS Server provider on its own port, as `npm run start:live` serves them
+ * (try:app runs against both: its SDK then uses the fake's Directory Server and ACS). The events
  * receiver (examples/receive-events.mjs) verifies a ping the served Worker sends to this machine.
  */
 
@@ -42,6 +43,7 @@ describe('the examples against the test Worker', () => {
     const { code, output } = await runExample(script, { BASE_URL: served.url.origin });
     expect(code, output).toBe(0);
     expect(output).toContain('every answer as expected');
+    if (script === 'try-app.ts') expect(output).toContain('a test Worker: its test issuer is the ACS');
     expectCardNumbersMasked(script, output);
   });
 
@@ -139,7 +141,7 @@ describe('the examples against the test Worker', () => {
   });
 });
 
-describe('the live example against the live Worker and the fake provider', () => {
+describe('the live examples against the live Worker and the fake provider', () => {
   let fake: LocalWorker;
   let live: LocalWorker;
   beforeAll(async () => {
@@ -156,14 +158,15 @@ describe('the live example against the live Worker and the fake provider', () =>
     await fake?.stop();
   });
 
-  it('try-live.mjs exits 0', async () => {
-    const { code, output } = await runExample('try-live.mjs', {
+  it.each(['try-live.mjs', 'try-app.ts'])('%s exits 0', async (script) => {
+    const { code, output } = await runExample(script, {
       BASE_URL: live.url.origin,
       FAKE_URL: fake.url.origin,
     });
     expect(code, output).toBe(0);
     expect(output).toContain('every answer as expected');
-    expectCardNumbersMasked('try-live.mjs', output);
+    if (script === 'try-app.ts') expect(output).toContain('a live Worker: the fake provider at');
+    expectCardNumbersMasked(script, output);
   });
 });
 
