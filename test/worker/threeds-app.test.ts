@@ -2,7 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { CompactEncrypt, decodeProtectedHeader, importJWK } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Outbox } from '../../src/storage/projection-outbox';
-import { fromBase64Url, utf8 } from '../../src/bytes';
+import { fromBase64Url, toBase64, toBase64Url, toHex, utf8 } from '../../src/bytes';
 import {
   decryptChallengeMessage,
   deriveSecureChannelKey,
@@ -55,7 +55,7 @@ function cardholder(...answers: ChallengeAnswer[]) {
 }
 
 /** An app whose keys the test holds: to write CReqs the SDK never would. */
-async function rawApp(ds: DirectoryServer) {
+async function rawApp(ds: DirectoryServer, maxTimeout = 10) {
   const ephemeral = await generateEphemeralKeyPair();
   const encData = await new CompactEncrypt(utf8(JSON.stringify({ DV: '1.6' })))
     .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128CBC-HS256' })
@@ -64,7 +64,7 @@ async function rawApp(ds: DirectoryServer) {
     appId: crypto.randomUUID(),
     encData,
     ephemeralPublicKey: ephemeral.publicKey,
-    maxTimeout: 10,
+    maxTimeout,
     referenceNumber: 'CARD-EDGE-RAW',
     transactionId: crypto.randomUUID(),
     interface: 'native',
@@ -74,9 +74,9 @@ async function rawApp(ds: DirectoryServer) {
 }
 
 /** Opens a challenge for a raw app: the ids, the ACS URL and the secure channel key. */
-async function openRawChallenge(cardHolderName = '3ds2-challenge-identified') {
+async function openRawChallenge(cardHolderName = '3ds2-challenge-identified', maxTimeout = 10) {
   const ds = await directoryServer();
-  const { sdk, ephemeral } = await rawApp(ds);
+  const { sdk, ephemeral } = await rawApp(ds, maxTimeout);
   const body = appBody(sdk, { cardHolderName });
   const answer = await (await threeDs('authenticate', body)).json<Json>();
   expect(answer.outcome).toBe('challenged');
@@ -332,8 +332,11 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     expect(cres.length).toBeLessThanOrEqual(3);
     expect(answers.filter((a) => a.messageType === 'Erro')).toHaveLength(16 - cres.length);
     const row = await challengeRow(c.body.transactionReference);
+    expect(row.evaluated).toBeGreaterThanOrEqual(1);
     expect(row.evaluated).toBeLessThanOrEqual(3);
     expect(row.evaluated).toBe(cres.length);
+    // Three wrong codes end it failed; fewer leave it open for the cardholder's next try.
+    expect(row.outcome).toBe(row.evaluated === 3 ? 'failed' : null);
   });
 
   it('the right code racing the third wrong one gives one result everywhere: CRes, verification, GET, the event', async () => {
@@ -387,35 +390,96 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'Y' });
   });
 
-  it("the SDK's maxTimeout passing ends the challenge as failed", async () => {
-    const c = await openRawChallenge();
-    await c.send({ sdkCounterStoA: '000' });
-    await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
-      state.storage.sql.exec('UPDATE challenge SET expires_at = ?', Date.now() - 1);
-    });
-    expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ errorCode: '402' });
-    expect(await challengeRow(c.body.transactionReference)).toMatchObject({ outcome: 'failed', reason: 'expired' });
-    expect((await verification(c.body, c.reference)).outcome).not.toBe('authenticated');
+  it("the SDK's maxTimeout passing ends the challenge as failed, everywhere", async () => {
+    const receiver = await receivingAtTestEndpoint();
+    try {
+      const before = Date.now();
+      // 7 minutes, not the default: the deadline is the SDK's.
+      const c = await openRawChallenge('3ds2-challenge-identified', 7);
+      const after = Date.now();
+      const transactionReference = c.body.transactionReference as string;
+      const deadline = await runInDurableObject(threeDsObject(transactionReference), (_o, state) =>
+        state.storage.sql.exec<{ expires_at: number }>('SELECT expires_at FROM challenge').one(),
+      );
+      expect(deadline.expires_at).toBeGreaterThanOrEqual(before + 7 * 60_000);
+      expect(deadline.expires_at).toBeLessThanOrEqual(after + 7 * 60_000);
+      await c.send({ sdkCounterStoA: '000' });
+      await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
+        state.storage.sql.exec('UPDATE challenge SET expires_at = ?', Date.now() - 1);
+      });
+      expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ errorCode: '402' });
+      expect(await challengeRow(transactionReference)).toMatchObject({ outcome: 'failed', reason: 'expired' });
+      const verified = await verification(c.body, c.reference);
+      expect(verified.outcome).toBe('authenticationFailed');
+      const got = await transaction(transactionReference);
+      expect(got.result).toEqual(verified);
+      const events = (): Json[] =>
+        receiver.received
+          .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === 'threeDS.authentication.completed')
+          .map((r) => r.event as Json)
+          .filter((e) => e.data?.transactionReference === transactionReference);
+      await receiver.until(() => events().length > 0);
+      await settledOwner(threeDsObject(transactionReference));
+      expect(events()).toHaveLength(1);
+      expect(events()[0]!.data).toMatchObject({ outcome: 'authenticationFailed' });
+    } finally {
+      await restoreTransport();
+    }
   });
 
-  it('keeps no key, no encData and no card number in storage', async () => {
+  it('keeps no key, no encData and no card number in storage or in a log line', async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(String(line)));
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(String(line)));
     const c = await openRawChallenge();
     await c.send({ sdkCounterStoA: '000' });
-    const stored = await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
+    await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' });
+    expect((await verification(c.body, c.reference)).outcome).toBe('authenticated');
+    const rows = await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
       const tables = state.storage.sql
         .exec<{ name: string }>(
           "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'",
         )
         .toArray();
-      return JSON.stringify(tables.map((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray()));
+      return tables.flatMap((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray());
     });
+    const cells = rows.flatMap((row) => Object.values(row)).filter((v): v is string => typeof v === 'string');
+    const stored = cells.join('\n');
+    const logged = lines.join('\n');
+    // What must be there (so that the scans below read the real rows and lines).
     expect(stored).toContain(c.ids.acsTransID);
-    expect(stored).not.toContain(c.sdk.encData);
-    expect(stored).not.toContain('"d"');
-    expect(stored).not.toContain(c.body.instruction.paymentInstrument.cardNumber);
+    const pan = c.body.instruction.paymentInstrument.cardNumber as string;
+    expect(logged).toContain(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
+    // The card number, the SDK's encData and the secure channel's key, in any of its spellings.
+    const secrets = [pan, c.sdk.encData, toBase64Url(c.key), toBase64(c.key), toHex(c.key)];
+    for (const secret of secrets) {
+      expect(stored).not.toContain(secret);
+      expect(logged).not.toContain(secret);
+    }
+    // No private JWK member (`d`) in any JSON a cell holds, however deeply (the SDK's public key is kept).
+    const privateMembers = cells.flatMap((cell) => jwkPrivateMembers(parsedOrUndefined(cell)));
+    expect(stored).toContain('"crv":"P-256"');
+    expect(privateMembers).toEqual([]);
     expect(decodeProtectedHeader(c.sdk.encData).alg).toBe('ECDH-ES');
   });
 });
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The paths of every `d` member of a key-shaped object (one with `kty` or `crv`) in a JSON value. */
+function jwkPrivateMembers(value: unknown, path = '$'): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => jwkPrivateMembers(v, `${path}[${i}]`));
+  if (typeof value !== 'object' || value === null) return [];
+  const record = value as Record<string, unknown>;
+  const own = ('kty' in record || 'crv' in record) && 'd' in record ? [`${path}.d`] : [];
+  return [...own, ...Object.entries(record).flatMap(([k, v]) => jwkPrivateMembers(v, `${path}.${k}`))];
+}
 
 describe("a challenge's decision lands whole or not at all", () => {
   afterEach(() => {
