@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { objectProvider } from '../../src/threeds/live/challenge-watch';
 import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
 import { restoreObjects } from './faulty-env';
-import { burst } from './helpers';
+import { burst, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { transaction } from './threeds-helpers';
 import { expectValidMessages, fake, liveBody, liveHarness, liveJson, liveStep, type Json } from './live-helpers';
@@ -21,6 +21,7 @@ const DEFAULT_PROVIDER = { ...objectProvider };
 const COMPLETED = 'threeDS.authentication.completed';
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   Object.assign(objectProvider, DEFAULT_PROVIDER);
   restoreObjects();
   await restoreTransport();
@@ -100,7 +101,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
       expect(verified[0]!.outcome).toBe(outcome);
       for (const v of verified) expect(v).toEqual(verified[0]);
       // One fetch of the RReq, shared (the object owns it).
-      expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth').length).toBeLessThanOrEqual(2);
+      expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth').length).toBe(1);
       expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified[0]);
       await receiver.until(() => eventsOf(receiver, reference).length > 0);
       await settledOwner(threeDsObject(reference));
@@ -127,12 +128,14 @@ describe('decoupled authentication, in live against the fake provider', () => {
     expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
   });
 
-  it('card …2077 (no RReq ever): decoupled until expiresAt, then unavailable (status U) for good', async () => {
+  it('card …2077 (no RReq ever): decoupled until expiresAt, then unavailable (status U) for good, even when the issuer answers after', async () => {
+    const receiver = await receivingAtTestEndpoint();
     const h = liveHarness();
     const { body, answer } = await decoupled(h, '2077', 1);
+    const reference = body.transactionReference as string;
     expect((await liveJson(h, 'verification', verifyBody(body, answer))).outcome).toBe('decoupled');
     // The decoupled time and the provider's retention are over (moved, not waited for).
-    await runInDurableObject(threeDsObject(body.transactionReference as string), (_o, state) => {
+    await runInDurableObject(threeDsObject(reference), (_o, state) => {
       state.storage.sql.exec(
         "UPDATE live_challenge SET data = json_set(data, '$.decoupled.expiresAt', ?)",
         Date.now() - 6 * 60_000,
@@ -141,6 +144,94 @@ describe('decoupled authentication, in live against the fake provider', () => {
     const first = await liveJson(h, 'verification', verifyBody(body, answer));
     expect(first).toMatchObject({ outcome: 'unavailable', status: 'U' });
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+    // The issuer answers Y too late: its RReq is at the provider now, and nothing changes.
+    await issuerAnswers(h, 'Y');
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+    await runDurableObjectAlarm(threeDsObject(reference));
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(first);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['unavailable']);
+  });
+
+  it('the issuer’s RReq arriving while 20 verifications are under way gives one result everywhere, the event once', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const { body, answer } = await decoupled(h, '2077');
+    const reference = body.transactionReference as string;
+    const answers = await burst(20, async (i) => {
+      // The issuer answers N (the control route) while the verifications go out, 2 ms apart.
+      if (i === 10) await issuerAnswers(h, 'N');
+      await new Promise((r) => setTimeout(r, i * 2));
+      return liveJson(h, 'verification', verifyBody(body, answer));
+    });
+    const results = answers.filter((a) => a.outcome !== 'decoupled');
+    for (const a of results) expect(a).toEqual(results[0]);
+    const final = await liveJson(h, 'verification', verifyBody(body, answer));
+    expect(final.outcome).toBe('authenticationFailed');
+    for (const a of results) expect(a).toEqual(final);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(final);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticationFailed']);
+  });
+
+  it('the RReq fetch failing: verification answers 503 with Retry-After and records nothing; the next one has the result, the event once', async () => {
+    quiet();
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const { body, answer } = await decoupled(h, '2077');
+    const reference = body.transactionReference as string;
+    await issuerAnswers(h, 'Y');
+    h.failOn({ of: 'provider', op: 'postauth', nth: 0, when: 'before' });
+    const failed = await liveStep(h, 'verification', verifyBody(body, answer));
+    expect(failed.status).toBe(503);
+    expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('decoupled');
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference)).toEqual([]);
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+  });
+
+  it('the watch’s look failing (the provider down) records nothing; its next look records the RReq, the event once', async () => {
+    quiet();
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const { body } = await decoupled(h, '2077');
+    const reference = body.transactionReference as string;
+    const owner = threeDsObject(reference);
+    await issuerAnswers(h, 'Y');
+    const lookDue = () =>
+      runInDurableObject(owner, (_o, state) => {
+        state.storage.sql.exec('DELETE FROM live_watch');
+        state.storage.sql.exec(
+          "UPDATE live_challenge SET data = json_set(data, '$.aresAt', ?)",
+          Date.now() - 10 * 60_000,
+        );
+      });
+    const provider = objectProvider.of;
+    objectProvider.of = (e) => ({ ...provider(e)!, result: () => Promise.reject(new Error('provider down')) });
+    await lookDue();
+    await runDurableObjectAlarm(owner);
+    const watch = await runInDurableObject(owner, (_o, state) =>
+      state.storage.sql.exec<{ failed: number }>('SELECT failed FROM live_watch').one(),
+    );
+    expect(watch.failed).toBe(1);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('decoupled');
+    expect(eventsOf(receiver, reference)).toEqual([]);
+    objectProvider.of = provider;
+    await lookDue();
+    await runDurableObjectAlarm(owner);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(owner);
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toMatchObject({
+      outcome: 'authenticated',
+    });
   });
 
   it('without a decoupled block the AReq does not allow it, and the card is challenged as usual', async () => {
