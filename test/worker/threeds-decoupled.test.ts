@@ -6,6 +6,7 @@ import { burst } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { authenticateBody, threeDs, THREEDS_HEADERS, transaction, verifyBody } from './threeds-helpers';
 import { call } from './helpers';
+import { createTransaction, type DirectoryServer } from '../sdk/test-sdk';
 
 /**
  * Decoupled authentication in `test` (docs/threeds.md "Decoupled"; CONTRACT §12): a request that
@@ -136,7 +137,51 @@ describe('decoupled authentication, in test', () => {
     expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['unavailable']);
   });
 
-  it('an issuer’s answer racing verification gives one result everywhere', async () => {
+  it('an issuer’s answer due after expiresAt changes nothing: unavailable stays, in verification, GET and the one event', async () => {
+    testIssuer.decoupledAnswerMs = 60 * 60_000;
+    const receiver = await receivingAtTestEndpoint();
+    const { body, answer } = await authenticate('3ds2-decoupled-authenticated', 1);
+    const reference = body.transactionReference as string;
+    const challenge = answer.challenge.reference as string;
+    await expireDecoupled(reference);
+    const first = await verify(body, challenge);
+    expect(first).toMatchObject({ outcome: 'unavailable', status: 'U' });
+    // The issuer's answer (Y) comes due after the end: neither verification nor the alarm takes it.
+    await runInDurableObject(threeDsObject(reference), (_o, state) => {
+      state.storage.sql.exec('UPDATE challenge SET answers_at = ? WHERE decoupled = 1', Date.now() - 1);
+    });
+    await runDurableObjectAlarm(threeDsObject(reference));
+    expect(await verify(body, challenge)).toEqual(first);
+    expect((await transaction(reference)).result).toEqual(first);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['unavailable']);
+  });
+
+  it('an app (its SDK’s data, no browser) is decoupled the same way: decoupled, then the issuer’s result, the event once', async () => {
+    testIssuer.decoupledAnswerMs = 0;
+    const receiver = await receivingAtTestEndpoint();
+    const ds = await (await call('/3ds/test/directory-server', { method: 'GET' })).json<DirectoryServer>();
+    const sdk = await createTransaction({ directoryServer: ds, sdkReferenceNumber: 'CARD-EDGE-TEST-SDK' });
+    const body = authenticateBody({ cardHolderName: '3ds2-decoupled-authenticated', decoupledMinutes: 10 });
+    body.deviceData = { channel: 'app', sdk: sdk.authenticationParameters() };
+    body.challenge = {};
+    const response = await threeDs('authenticate', body);
+    const answer = await response.json<Json>();
+    expect(response.status, JSON.stringify(answer)).toBe(200);
+    expect(answer).toMatchObject({ outcome: 'decoupled', decoupled: { expiresAt: expect.any(String) } });
+    expect(answer.challenge.payload).toBeUndefined();
+    const reference = body.transactionReference as string;
+    const verified = await verify(body, answer.challenge.reference as string);
+    expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
+    expect((await transaction(reference)).result).toEqual(verified);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+  });
+
+  it('an issuer’s answer racing verification gives one result everywhere, the event once', async () => {
+    const receiver = await receivingAtTestEndpoint();
     const { body, answer } = await authenticate('3ds2-decoupled-failed', 10);
     const reference = body.transactionReference as string;
     const challenge = answer.challenge.reference as string;
@@ -154,6 +199,9 @@ describe('decoupled authentication, in test', () => {
     expect(final.outcome).toBe('authenticationFailed');
     for (const a of results) expect(a).toEqual(final);
     expect((await transaction(reference)).result).toEqual(final);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticationFailed']);
   });
 
   it('the sandbox ends it at once, as the caller says; timedOut is unavailable', async () => {

@@ -6,7 +6,7 @@ import { objectProvider } from '../../src/threeds/live/challenge-watch';
 import { createTransaction, type ChallengeAnswer, type DirectoryServer, type SdkTransaction } from '../sdk/test-sdk';
 import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
 import { restoreObjects, type StorageHarness } from './faulty-env';
-import { burst } from './helpers';
+import { burst, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { newReference, transaction } from './threeds-helpers';
 import {
@@ -192,7 +192,37 @@ describe('the app channel in live, against the fake provider', () => {
     });
   });
 
-  it('the object’s watch fetches the RReq of an app challenge nobody verified, from its alarm', async () => {
+  it('an app allowing decoupled: an AReq of deviceChannel 01 with DecReqInd Y, decoupled, then the RReq through verification, GET and one event', async () => {
+    const receiver = await receivingAtTestEndpoint();
+    const h = liveHarness();
+    const body = { ...appBody('2175', await sdkFor()), decoupled: { maxMinutes: 20 } };
+    const reference = body.transactionReference as string;
+    const answer = await liveJson(h, 'authenticate', body);
+    expect(answer).toMatchObject({ outcome: 'decoupled', decoupled: { expiresAt: expect.any(String) } });
+    expect(answer.challenge.payload).toBeUndefined();
+    const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+    expect(saw.areq).toMatchObject({
+      deviceChannel: '01',
+      threeDSRequestorDecReqInd: 'Y',
+      threeDSRequestorDecMaxTime: '00020',
+    });
+    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(answer);
+    // The issuer confirms in its own app (the fake's control route): the RReq is at the provider.
+    const ended = await fake(`/_fake/challenge/${lastAReq(h).acsTransID as string}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ result: 'Y' }),
+    });
+    expect(ended.status).toBe(200);
+    const verified = await liveJson(h, 'verification', verifyBody(body, answer));
+    expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified);
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+  });
+
+  it('the object’s watch fetches the RReq of an app challenge nobody verified, from its alarm, after a look that failed', async () => {
     const receiver = await receivingAtTestEndpoint();
     const h = liveHarness();
     const sdk = await sdkFor();
@@ -205,12 +235,27 @@ describe('the app channel in live, against the fake provider', () => {
     });
     expect(result).toMatchObject({ ok: true, transStatus: 'Y' });
     // The watch's next look is due (moved, not waited for): the alarm asks the provider.
-    await runInDurableObject(threeDsObject(reference), (_o, state) => {
-      state.storage.sql.exec('DELETE FROM live_watch');
-      state.storage.sql.exec("UPDATE live_challenge SET data = json_set(data, '$.aresAt', ?)", Date.now() - 5 * 60_000);
-    });
+    const lookDue = () =>
+      runInDurableObject(threeDsObject(reference), (_o, state) => {
+        state.storage.sql.exec('DELETE FROM live_watch');
+        state.storage.sql.exec(
+          "UPDATE live_challenge SET data = json_set(data, '$.aresAt', ?)",
+          Date.now() - 5 * 60_000,
+        );
+      });
+    // First the provider cannot be reached: nothing recorded, the watch looks again.
+    quiet();
+    const provider = objectProvider.of;
+    objectProvider.of = (e) => ({ ...provider(e)!, result: () => Promise.reject(new Error('provider down')) });
+    await lookDue();
+    await runDurableObjectAlarm(threeDsObject(reference));
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('challenged');
+    expect(eventsOf(receiver, reference)).toEqual([]);
+    objectProvider.of = provider;
+    await lookDue();
     await runDurableObjectAlarm(threeDsObject(reference));
     await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
     expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
   });
 
