@@ -195,7 +195,7 @@ describe('the app channel in live, against the fake provider', () => {
   it('an app allowing decoupled: an AReq of deviceChannel 01 with DecReqInd Y, decoupled, then the RReq through verification, GET and one event', async () => {
     const receiver = await receivingAtTestEndpoint();
     const h = liveHarness();
-    const body = { ...appBody('2175', await sdkFor()), decoupled: { maxMinutes: 20 } };
+    const body: Json = { ...appBody('2175', await sdkFor()), decoupled: { maxMinutes: 20 } };
     const reference = body.transactionReference as string;
     const answer = await liveJson(h, 'authenticate', body);
     expect(answer).toMatchObject({ outcome: 'decoupled', decoupled: { expiresAt: expect.any(String) } });

@@ -79,6 +79,9 @@ describe('decoupled authentication, in live against the fake provider', () => {
     expect(saw.areq).toMatchObject({ threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: '00030' });
     expect(aresOf(h).transStatus).toBe('D');
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(answer);
+    // The RReq comes when the cardholder confirms, not as a page returns: the provider, without
+    // it, is asked once (not again and again, as after a challenge), and verification answers at once.
+    expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth')).toHaveLength(1);
     expect((await transaction(body.transactionReference as string, { via: (r) => h.fetch(r) })).state).toBe(
       'decoupled',
     );

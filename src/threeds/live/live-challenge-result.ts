@@ -27,19 +27,25 @@ function contextOf(deps: { baseUrl: string }, challenge: LiveChallenge): AnswerC
 }
 
 /**
- * Fetches the RReq (again, briefly, while the provider does not have it yet) and gives the answer
- * it says; the caller (the transaction's object) records it. A provider that cannot be asked
- * throws {@link ProviderUnavailable}.
+ * Fetches the RReq and gives the answer it says; the caller (the transaction's object) records it.
+ * A provider that cannot be asked throws {@link ProviderUnavailable}.
+ *
+ * After a challenge (a browser's or an app's), the RReq is on its way when the result is asked
+ * for: the ACS sends it as the challenge ends, so a provider without it yet is asked again,
+ * briefly ({@link RESULT_PENDING_PAUSES_MS}). A decoupled authentication's RReq comes whenever the
+ * cardholder confirms in the bank's app, minutes later or never: a provider without it is asked
+ * once, and verification answers `decoupled` at once.
  */
 export async function fetchRReq(
   provider: ThreeDsServer,
   challenge: LiveChallenge,
   baseUrl: string,
 ): Promise<FetchedRReq> {
+  const pauses = challenge.decoupled ? [] : RESULT_PENDING_PAUSES_MS;
   for (let attempt = 0; ; attempt++) {
     const outcome = await provider.result(challenge.threeDSServerTransID);
     if (outcome.kind === 'rreq') return { kind: 'rreq', answer: rreqAnswer({ baseUrl }, challenge, outcome.rreq) };
-    const pause = RESULT_PENDING_PAUSES_MS[attempt];
+    const pause = pauses[attempt];
     if (outcome.kind === 'gone' || pause === undefined) return { kind: 'undecided', why: outcome.kind };
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
