@@ -162,7 +162,8 @@ export function methodPathVersion(segment: string): EmvVersion | undefined {
  * HTTP 200, as EMV has it: the SDK may not be able to decrypt anything).
  */
 export async function appCReqRoute(request: Request, env: FakeEnv, threeDSServerTransID: string): Promise<Response> {
-  const jwe = (await request.text()).trim();
+  // Bytes, then UTF-8: workerd warns when text() reads a body of a media type it does not know as text.
+  const jwe = new TextDecoder().decode(await request.arrayBuffer()).trim();
   if (!isUuid(threeDSServerTransID) || jwe.length > 64_000) {
     return jsonResponse(erroMessage(ERRO.transactionNotRecognised, 'No app challenge has this address.'));
   }

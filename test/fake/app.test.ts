@@ -288,7 +288,7 @@ describe('app challenge (…72: a code; …70 passes, …71 fails at the first C
     expect(await transaction(ares.threeDSServerTransID)).toEqual(after);
   });
 
-  it('answers a replayed counter (302) and a CReq after the end (301) with an Erro that changes nothing', async () => {
+  it('answers a replayed or skipped counter (302), another transaction’s ids and a CReq after the end (301) with an Erro that changes nothing', async () => {
     const sdk = await sdkFor('2.2.0');
     const params = sdk.authenticationParameters();
     // The test holds the SDK's key pair, to write CReqs an SDK never would.
@@ -309,7 +309,7 @@ describe('app challenge (…72: a code; …70 passes, …71 fails at the first C
         body: await encryptChallengeMessage(creq, key, ares.acsTransID as string),
       });
       if ((response.headers.get('Content-Type') ?? '').startsWith('application/json')) return response.json();
-      const opened = await decryptChallengeMessage(await response.text(), key);
+      const opened = await decryptChallengeMessage(new TextDecoder().decode(await response.arrayBuffer()), key);
       if (!opened.ok) throw new Error(`the CRes does not open: ${opened.problem}`);
       return opened.message;
     };
@@ -321,6 +321,19 @@ describe('app challenge (…72: a code; …70 passes, …71 fails at the first C
       errorCode: '302',
     });
     expect(await transaction(id)).toEqual(before);
+    // Skipped: 002 where 001 is next.
+    expect(await send({ sdkCounterStoA: '002', challengeDataEntry: '1234' })).toMatchObject({
+      messageType: 'Erro',
+      errorCode: '302',
+    });
+    expect(await transaction(id)).toEqual(before);
+    // Another transaction's ids in the CReq (under this one's key and kid): not this transaction's.
+    for (const other of [{ sdkTransID: crypto.randomUUID() }, { acsTransID: crypto.randomUUID() }]) {
+      const erro = await send({ ...other, sdkCounterStoA: '001', challengeDataEntry: '1234' });
+      expect(erro).toMatchObject({ messageType: 'Erro' });
+      expect(['101', '102', '201', '203', '301']).toContain(erro.errorCode);
+      expect(await transaction(id)).toEqual(before);
+    }
     expect(await send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({
       messageType: 'CRes',
       challengeCompletionInd: 'Y',

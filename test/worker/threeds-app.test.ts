@@ -109,7 +109,7 @@ async function openRawChallenge(cardHolderName = '3ds2-challenge-identified', ma
     const type = response.headers.get('Content-Type') ?? '';
     if (type.startsWith('application/json')) return response.json<Json>();
     expect(type).toBe('application/jose');
-    const opened = await decryptChallengeMessage(await response.text(), key);
+    const opened = await decryptChallengeMessage(new TextDecoder().decode(await response.arrayBuffer()), key);
     if (!opened.ok) throw new Error(`a CRes that does not open: ${opened.problem}`);
     return opened.message;
   };
