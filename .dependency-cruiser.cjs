@@ -124,6 +124,13 @@ module.exports = {
       { path: '^src/(index|live)\\.ts$|^src/(app|routes|demo)/' },
     ),
     rule(
+      'no-test-code-in-src',
+      'Nothing in src/ imports the tests, the test 3DS SDK (test/sdk/), the scripts or the examples: they build ' +
+        'on the service, never the other way, so none of them reaches a bundle.',
+      { path: '^src/' },
+      { path: '^(test|scripts|examples)/' },
+    ),
+    rule(
       'fake-provider-apart',
       'The fake 3DS Server provider is a Worker of its own: the service never imports it (the demo only its ' +
         'test cards), and it imports only the EMV rules and the Luhn check of the service.',
