@@ -130,6 +130,40 @@ describe('the OpenAPI document', () => {
     );
   });
 
+  it('describes the app channel and decoupled authentication (CONTRACT §12) on authenticate and its answer', () => {
+    const schemas = (document.components as Json).schemas as Json;
+    for (const name of ['AuthenticateRequest', 'AuthenticateRequestV3']) {
+      const request = schemas[name] as Json;
+      const channels = (request.properties.deviceData.oneOf as Json[]).map((d) => d.properties.channel);
+      expect(channels).toEqual([{ const: 'browser' }, { const: 'app' }]);
+      const app = (request.properties.deviceData.oneOf as Json[])[1]!;
+      expect(app.required).toEqual(['channel', 'sdk']);
+      expect(app.properties.sdk.required).toEqual(
+        expect.arrayContaining([
+          'appId',
+          'encData',
+          'ephemeralPublicKey',
+          'maxTimeout',
+          'referenceNumber',
+          'transactionId',
+        ]),
+      );
+      expect(Object.keys(app.properties.sdk.properties)).toEqual(
+        expect.arrayContaining(['interface', 'uiTypes', 'appUrl', 'variant', 'wrapped']),
+      );
+      expect(request.properties.decoupled).toEqual({
+        type: 'object',
+        properties: { maxMinutes: { type: 'integer', minimum: 1, maximum: 10_080 } },
+        required: ['maxMinutes'],
+      });
+    }
+    const answer = schemas.ThreeDsAnswer as Json;
+    expect(answer.properties.outcome.enum).toEqual(expect.arrayContaining(['challenged', 'decoupled']));
+    expect(JSON.stringify(answer.properties.decoupled)).toContain('"expiresAt"');
+    // An app's challenge is {reference, payload} (no page): the payload is described.
+    expect(JSON.stringify(answer.properties.challenge)).toContain('"payload"');
+  });
+
   it("describes every event type as a webhook, signed the Standard Webhooks way, with the body's subject and sequence", () => {
     const webhooks = document.webhooks as Json;
     expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES].sort());
