@@ -11,6 +11,7 @@ import { threeDsObject } from './projection-helpers';
 import { newReference, transaction } from './threeds-helpers';
 import {
   card,
+  deadlinesFor,
   expectValidMessages,
   fake,
   fakeTransaction,
@@ -379,16 +380,39 @@ describe('the app channel in live, against the fake provider', () => {
     expect(await liveJson(h, 'authenticate', body)).toEqual(answer);
   });
 
+  it.each(['hang', 'late'] as const)(
+    'the app AReq past the deadline (%s): unavailable at once and for good, never sent again',
+    async (when) => {
+      const h = liveHarness(deadlinesFor(when));
+      const body = appBody('2172', await sdkFor());
+      h.failOn({ of: 'provider', op: 'auth', nth: 0, when, delayMs: 3_000 });
+      const first = await liveJson(h, 'authenticate', body);
+      expect(first).toMatchObject({ outcome: 'unavailable', status: 'U', enrolled: 'U' });
+      expect(await liveJson(h, 'authenticate', body)).toEqual(first);
+      expect(authCalls(h)).toBe(1);
+    },
+  );
+
   it('the RReq fetch failing: verification answers 503 and records nothing; the next one gets the result', async () => {
     const h = liveHarness();
     const sdk = await sdkFor();
     const body = appBody('2172', sdk);
     const answer = await liveJson(h, 'authenticate', body);
     await sdk.doChallenge(answer.challenge.payload as string, { fetch: toFake, answer: cardholder({ code: '1234' }) });
+    const receiver = await receivingAtTestEndpoint();
+    const reference = body.transactionReference as string;
     h.failOn({ of: 'provider', op: 'postauth', nth: 0, when: 'before' });
     const failed = await liveStep(h, 'verification', verifyBody(body, answer));
     expect(failed.status).toBe(503);
+    expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
+    // Nothing recorded: the transaction is still challenged, and no event left.
+    expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('challenged');
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference)).toEqual([]);
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
+    await receiver.until(() => eventsOf(receiver, reference).length > 0);
+    await settledOwner(threeDsObject(reference));
+    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
   });
 
   it('logs and stores no encData, no key and no card number', async () => {
