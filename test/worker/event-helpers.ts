@@ -129,6 +129,28 @@ export class Receiver {
   }
 }
 
+/** The `threeDS.authentication.completed` events of one transaction that the test endpoint received. */
+export function completedEvents(receiver: Receiver, transactionReference: string): Received['event'][] {
+  return receiver.received
+    .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === 'threeDS.authentication.completed')
+    .map((r) => r.event)
+    .filter((e) => e.data?.transactionReference === transactionReference);
+}
+
+/**
+ * The outcomes of a transaction's completed events, once one has arrived and `owner` (the
+ * transaction's object) has none left to send: a second event, were there one, would be among them.
+ */
+export async function settledOutcomes(
+  receiver: Receiver,
+  transactionReference: string,
+  owner: DurableObjectStub,
+): Promise<string[]> {
+  await receiver.until(() => completedEvents(receiver, transactionReference).length > 0);
+  await settledOwner(owner);
+  return completedEvents(receiver, transactionReference).map((e) => e.data.outcome as string);
+}
+
 /** A clock for the objects, a day ahead of the machine's: no alarm they set fires by itself during a test. */
 export class Clock {
   now = Date.now() + 24 * 60 * 60 * 1000;

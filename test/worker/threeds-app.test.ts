@@ -15,7 +15,7 @@ import { burst, call, quiet, type Fetch } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { cardFront, newReference, threeDs, transaction, verifyBody } from './threeds-helpers';
 import { restoreObjects, StorageHarness } from './faulty-env';
-import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT } from './event-helpers';
+import { receivingAtTestEndpoint, restoreTransport, settledOutcomes } from './event-helpers';
 import { liveBody, liveHarness, liveJson } from './live-helpers';
 
 /**
@@ -361,15 +361,9 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
       const got = await transaction(transactionReference);
       expect(got.state).toBe('completed');
       expect(got.result).toEqual(verified);
-      const events = (): Json[] =>
-        receiver.received
-          .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === 'threeDS.authentication.completed')
-          .map((r) => r.event as Json)
-          .filter((e) => e.data?.transactionReference === transactionReference);
-      await receiver.until(() => events().length > 0);
-      await settledOwner(threeDsObject(transactionReference));
-      expect(events()).toHaveLength(1);
-      expect(events()[0]!.data).toMatchObject({ outcome: verified.outcome });
+      expect(await settledOutcomes(receiver, transactionReference, threeDsObject(transactionReference))).toEqual([
+        verified.outcome,
+      ]);
     } finally {
       await restoreTransport();
     }
@@ -413,15 +407,9 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
       expect(verified.outcome).toBe('authenticationFailed');
       const got = await transaction(transactionReference);
       expect(got.result).toEqual(verified);
-      const events = (): Json[] =>
-        receiver.received
-          .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === 'threeDS.authentication.completed')
-          .map((r) => r.event as Json)
-          .filter((e) => e.data?.transactionReference === transactionReference);
-      await receiver.until(() => events().length > 0);
-      await settledOwner(threeDsObject(transactionReference));
-      expect(events()).toHaveLength(1);
-      expect(events()[0]!.data).toMatchObject({ outcome: 'authenticationFailed' });
+      expect(await settledOutcomes(receiver, transactionReference, threeDsObject(transactionReference))).toEqual([
+        'authenticationFailed',
+      ]);
     } finally {
       await restoreTransport();
     }

@@ -1,7 +1,14 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testIssuer } from '../../src/threeds/scenarios';
-import { restoreTransport, receivingAtTestEndpoint, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
+import {
+  restoreTransport,
+  receivingAtTestEndpoint,
+  settledOwner,
+  settledOutcomes,
+  TEST_ENDPOINT,
+  type Receiver,
+} from './event-helpers';
 import { burst } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { authenticateBody, threeDs, THREEDS_HEADERS, transaction, verifyBody } from './threeds-helpers';
@@ -117,9 +124,7 @@ describe('decoupled authentication, in test', () => {
       state.storage.sql.exec('UPDATE challenge SET answers_at = ?', Date.now() - 1);
     });
     await runDurableObjectAlarm(owner);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(owner);
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, owner)).toEqual(['authenticated']);
   });
 
   it('past expiresAt with no answer: unavailable (status U) for good, from verification, GET and the event', async () => {
@@ -132,9 +137,7 @@ describe('decoupled authentication, in test', () => {
     expect(first).toMatchObject({ outcome: 'unavailable', status: 'U' });
     expect(await verify(body, answer.challenge.reference as string)).toEqual(first);
     expect((await transaction(reference)).result).toEqual(first);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['unavailable']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['unavailable']);
   });
 
   it('an issuer’s answer due after expiresAt changes nothing: unavailable stays, in verification, GET and the one event', async () => {
@@ -153,9 +156,7 @@ describe('decoupled authentication, in test', () => {
     await runDurableObjectAlarm(threeDsObject(reference));
     expect(await verify(body, challenge)).toEqual(first);
     expect((await transaction(reference)).result).toEqual(first);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['unavailable']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['unavailable']);
   });
 
   it('an app (its SDK’s data, no browser) is decoupled the same way: decoupled, then the issuer’s result, the event once', async () => {
@@ -175,9 +176,7 @@ describe('decoupled authentication, in test', () => {
     const verified = await verify(body, answer.challenge.reference as string);
     expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
     expect((await transaction(reference)).result).toEqual(verified);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
   it('an issuer’s answer racing verification gives one result everywhere, the event once', async () => {
@@ -199,9 +198,7 @@ describe('decoupled authentication, in test', () => {
     expect(final.outcome).toBe('authenticationFailed');
     for (const a of results) expect(a).toEqual(final);
     expect((await transaction(reference)).result).toEqual(final);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticationFailed']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticationFailed']);
   });
 
   it('the sandbox ends it at once, as the caller says; timedOut is unavailable', async () => {

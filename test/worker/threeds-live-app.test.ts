@@ -4,7 +4,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fromBase64Url } from '../../src/bytes';
 import { objectProvider } from '../../src/threeds/live/challenge-watch';
 import { createTransaction, type ChallengeAnswer, type DirectoryServer, type SdkTransaction } from '../sdk/test-sdk';
-import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
+import {
+  receivingAtTestEndpoint,
+  restoreTransport,
+  settledOwner,
+  settledOutcomes,
+  TEST_ENDPOINT,
+  type Receiver,
+} from './event-helpers';
 import { restoreObjects, type StorageHarness } from './faulty-env';
 import { burst, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
@@ -171,9 +178,7 @@ describe('the app channel in live, against the fake provider', () => {
     expect(verified[0]).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
     for (const v of verified) expect(v).toEqual(verified[0]);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified[0]);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
     const saw = await expectValidMessages(ares.threeDSServerTransID as string);
     expect(saw.rreq).toMatchObject({ transStatus: 'Y', sdkTransID: (body.deviceData.sdk as Json).transactionId });
   });
@@ -218,9 +223,7 @@ describe('the app channel in live, against the fake provider', () => {
     const verified = await liveJson(h, 'verification', verifyBody(body, answer));
     expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
   it('the object’s watch fetches the RReq of an app challenge nobody verified, from its alarm, after a look that failed', async () => {
@@ -255,9 +258,7 @@ describe('the app channel in live, against the fake provider', () => {
     objectProvider.of = provider;
     await lookDue();
     await runDurableObjectAlarm(threeDsObject(reference));
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
   it('the watch waits out the SDK’s maxTimeout (past the browser’s 15 minutes), then ends a challenge with no RReq as failed, once', async () => {
@@ -286,9 +287,7 @@ describe('the app channel in live, against the fake provider', () => {
       );
     });
     await runDurableObjectAlarm(owner);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(owner);
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticationFailed']);
+    expect(await settledOutcomes(receiver, reference, owner)).toEqual(['authenticationFailed']);
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
       outcome: 'authenticationFailed',
     });
@@ -410,9 +409,7 @@ describe('the app channel in live, against the fake provider', () => {
     await settledOwner(threeDsObject(reference));
     expect(eventsOf(receiver, reference)).toEqual([]);
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
   it('logs and stores no encData, no key and no card number', async () => {

@@ -1,7 +1,14 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { objectProvider } from '../../src/threeds/live/challenge-watch';
-import { receivingAtTestEndpoint, restoreTransport, settledOwner, TEST_ENDPOINT, type Receiver } from './event-helpers';
+import {
+  receivingAtTestEndpoint,
+  restoreTransport,
+  settledOwner,
+  settledOutcomes,
+  TEST_ENDPOINT,
+  type Receiver,
+} from './event-helpers';
 import { restoreObjects } from './faulty-env';
 import { burst, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
@@ -106,9 +113,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
       // One fetch of the RReq, shared (the object owns it).
       expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth').length).toBe(1);
       expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified[0]);
-      await receiver.until(() => eventsOf(receiver, reference).length > 0);
-      await settledOwner(threeDsObject(reference));
-      expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual([outcome]);
+      expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual([outcome]);
     },
   );
 
@@ -153,9 +158,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     await runDurableObjectAlarm(threeDsObject(reference));
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(first);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['unavailable']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['unavailable']);
   });
 
   it('the issuer’s RReq arriving while 20 verifications are under way gives one result everywhere, the event once', async () => {
@@ -175,9 +178,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     expect(final.outcome).toBe('authenticationFailed');
     for (const a of results) expect(a).toEqual(final);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(final);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticationFailed']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticationFailed']);
   });
 
   it('the RReq fetch failing: verification answers 503 with Retry-After and records nothing; the next one has the result, the event once', async () => {
@@ -195,9 +196,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     await settledOwner(threeDsObject(reference));
     expect(eventsOf(receiver, reference)).toEqual([]);
     expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
   it('the watch’s look failing (the provider down) records nothing; its next look records the RReq, the event once', async () => {
@@ -229,9 +228,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     objectProvider.of = provider;
     await lookDue();
     await runDurableObjectAlarm(owner);
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    await settledOwner(owner);
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    expect(await settledOutcomes(receiver, reference, owner)).toEqual(['authenticated']);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toMatchObject({
       outcome: 'authenticated',
     });
