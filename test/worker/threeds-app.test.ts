@@ -384,6 +384,42 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'Y' });
   });
 
+  it.each(['after', 'late', 'hang'] as const)(
+    "a CReq whose object call decided but whose answer is lost (%s): 503, the SDK's retry gets an Erro (the challenge ended), and the one result stands",
+    async (when) => {
+      quiet();
+      const c = await openRawChallenge();
+      await c.send({ sdkCounterStoA: '000' });
+      const h = new StorageHarness({ STORAGE_TIMEOUT_MS: '300' }).failOn({
+        nth: 0,
+        of: 'do',
+        op: 'appChallengeMessage',
+        when,
+        delayMs: 1_000,
+      });
+      try {
+        const failed = await c.post({ sdkCounterStoA: '001', challengeDataEntry: '1234' }, { via: (r) => h.fetch(r) });
+        expect(failed.status).toBe(503);
+        expect(failed.headers.get('Retry-After')).not.toBeNull();
+      } finally {
+        restoreObjects();
+      }
+      if (when !== 'hang') {
+        // The object decided (the call went through; only its answer was lost or too late).
+        await vi.waitFor(async () => expect((await challengeRow(c.body.transactionReference)).outcome).toBe('passed'));
+        // The SDK's retry with the same counter: the challenge has ended (301), nothing counted again;
+        // the SDK ends on the Erro, and the result is the one decided (EMV: the RReq, here verification).
+        expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ errorCode: '301' });
+        expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 1, outcome: 'passed' });
+        expect((await verification(c.body, c.reference)).outcome).toBe('authenticated');
+      } else {
+        // A hang never reached the object: the retry is answered.
+        expect(await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' })).toMatchObject({ transStatus: 'Y' });
+        expect(await challengeRow(c.body.transactionReference)).toMatchObject({ evaluated: 1, outcome: 'passed' });
+      }
+    },
+  );
+
   it("the SDK's maxTimeout passing ends the challenge as failed, everywhere", async () => {
     const receiver = await receivingAtTestEndpoint();
     try {
