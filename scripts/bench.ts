@@ -19,6 +19,8 @@
  *    object beside the floor's). With `--baseline REF`, an earlier commit's Worker too.
  *    Then (`threeds-costs`) what each platform call of the flows costs: the same Worker served
  *    again with its KV write, its event append, its alarm settings or its log line made a no-op.
+ *    Then (`threeds-profile`) where a flow's CPU goes: V8's sampling profiler of the Worker's
+ *    isolate (the Worker and its objects) by part of the service and by source file.
  *    Then (`threeds-channels`) the flows of each channel side by side: browser, app (the test
  *    SDK) and decoupled.
  * 5. Events: the same 3DS flows against this commit with no endpoint for the test merchant and
@@ -62,6 +64,7 @@ import { runHttpBench } from './bench/http-bench';
 import { runLiveBench } from './bench/live-bench';
 import { runThreeDsBench } from './bench/threeds-bench';
 import { runThreeDsCosts } from './bench/threeds-costs';
+import { runThreeDsProfile } from './bench/threeds-profile';
 import { runThreeDsChannels } from './bench/threeds-channels';
 import { runEventsBench } from './bench/events-bench';
 import { runEventsScale } from './bench/events-scale';
@@ -154,6 +157,7 @@ async function main(): Promise<void> {
     'scale',
     'threeds',
     'threeds-costs',
+    'threeds-profile',
     'threeds-channels',
     'events',
     'events-scale',
@@ -241,6 +245,12 @@ async function main(): Promise<void> {
       '3DS flows: what each platform call costs',
       '3DS flows: what each platform call costs',
       runThreeDsCosts,
+    ],
+    [
+      'threeds-profile',
+      '3DS flows: where the CPU goes',
+      '3DS flows: where the CPU goes, by part and file',
+      runThreeDsProfile,
     ],
     ['threeds-channels', '3DS flows by channel', '3DS flows by channel: browser, app, decoupled', runThreeDsChannels],
   ] as const) {

@@ -52,25 +52,25 @@ const GC = 'runtime: garbage collector';
 const PROGRAM = 'runtime: workerd outside JavaScript';
 const RUNTIME_JS = 'runtime: JavaScript with no frame of ours';
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
   columnNumber: number;
 }
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   children?: number[];
 }
-interface Profile {
+export interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
 }
 
 /** A DevTools protocol session over the inspector's WebSocket (Node 20: `--experimental-websocket`). */
-async function session(
+export async function session(
   url: string,
 ): Promise<{ send: (method: string, params?: object) => Promise<unknown>; close: () => void }> {
   const ws = new WebSocket(url);
@@ -100,7 +100,7 @@ async function session(
 }
 
 /** The inspector target of the Worker's own isolate (Miniflare puts workers of its own beside it). */
-async function userTarget(inspector: URL): Promise<string> {
+export async function userTarget(inspector: URL): Promise<string> {
   const targets = (await (await fetch(new URL('/json/list', inspector.href.replace(/^ws/, 'http')))).json()) as {
     id: string;
     webSocketDebuggerUrl: string;
