@@ -155,6 +155,11 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // What a page shows after a click (a token renamed, an event listed) comes after a
+          // request through the Worker and its objects: on a busy machine that took more than
+          // expect.poll's default second (a rename in demo.test.ts, beside another suite). A poll
+          // ends when it succeeds, so only a failure waits this long.
+          expect: { poll: { timeout: 20_000 } },
         },
       },
     ],
