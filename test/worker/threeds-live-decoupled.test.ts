@@ -161,6 +161,40 @@ describe('decoupled authentication, in live against the fake provider', () => {
     expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['unavailable']);
   });
 
+  it('past expiresAt, the ask that would end it waits the pauses: an RReq arriving meanwhile is the result, not unavailable', async () => {
+    const h = liveHarness();
+    const { body, answer } = await decoupled(h, '2077', 1);
+    const reference = body.transactionReference as string;
+    // The decoupled time is over (moved, not waited for), within the provider's retention.
+    await runInDurableObject(threeDsObject(reference), (_o, state) => {
+      state.storage.sql.exec(
+        "UPDATE live_challenge SET data = json_set(data, '$.decoupled.expiresAt', ?)",
+        Date.now() - 1_000,
+      );
+    });
+    // The provider has no RReq at the first ask; the ACS's, sent at its own deadline, lands
+    // right after it (the control route, from inside that first ask): the next ask finds it.
+    const provider = objectProvider.of;
+    let asks = 0;
+    objectProvider.of = (e) => {
+      const real = provider(e)!;
+      return new Proxy(real, {
+        get: (target, p) =>
+          p === 'result'
+            ? async (id: string) => {
+                asks++;
+                const first = await target.result(id);
+                if (asks === 1) await issuerAnswers(h, 'Y');
+                return first;
+              }
+            : (Reflect.get(target, p, target) as unknown),
+      });
+    };
+    const verified = await liveJson(h, 'verification', verifyBody(body, answer));
+    expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
+    expect(asks).toBeGreaterThanOrEqual(2);
+  });
+
   it('the issuer’s RReq arriving while 20 verifications are under way gives one result everywhere, the event once', async () => {
     const receiver = await receivingAtTestEndpoint();
     const h = liveHarness();

@@ -33,15 +33,19 @@ function contextOf(deps: { baseUrl: string }, challenge: LiveChallenge): AnswerC
  * After a challenge (a browser's or an app's), the RReq is on its way when the result is asked
  * for: the ACS sends it as the challenge ends, so a provider without it yet is asked again,
  * briefly ({@link RESULT_PENDING_PAUSES_MS}). A decoupled authentication's RReq comes whenever the
- * cardholder confirms in the bank's app, minutes later or never: a provider without it is asked
- * once, and verification answers `decoupled` at once.
+ * cardholder confirms in the bank's app, minutes later or never: before its `expiresAt`, a
+ * provider without it is asked once, and verification answers `decoupled` at once. From
+ * `expiresAt` on, the ask that would end it as `unavailable` waits the same pauses, for an RReq
+ * the ACS sent at its own deadline (a moment after ours: it counts from the AReq's arrival).
  */
 export async function fetchRReq(
   provider: ThreeDsServer,
   challenge: LiveChallenge,
   baseUrl: string,
+  now: number,
 ): Promise<FetchedRReq> {
-  const pauses = challenge.decoupled ? [] : RESULT_PENDING_PAUSES_MS;
+  const pollOnly = challenge.decoupled !== undefined && now < challenge.decoupled.expiresAt;
+  const pauses = pollOnly ? [] : RESULT_PENDING_PAUSES_MS;
   for (let attempt = 0; ; attempt++) {
     const outcome = await provider.result(challenge.threeDSServerTransID);
     if (outcome.kind === 'rreq') return { kind: 'rreq', answer: rreqAnswer({ baseUrl }, challenge, outcome.rreq) };

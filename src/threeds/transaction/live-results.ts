@@ -30,7 +30,7 @@ export class LiveResults {
     const open = this.open(reference);
     if (!open) return undefined;
     if (open.result) return { kind: 'decided', result: open.result };
-    return this.fetchOnce(open.challenge, baseUrl);
+    return this.fetchOnce(open.challenge, baseUrl, Date.now());
   }
 
   /**
@@ -46,7 +46,7 @@ export class LiveResults {
     if (open.result) return open.result;
     const { challenge } = open;
     if (now < fetchableUntil(challenge)) {
-      const fetched = await this.fetchOnce(challenge, baseUrl);
+      const fetched = await this.fetchOnce(challenge, baseUrl, now);
       if (fetched.kind === 'decided') return fetched.result;
     }
     // Decoupled, the issuer may still answer: what authenticate answered (`decoupled`), again.
@@ -63,20 +63,20 @@ export class LiveResults {
   }
 
   /** The fetch under way for the challenge, or a new one; the first answer recorded stays. */
-  private fetchOnce(challenge: LiveChallenge, baseUrl: string): Promise<FetchedResult> {
+  private fetchOnce(challenge: LiveChallenge, baseUrl: string, now: number): Promise<FetchedResult> {
     const reference = challenge.reference;
     let fetch = this.fetching.get(reference);
     if (!fetch) {
-      fetch = this.fetchAndRecord(challenge, baseUrl).finally(() => this.fetching.delete(reference));
+      fetch = this.fetchAndRecord(challenge, baseUrl, now).finally(() => this.fetching.delete(reference));
       this.fetching.set(reference, fetch);
     }
     return fetch;
   }
 
-  private async fetchAndRecord(challenge: LiveChallenge, baseUrl: string): Promise<FetchedResult> {
+  private async fetchAndRecord(challenge: LiveChallenge, baseUrl: string, now: number): Promise<FetchedResult> {
     const provider = this.provider();
     if (!provider) throw providerMissing();
-    const fetched = await fetchRReq(provider, challenge, baseUrl);
+    const fetched = await fetchRReq(provider, challenge, baseUrl, now);
     if (fetched.kind === 'undecided') return fetched;
     // In the same synchronous block as the answer's arrival: recorded once, whoever asked.
     const result = this.live.decide(challenge.reference, fetched.answer, Date.now());
