@@ -47,8 +47,9 @@ run('try:app', async () => {
   step('The app starts its SDK: the Directory Server publishes its encryption key and CA');
   // The test Worker publishes its test Directory Server; a live one has none (its scheme's is the fake's).
   const probe = await fetch(new URL('/3ds/test/directory-server', BASE_URL));
-  const mode = probe.status === 200 ? 'test' : 'live';
   await probe.body?.cancel();
+  check(probe.status === 200 || probe.status === 404, `the service at ${BASE_URL} answers (got ${probe.status})`);
+  const mode = probe.status === 200 ? 'test' : 'live';
   console.log(
     mode === 'test'
       ? '  a test Worker: its test issuer is the ACS'

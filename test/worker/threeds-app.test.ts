@@ -385,7 +385,7 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
   });
 
   it.each(['after', 'late', 'hang'] as const)(
-    "a CReq whose object call decided but whose answer is lost (%s): 503, the SDK's retry gets an Erro (the challenge ended), and the one result stands",
+    "a CReq whose object call fails (%s: after deciding, its answer late, or never reaching the object): 503, and the SDK's retry keeps the one result",
     async (when) => {
       quiet();
       const c = await openRawChallenge();
@@ -467,8 +467,14 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
         .toArray();
       return tables.flatMap((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray());
     });
-    const cells = rows.flatMap((row) => Object.values(row)).filter((v): v is string => typeof v === 'string');
-    const stored = cells.join('\n');
+    const values = rows.flatMap((row) => Object.values(row));
+    const cells = values.filter((v): v is string => typeof v === 'string');
+    // Bytes stored as BLOBs are read as hex, base64 and text, so that raw key bytes are seen too.
+    const blobs = values
+      .filter((v): v is ArrayBuffer => v instanceof ArrayBuffer)
+      .map((b) => new Uint8Array(b))
+      .flatMap((b) => [toHex(b), toBase64(b), toBase64Url(b), new TextDecoder().decode(b)]);
+    const stored = [...cells, ...blobs].join('\n');
     const logged = lines.join('\n');
     // What must be there (so that the scans below read the real rows and lines).
     expect(stored).toContain(c.ids.acsTransID);
@@ -481,7 +487,7 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
       expect(logged).not.toContain(secret);
     }
     // No private JWK member (`d`) in any JSON a cell holds, however deeply (the SDK's public key is kept).
-    const privateMembers = cells.flatMap((cell) => jwkPrivateMembers(parsedOrUndefined(cell)));
+    const privateMembers = [...cells, ...blobs].flatMap((cell) => jwkPrivateMembers(parsedOrUndefined(cell)));
     expect(stored).toContain('"crv":"P-256"');
     expect(privateMembers).toEqual([]);
     expect(decodeProtectedHeader(c.sdk.encData).alg).toBe('ECDH-ES');
@@ -496,12 +502,19 @@ function parsedOrUndefined(text: string): unknown {
   }
 }
 
-/** The paths of every `d` member of a key-shaped object (one with `kty` or `crv`) in a JSON value. */
+/**
+ * The paths of every `d` member of a key-shaped object (one with `kty`, `crv` or `x`) in a JSON
+ * value, looking into strings that hold JSON themselves (a key stored as a JSON string in JSON).
+ */
 function jwkPrivateMembers(value: unknown, path = '$'): string[] {
+  if (typeof value === 'string') {
+    const inner = /^\s*[[{]/.test(value) ? parsedOrUndefined(value) : undefined;
+    return inner === undefined ? [] : jwkPrivateMembers(inner, `${path}(json)`);
+  }
   if (Array.isArray(value)) return value.flatMap((v, i) => jwkPrivateMembers(v, `${path}[${i}]`));
   if (typeof value !== 'object' || value === null) return [];
   const record = value as Record<string, unknown>;
-  const own = ('kty' in record || 'crv' in record) && 'd' in record ? [`${path}.d`] : [];
+  const own = ('kty' in record || 'crv' in record || 'x' in record) && 'd' in record ? [`${path}.d`] : [];
   return [...own, ...Object.entries(record).flatMap(([k, v]) => jwkPrivateMembers(v, `${path}.${k}`))];
 }
 

@@ -146,13 +146,19 @@ describe('decoupled authentication, in test', () => {
     const { body, answer } = await authenticate('3ds2-decoupled-authenticated', 1);
     const reference = body.transactionReference as string;
     const challenge = answer.challenge.reference as string;
-    await expireDecoupled(reference);
+    // The time ran out, and the issuer's answer (Y) came due after that, before anyone asked:
+    // it came too late, so the first verification after the end records unavailable.
+    const now = Date.now();
+    await runInDurableObject(threeDsObject(reference), (_o, state) => {
+      state.storage.sql.exec(
+        'UPDATE challenge SET expires_at = ?, answers_at = ? WHERE decoupled = 1',
+        now - 10,
+        now - 5,
+      );
+    });
     const first = await verify(body, challenge);
     expect(first).toMatchObject({ outcome: 'unavailable', status: 'U' });
-    // The issuer's answer (Y) comes due after the end: neither verification nor the alarm takes it.
-    await runInDurableObject(threeDsObject(reference), (_o, state) => {
-      state.storage.sql.exec('UPDATE challenge SET answers_at = ? WHERE decoupled = 1', Date.now() - 1);
-    });
+    // Neither a later verification nor the alarm takes it.
     await runDurableObjectAlarm(threeDsObject(reference));
     expect(await verify(body, challenge)).toEqual(first);
     expect((await transaction(reference)).result).toEqual(first);

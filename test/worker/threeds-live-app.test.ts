@@ -201,7 +201,8 @@ describe('the app channel in live, against the fake provider', () => {
   it('an app allowing decoupled: an AReq of deviceChannel 01 with DecReqInd Y, decoupled, then the RReq through verification, GET and one event', async () => {
     const receiver = await receivingAtTestEndpoint();
     const h = liveHarness();
-    const body: Json = { ...appBody('2175', await sdkFor()), decoupled: { maxMinutes: 20 } };
+    // …2177: no RReq until the issuer answers (the control route below), however slow the machine.
+    const body: Json = { ...appBody('2177', await sdkFor()), decoupled: { maxMinutes: 20 } };
     const reference = body.transactionReference as string;
     const answer = await liveJson(h, 'authenticate', body);
     expect(answer).toMatchObject({ outcome: 'decoupled', decoupled: { expiresAt: expect.any(String) } });
@@ -253,7 +254,12 @@ describe('the app channel in live, against the fake provider', () => {
     objectProvider.of = (e) => ({ ...provider(e)!, result: () => Promise.reject(new Error('provider down')) });
     await lookDue();
     await runDurableObjectAlarm(threeDsObject(reference));
+    const watch = await runInDurableObject(threeDsObject(reference), (_o, state) =>
+      state.storage.sql.exec<{ failed: number }>('SELECT failed FROM live_watch').one(),
+    );
+    expect(watch.failed).toBe(1);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('challenged');
+    await settledOwner(threeDsObject(reference));
     expect(eventsOf(receiver, reference)).toEqual([]);
     objectProvider.of = provider;
     await lookDue();
