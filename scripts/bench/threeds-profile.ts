@@ -16,13 +16,23 @@ import { fmt } from './summary';
  * every figure alike, so the shares say more than the absolute figures.
  */
 
+/**
+ * Where a sample's code lives, by the source file of its innermost frame of ours: the place in the
+ * code, not who ran it (in Miniflare the Worker and its objects share one isolate, and code under
+ * src/storage/ or src/log.ts runs in both).
+ */
 const WHERE: { name: string; test: RegExp }[] = [
-  { name: 'the transaction’s object: creating its tables (first call)', test: /createTables/ },
-  { name: 'the merchant’s EventLog object (the event’s append)', test: /^src\/events\// },
-  { name: 'the transaction’s object', test: /^src\/threeds\/transaction\// },
-  { name: 'shared storage mechanisms (outboxes, alarm, claims, RPC client)', test: /^src\/storage\// },
-  { name: 'the Worker’s request path (auth, validation, steps, pages, JWTs)', test: /^(src|node_modules)\// },
+  { name: 'creating tables (`createTables` on the stack: a new object’s first call)', test: /^createTables$/ },
+  { name: 'src/events/ (the event log, its shards, the append’s API)', test: /^src\/events\// },
+  { name: 'src/threeds/transaction/ (the transaction’s object and its parts)', test: /^src\/threeds\/transaction\// },
+  { name: 'src/storage/ (outboxes, alarm, claims, schema version, the RPC client)', test: /^src\/storage\// },
+  {
+    name: 'the rest of src/ and the libraries (the request path, and shared code wherever it runs)',
+    test: /^(src|node_modules)\//,
+  },
 ];
+const NO_FRAME_OF_OURS = 'JavaScript with no frame of ours (the runtime’s own)';
+const RUNTIME = 'workerd outside JavaScript, and the garbage collector';
 
 interface Sampled {
   /** ms per flow, by source file of the innermost frame of ours. */
@@ -45,7 +55,8 @@ function sampled(profile: Profile, sourceMap: string, flows: number): Sampled {
     if (ours.has(id)) return ours.get(id)!;
     const { url, lineNumber, columnNumber, functionName } = nodes.get(id)!.callFrame;
     let found: { file: string; fn: string } | null = null;
-    if (url !== '') {
+    // Only the bundle's frames are named through its source map (not the harness entry's).
+    if (url !== '' && !url.endsWith('harness-entry.js')) {
       const o = map.originalPositionFor({ line: lineNumber + 1, column: columnNumber });
       // The bundle is minified: the function's own name is the source map's.
       if (o.source !== null)
@@ -70,16 +81,17 @@ function sampled(profile: Profile, sourceMap: string, flows: number): Sampled {
     // timeDeltas[i] is the time since the previous sample: the time this sample stands for is the next one's delta.
     const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000 / flows;
     total += ms;
-    const frame = name === '(garbage collector)' || name === '(program)' ? null : own(id);
+    const runtime = name === '(garbage collector)' || name === '(program)';
+    const frame = runtime ? null : own(id);
     // createTables anywhere on the stack: the tables' creation.
     let creating = false;
     for (let up: number | undefined = id; up !== undefined && !creating; up = parent.get(up))
       creating = own(up)?.fn === 'createTables';
-    const file =
-      frame === null ? (name === '(garbage collector)' ? 'runtime: garbage collector' : 'runtime') : frame.file;
-    const part =
-      frame === null
-        ? 'runtime (workerd outside JavaScript, the garbage collector)'
+    const file = runtime ? RUNTIME : frame === null ? NO_FRAME_OF_OURS : frame.file;
+    const part = runtime
+      ? RUNTIME
+      : frame === null
+        ? NO_FRAME_OF_OURS
         : WHERE.find((w) => w.test.test(creating ? 'createTables' : frame.file))!.name;
     byFile.set(file, (byFile.get(file) ?? 0) + ms);
     byPart.set(part, (byPart.get(part) ?? 0) + ms);
@@ -114,7 +126,7 @@ async function profileFlows(o: FlowBenchOptions, kind: FlowKind): Promise<Sample
 
 export async function runThreeDsProfile(o: FlowBenchOptions): Promise<string> {
   const lines: string[] = [
-    `Where a flow's CPU goes, sampled in the Worker's isolate (the Worker, the transaction's object and the merchant's EventLog object; KV and the alarms' machinery are outside it): ${o.flows} flows of each kind, ${o.concurrency} at a time, V8's sampling profiler at 50 µs, each sample charged to the innermost frame of ours (a built-in such as \`sql.exec\`, \`setAlarm\` or an RPC call to the code that called it). ms per flow; the profiler inflates every figure alike.`,
+    `Where a flow's CPU goes, sampled in the Worker's isolate (the Worker, the transaction's object and the merchant's EventLog object; KV and the alarms' machinery are outside it): ${o.flows} flows of each kind, ${o.concurrency} at a time, V8's sampling profiler at 50 µs, each sample charged to the source file of its innermost frame of ours (a built-in such as \`sql.exec\`, \`setAlarm\` or an RPC call to the code that called it): where the code lives, not which of the three ran it. ms per flow; the profiler inflates every figure alike.`,
     '',
   ];
   const results: [FlowKind, Sampled][] = [];
@@ -125,7 +137,7 @@ export async function runThreeDsProfile(o: FlowBenchOptions): Promise<string> {
   const share = (v: number, total: number): string => `${fmt((100 * v) / total, 0)} %`;
   lines.push('| part | ' + results.map(([k]) => `${k} ms/flow | share`).join(' | ') + ' |');
   lines.push('|---|' + results.map(() => '---:|---:').join('|') + '|');
-  const parts = [...WHERE.map((w) => w.name), 'runtime (workerd outside JavaScript, the garbage collector)'];
+  const parts = [...WHERE.map((w) => w.name), NO_FRAME_OF_OURS, RUNTIME];
   for (const part of parts)
     lines.push(
       `| ${part} | ${results.map(([, r]) => `${fmt(r.byPart.get(part) ?? 0, 2)} | ${share(r.byPart.get(part) ?? 0, r.total)}`).join(' | ')} |`,
