@@ -224,10 +224,10 @@ export function buildAReq(input: AReqInput): AReqResult {
  * needs and nobody gave are `need`ed.
  */
 function browserFields(
-  input: Extract<AReqChannel, { channel: 'browser' }>,
+  input: AReqInput & { channel: 'browser' },
   need: (jsonPath: string, message: string, errorName?: string) => undefined,
 ): Record<string, unknown> {
-  const { version, browser } = input as AReqInput & { channel: 'browser' };
+  const { version, browser } = input;
   const d = input.request.deviceData;
   const javascriptEnabled = d.browserJavascriptEnabled ?? browser.javascriptEnabled;
   // The language: the merchant's, else navigator.language, else the first language the DDC

@@ -4,7 +4,7 @@ import { appChallengedAnswer } from '../outcomes';
 import type { AppAuthenticateRequest } from '../app-channel-rules';
 import { THREEDS_PATH } from '../api-paths';
 import type { AuthenticationResponse } from './emv-messages';
-import { challengeIdsOf, type LiveChallenge } from './live-state';
+import { challengeBase, type LiveChallenge } from './live-state';
 
 /**
  * An app's challenge in `live` (docs/threeds.md "The app channel"): the issuer's ARes `C` to an
@@ -53,11 +53,12 @@ export function appChallengeOf(
       apiBase: `${baseUrl}${THREEDS_PATH}`,
     }),
     challenge: {
-      reference,
-      transactionReference: request.transactionReference,
-      ...challengeIdsOf(ares),
-      aresAt,
-      brands: [...input.brands],
+      ...challengeBase(ares, {
+        reference,
+        transactionReference: request.transactionReference,
+        aresAt,
+        brands: input.brands,
+      }),
       app: { expiresAt: aresAt + sdk.maxTimeout * 60_000 },
     },
   };

@@ -119,12 +119,25 @@ export interface LiveChallenge {
   app?: { expiresAt: number };
 }
 
-/** The ids a live challenge keeps of the ARes that started it. */
-export function challengeIdsOf(
+/**
+ * What every live challenge keeps (a browser's, an app's, a decoupled one): its reference, the
+ * merchant's transaction, the ids of the ARes that started it and when, and the card's brands.
+ */
+export function challengeBase(
   ares: Pick<AuthenticationResponse, 'acsTransID' | 'dsTransID' | 'threeDSServerTransID' | 'messageVersion'>,
-): Pick<LiveChallenge, 'acsTransID' | 'dsTransID' | 'threeDSServerTransID' | 'messageVersion'> {
+  o: { reference: string; transactionReference: string; aresAt: number; brands: readonly string[] },
+): LiveChallenge {
   const { acsTransID, dsTransID, threeDSServerTransID, messageVersion } = ares;
-  return { acsTransID, dsTransID, threeDSServerTransID, messageVersion };
+  return {
+    reference: o.reference,
+    transactionReference: o.transactionReference,
+    acsTransID,
+    dsTransID,
+    threeDSServerTransID,
+    messageVersion,
+    aresAt: o.aresAt,
+    brands: [...o.brands],
+  };
 }
 
 /** A browser challenge's page: the CReq the challenge page relays to the ACS, and where it returns. */
@@ -143,8 +156,8 @@ export function challengePage(challenge: LiveChallenge): ChallengePage | undefin
   return acsURL && creq && returnUrl ? { acsURL, creq, returnUrl } : undefined;
 }
 
-export type LiveShow =
-  { kind: 'shown'; challenge: LiveChallenge; page: ChallengePage } | { kind: 'used' | 'ended' | 'unknown' };
+/** The challenge page's relay: the page to relay, once shown; else why not. */
+export type LiveShow = { kind: 'shown'; page: ChallengePage } | { kind: 'used' | 'ended' | 'unknown' };
 
 /** A challenge's one result: the answer verification gives, decided once. */
 export interface LiveResult {

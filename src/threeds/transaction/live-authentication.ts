@@ -14,7 +14,7 @@ import { answerForEmvResult, notEnrolledAnswer, unavailableAnswer, type AnswerCo
 import type { AuthenticationRequest, AuthenticationResponse, EmvVersion, ErrorMessage } from '../live/emv-messages';
 import { transactionHandle } from '../live/handles';
 import {
-  challengeIdsOf,
+  challengeBase,
   type LiveChallenge,
   type LiveRun,
   type MethodRecord,
@@ -281,11 +281,12 @@ function decoupledOf(
   return {
     answer: { ...withExemption(answer, exemption && exemptionResult(exemption, ares)) },
     challenge: {
-      reference,
-      transactionReference: request.transactionReference,
-      ...challengeIdsOf(ares),
-      aresAt,
-      brands: [...card.brands],
+      ...challengeBase(ares, {
+        reference,
+        transactionReference: request.transactionReference,
+        aresAt,
+        brands: card.brands,
+      }),
       ...(exemption ? { exemption } : {}),
       decoupled: { expiresAt },
     },
@@ -331,14 +332,15 @@ async function challengeOf(
       exemption && exemptionResult(exemption, ares),
     ),
     challenge: {
-      reference,
-      transactionReference: request.transactionReference,
+      ...challengeBase(ares, {
+        reference,
+        transactionReference: request.transactionReference,
+        aresAt,
+        brands: card.brands,
+      }),
       acsURL,
-      ...challengeIdsOf(ares),
       creq,
-      aresAt,
       returnUrl: request.challenge.returnUrl,
-      brands: [...card.brands],
       ...(exemption ? { exemption } : {}),
     },
   };

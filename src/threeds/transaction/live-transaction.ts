@@ -298,14 +298,13 @@ export class LiveTransaction {
    */
   show(reference: string, jti: string, md: string): LiveShow {
     const row = this.challengeRow(reference);
-    const challenge = row && (JSON.parse(row.data) as LiveChallenge);
     // An app's challenge and a decoupled authentication have no page (no JWT names them either).
-    const page = challenge && challengePage(challenge);
-    if (!row || !challenge || !page) return { kind: 'unknown' };
+    const page = row && challengePage(JSON.parse(row.data) as LiveChallenge);
+    if (!row || !page) return { kind: 'unknown' };
     if (row.result !== null) return { kind: row.shown_jti !== null ? 'used' : 'ended' };
     if (row.shown_jti !== null && row.shown_jti !== jti) return { kind: 'used' };
     this.sql.exec('UPDATE live_challenge SET shown_jti = ?, md = ? WHERE reference = ?', jti, md, reference);
-    return { kind: 'shown', challenge, page };
+    return { kind: 'shown', page };
   }
 
   /** The transaction's challenge (there is at most one), with its MD and result if decided. */
