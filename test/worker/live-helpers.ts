@@ -220,6 +220,13 @@ export async function endChallenge(
   return { html: await page.text(), status: page.status, rreq: control.rreq };
 }
 
+/** The ARes the fake provider gave this harness's last authenticate. */
+export function lastAres(h: StorageHarness): Json {
+  const ares = h.providerAnswers.filter((a) => a.op === 'auth' && a.body.messageType === 'ARes').at(-1);
+  if (!ares) throw new Error('no ARes');
+  return ares.body;
+}
+
 export function verifyBodyOf(body: Json, answer: Json): Json {
   return {
     transactionReference: body.transactionReference,

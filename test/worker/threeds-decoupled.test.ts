@@ -6,8 +6,7 @@ import {
   receivingAtTestEndpoint,
   settledOwner,
   settledOutcomes,
-  TEST_ENDPOINT,
-  type Receiver,
+  completedEvents,
 } from './event-helpers';
 import { burst } from './helpers';
 import { threeDsObject } from './projection-helpers';
@@ -27,7 +26,6 @@ import { createTransaction, type DirectoryServer } from '../sdk/test-sdk';
 type Json = Record<string, any>;
 
 const DEFAULT_ANSWER_MS = testIssuer.decoupledAnswerMs;
-const COMPLETED = 'threeDS.authentication.completed';
 
 afterEach(async () => {
   testIssuer.decoupledAnswerMs = DEFAULT_ANSWER_MS;
@@ -47,14 +45,6 @@ async function verify(body: Json, reference: string): Promise<Json> {
   const answer = await response.json<Json>();
   expect(response.status, JSON.stringify(answer)).toBe(200);
   return answer;
-}
-
-/** The completed events of a transaction the test endpoint received. */
-function eventsOf(receiver: Receiver, reference: string): Json[] {
-  return receiver.received
-    .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === COMPLETED)
-    .map((r) => r.event)
-    .filter((e) => e.data?.transactionReference === reference);
 }
 
 /** Moves the decoupled authentication's stored deadline into the past (as if maxMinutes had passed). */
@@ -99,9 +89,9 @@ describe('decoupled authentication, in test', () => {
       const got = await transaction(reference);
       expect(got.state).toBe('completed');
       expect(got.result).toEqual(verified[0]);
-      await receiver.until(() => eventsOf(receiver, reference).length > 0);
+      await receiver.until(() => completedEvents(receiver, reference).length > 0);
       await settledOwner(threeDsObject(reference));
-      const events = eventsOf(receiver, reference);
+      const events = completedEvents(receiver, reference);
       expect(events).toHaveLength(1);
       expect(events[0]!.data).toMatchObject({ outcome, status });
     }

@@ -9,8 +9,7 @@ import {
   restoreTransport,
   settledOwner,
   settledOutcomes,
-  TEST_ENDPOINT,
-  type Receiver,
+  completedEvents,
 } from './event-helpers';
 import { restoreObjects, type StorageHarness } from './faulty-env';
 import { burst, quiet } from './helpers';
@@ -24,7 +23,9 @@ import {
   fakeTransaction,
   liveHarness,
   liveJson,
+  lastAres,
   liveStep,
+  verifyBodyOf,
   type Json,
 } from './live-helpers';
 
@@ -37,7 +38,6 @@ import {
  */
 
 const DEFAULT_PROVIDER = { ...objectProvider };
-const COMPLETED = 'threeDS.authentication.completed';
 
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -82,26 +82,6 @@ function cardholder(...answers: ChallengeAnswer[]) {
   return (): Promise<ChallengeAnswer> => Promise.resolve(answers.shift() ?? { cancel: true });
 }
 
-const verifyBody = (body: Json, answer: Json): Json => ({
-  transactionReference: body.transactionReference,
-  merchant: { entity: 'default' },
-  challenge: { reference: answer.challenge.reference },
-});
-
-/** The AReq the fake accepted for this harness's last authenticate. */
-function lastAReq(h: StorageHarness): Json {
-  const ares = h.providerAnswers.filter((a) => a.op === 'auth' && a.body.messageType === 'ARes').at(-1);
-  if (!ares) throw new Error('no ARes');
-  return ares.body;
-}
-
-function eventsOf(receiver: Receiver, reference: string): Json[] {
-  return receiver.received
-    .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === COMPLETED)
-    .map((r) => r.event)
-    .filter((e) => e.data?.transactionReference === reference);
-}
-
 const authCalls = (h: StorageHarness): number => h.count((c) => c.store === 'provider' && c.op === 'auth');
 
 describe('the app channel in live, against the fake provider', () => {
@@ -117,7 +97,7 @@ describe('the app channel in live, against the fake provider', () => {
       const body = appBody(suffix, sdk, { interface: 'both', uiTypes: ['text', 'oob'] });
       const answer = await liveJson(h, 'authenticate', body);
       expect(answer).toMatchObject({ outcome: 'authenticated', authentication: { version } });
-      const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+      const saw = await expectValidMessages(lastAres(h).threeDSServerTransID as string);
       const parameters = body.deviceData.sdk as Json;
       expect(saw.areq).toMatchObject({
         deviceChannel: '01',
@@ -140,7 +120,7 @@ describe('the app channel in live, against the fake provider', () => {
     const h = liveHarness();
     const body = appBody('3100', await sdkFor('2.3.1'), { variant: '80', wrapped: true });
     expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
-    const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+    const saw = await expectValidMessages(lastAres(h).threeDSServerTransID as string);
     expect(saw.areq.defaultSdkType).toEqual({ sdkVariant: '80', wrappedInd: 'Y' });
   });
 
@@ -158,7 +138,7 @@ describe('the app channel in live, against the fake provider', () => {
     expect(answer.challenge.url).toBeUndefined();
     expect(answer.challenge.jwt).toBeUndefined();
     const payload = JSON.parse(new TextDecoder().decode(fromBase64Url(answer.challenge.payload))) as Json;
-    const ares = lastAReq(h);
+    const ares = lastAres(h);
     expect(payload).toEqual({
       threeDSServerTransID: ares.threeDSServerTransID,
       acsTransID: ares.acsTransID,
@@ -173,7 +153,7 @@ describe('the app channel in live, against the fake provider', () => {
     expect(result).toMatchObject({ ok: true, transStatus: 'Y' });
     const reference = body.transactionReference as string;
     const verified = await burst(20, () =>
-      liveStep(h, 'verification', verifyBody(body, answer)).then((r) => r.json<Json>()),
+      liveStep(h, 'verification', verifyBodyOf(body, answer)).then((r) => r.json<Json>()),
     );
     expect(verified[0]).toMatchObject({ outcome: 'authenticated', authentication: { version: '2.2.0' } });
     for (const v of verified) expect(v).toEqual(verified[0]);
@@ -193,7 +173,7 @@ describe('the app channel in live, against the fake provider', () => {
       answer: cardholder({ code: '1' }, { code: '2' }, { code: '3' }),
     });
     expect(result).toMatchObject({ ok: true, transStatus: 'N' });
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toMatchObject({
       outcome: 'authenticationFailed',
     });
   });
@@ -207,21 +187,21 @@ describe('the app channel in live, against the fake provider', () => {
     const answer = await liveJson(h, 'authenticate', body);
     expect(answer).toMatchObject({ outcome: 'decoupled', decoupled: { expiresAt: expect.any(String) } });
     expect(answer.challenge.payload).toBeUndefined();
-    const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+    const saw = await expectValidMessages(lastAres(h).threeDSServerTransID as string);
     expect(saw.areq).toMatchObject({
       deviceChannel: '01',
       threeDSRequestorDecReqInd: 'Y',
       threeDSRequestorDecMaxTime: '00020',
     });
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(answer);
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toEqual(answer);
     // The issuer confirms in its own app (the fake's control route): the RReq is at the provider.
-    const ended = await fake(`/_fake/challenge/${lastAReq(h).acsTransID as string}`, {
+    const ended = await fake(`/_fake/challenge/${lastAres(h).acsTransID as string}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ result: 'Y' }),
     });
     expect(ended.status).toBe(200);
-    const verified = await liveJson(h, 'verification', verifyBody(body, answer));
+    const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified);
     expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
@@ -260,7 +240,7 @@ describe('the app channel in live, against the fake provider', () => {
     expect(watch.failed).toBe(1);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('challenged');
     await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference)).toEqual([]);
+    expect(completedEvents(receiver, reference)).toEqual([]);
     objectProvider.of = provider;
     await lookDue();
     await runDurableObjectAlarm(threeDsObject(reference));
@@ -294,7 +274,7 @@ describe('the app channel in live, against the fake provider', () => {
     });
     await runDurableObjectAlarm(owner);
     expect(await settledOutcomes(receiver, reference, owner)).toEqual(['authenticationFailed']);
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toMatchObject({
       outcome: 'authenticationFailed',
     });
   });
@@ -326,10 +306,10 @@ describe('the app channel in live, against the fake provider', () => {
     });
     expect(clock.status).toBe(200);
     try {
-      expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({
+      expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toMatchObject({
         outcome: 'authenticationFailed',
       });
-      const saw = await expectValidMessages(lastAReq(h).threeDSServerTransID as string);
+      const saw = await expectValidMessages(lastAres(h).threeDSServerTransID as string);
       expect(saw.rreq).toMatchObject({ transStatus: 'N', challengeCancel: '04' });
     } finally {
       await fake('/_fake/clock', {
@@ -371,7 +351,7 @@ describe('the app channel in live, against the fake provider', () => {
     expect((await liveJson(h, 'authenticate', body)).outcome).toBe('authenticated');
     // The provider answered one AReq: the one that never reached it was sent once, by the retry.
     expect(h.providerAnswers.filter((a) => a.op === 'auth')).toHaveLength(1);
-    expect((await fakeTransaction(lastAReq(h).threeDSServerTransID as string)).authCalls).toBe(1);
+    expect((await fakeTransaction(lastAres(h).threeDSServerTransID as string)).authCalls).toBe(1);
   });
 
   it('the app AReq’s answer lost on the way back: unavailable, and never a second AReq', async () => {
@@ -407,14 +387,14 @@ describe('the app channel in live, against the fake provider', () => {
     const receiver = await receivingAtTestEndpoint();
     const reference = body.transactionReference as string;
     h.failOn({ of: 'provider', op: 'postauth', nth: 0, when: 'before' });
-    const failed = await liveStep(h, 'verification', verifyBody(body, answer));
+    const failed = await liveStep(h, 'verification', verifyBodyOf(body, answer));
     expect(failed.status).toBe(503);
     expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
     // Nothing recorded: the transaction is still challenged, and no event left.
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('challenged');
     await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference)).toEqual([]);
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
+    expect(completedEvents(receiver, reference)).toEqual([]);
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toMatchObject({ outcome: 'authenticated' });
     expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
@@ -427,7 +407,7 @@ describe('the app channel in live, against the fake provider', () => {
     const body = appBody('2172', sdk);
     const answer = await liveJson(h, 'authenticate', body);
     await sdk.doChallenge(answer.challenge.payload as string, { fetch: toFake, answer: cardholder({ code: '1234' }) });
-    await liveJson(h, 'verification', verifyBody(body, answer));
+    await liveJson(h, 'verification', verifyBodyOf(body, answer));
     const parameters = body.deviceData.sdk as Json;
     const stored = await runInDurableObject(threeDsObject(body.transactionReference as string), (_o, state) => {
       const tables = state.storage.sql

@@ -6,14 +6,23 @@ import {
   restoreTransport,
   settledOwner,
   settledOutcomes,
-  TEST_ENDPOINT,
-  type Receiver,
+  completedEvents,
 } from './event-helpers';
 import { restoreObjects } from './faulty-env';
 import { burst, quiet } from './helpers';
 import { threeDsObject } from './projection-helpers';
 import { transaction } from './threeds-helpers';
-import { expectValidMessages, fake, liveBody, liveHarness, liveJson, liveStep, type Json } from './live-helpers';
+import {
+  expectValidMessages,
+  fake,
+  lastAres,
+  liveBody,
+  liveHarness,
+  liveJson,
+  liveStep,
+  verifyBodyOf,
+  type Json,
+} from './live-helpers';
 import type { StorageHarness } from './faulty-env';
 
 /**
@@ -25,7 +34,6 @@ import type { StorageHarness } from './faulty-env';
  */
 
 const DEFAULT_PROVIDER = { ...objectProvider };
-const COMPLETED = 'threeDS.authentication.completed';
 
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -34,40 +42,20 @@ afterEach(async () => {
   await restoreTransport();
 });
 
-/** The ARes the fake gave this harness's authenticate. */
-function aresOf(h: StorageHarness): Json {
-  const ares = h.providerAnswers.filter((a) => a.op === 'auth' && a.body.messageType === 'ARes').at(-1);
-  if (!ares) throw new Error('no ARes');
-  return ares.body;
-}
-
 async function decoupled(h: StorageHarness, suffix: string, maxMinutes = 30): Promise<{ body: Json; answer: Json }> {
   const body = liveBody(suffix, { browser: true, decoupledMinutes: maxMinutes });
   const answer = await liveJson(h, 'authenticate', body);
   return { body, answer };
 }
 
-const verifyBody = (body: Json, answer: Json): Json => ({
-  transactionReference: body.transactionReference,
-  merchant: { entity: 'default' },
-  challenge: { reference: answer.challenge.reference },
-});
-
 /** The fake's ACS ends the decoupled authentication now (its RReq arrives), as the control does. */
 async function issuerAnswers(h: StorageHarness, result: 'Y' | 'N'): Promise<void> {
-  const response = await fake(`/_fake/challenge/${aresOf(h).acsTransID as string}`, {
+  const response = await fake(`/_fake/challenge/${lastAres(h).acsTransID as string}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ result }),
   });
   expect(response.status).toBe(200);
-}
-
-function eventsOf(receiver: Receiver, reference: string): Json[] {
-  return receiver.received
-    .filter((r) => r.url === TEST_ENDPOINT && r.event.eventType === COMPLETED)
-    .map((r) => r.event)
-    .filter((e) => e.data?.transactionReference === reference);
 }
 
 describe('decoupled authentication, in live against the fake provider', () => {
@@ -83,10 +71,10 @@ describe('decoupled authentication, in live against the fake provider', () => {
       decoupled: { expiresAt: expect.any(String) },
     });
     expect(answer.challenge.url).toBeUndefined();
-    const saw = await expectValidMessages(aresOf(h).threeDSServerTransID as string);
+    const saw = await expectValidMessages(lastAres(h).threeDSServerTransID as string);
     expect(saw.areq).toMatchObject({ threeDSRequestorDecReqInd: 'Y', threeDSRequestorDecMaxTime: '00030' });
-    expect(aresOf(h).transStatus).toBe('D');
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(answer);
+    expect(lastAres(h).transStatus).toBe('D');
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toEqual(answer);
     // The RReq comes when the cardholder confirms, not as a page returns: the provider, without
     // it, is asked once (not again and again, as after a challenge), and verification answers at once.
     expect(h.calls.filter((c) => c.store === 'provider' && c.op === 'postauth')).toHaveLength(1);
@@ -107,7 +95,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
       const reference = body.transactionReference as string;
       await issuerAnswers(h, result);
       const verified = await burst(20, () =>
-        liveStep(h, 'verification', verifyBody(body, answer)).then((r) => r.json<Json>()),
+        liveStep(h, 'verification', verifyBodyOf(body, answer)).then((r) => r.json<Json>()),
       );
       expect(verified[0]!.outcome).toBe(outcome);
       for (const v of verified) expect(v).toEqual(verified[0]);
@@ -133,8 +121,8 @@ describe('decoupled authentication, in live against the fake provider', () => {
       );
     });
     await runDurableObjectAlarm(threeDsObject(reference));
-    await receiver.until(() => eventsOf(receiver, reference).length > 0);
-    expect(eventsOf(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
+    await receiver.until(() => completedEvents(receiver, reference).length > 0);
+    expect(completedEvents(receiver, reference).map((e) => e.data.outcome)).toEqual(['authenticated']);
   });
 
   it('card …2077 (no RReq ever): decoupled until expiresAt, then unavailable (status U) for good, even when the issuer answers after', async () => {
@@ -142,7 +130,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     const h = liveHarness();
     const { body, answer } = await decoupled(h, '2077', 1);
     const reference = body.transactionReference as string;
-    expect((await liveJson(h, 'verification', verifyBody(body, answer))).outcome).toBe('decoupled');
+    expect((await liveJson(h, 'verification', verifyBodyOf(body, answer))).outcome).toBe('decoupled');
     // The decoupled time and the provider's retention are over (moved, not waited for).
     await runInDurableObject(threeDsObject(reference), (_o, state) => {
       state.storage.sql.exec(
@@ -150,14 +138,14 @@ describe('decoupled authentication, in live against the fake provider', () => {
         Date.now() - 6 * 60_000,
       );
     });
-    const first = await liveJson(h, 'verification', verifyBody(body, answer));
+    const first = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(first).toMatchObject({ outcome: 'unavailable', status: 'U' });
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toEqual(first);
     // The issuer answers Y too late: its RReq is at the provider now, and nothing changes.
     await issuerAnswers(h, 'Y');
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toEqual(first);
     await runDurableObjectAlarm(threeDsObject(reference));
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toEqual(first);
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toEqual(first);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(first);
     expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['unavailable']);
   });
@@ -191,7 +179,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
             : (Reflect.get(target, p, target) as unknown),
       });
     };
-    const verified = await liveJson(h, 'verification', verifyBody(body, answer));
+    const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
     expect(asks).toBeGreaterThanOrEqual(2);
   });
@@ -206,12 +194,12 @@ describe('decoupled authentication, in live against the fake provider', () => {
     const answered = issuerAnswers(h, 'N');
     const answers = await burst(20, async (i) => {
       if (i >= 10) await answered;
-      return liveJson(h, 'verification', verifyBody(body, answer));
+      return liveJson(h, 'verification', verifyBodyOf(body, answer));
     });
     const results = answers.filter((a) => a.outcome !== 'decoupled');
     expect(results.length).toBeGreaterThanOrEqual(10);
     for (const a of results) expect(a).toEqual(results[0]);
-    const final = await liveJson(h, 'verification', verifyBody(body, answer));
+    const final = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(final.outcome).toBe('authenticationFailed');
     for (const a of results) expect(a).toEqual(final);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(final);
@@ -226,13 +214,13 @@ describe('decoupled authentication, in live against the fake provider', () => {
     const reference = body.transactionReference as string;
     await issuerAnswers(h, 'Y');
     h.failOn({ of: 'provider', op: 'postauth', nth: 0, when: 'before' });
-    const failed = await liveStep(h, 'verification', verifyBody(body, answer));
+    const failed = await liveStep(h, 'verification', verifyBodyOf(body, answer));
     expect(failed.status).toBe(503);
     expect(failed.headers.get('Retry-After')).toMatch(/^\d+$/);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('decoupled');
     await settledOwner(threeDsObject(reference));
-    expect(eventsOf(receiver, reference)).toEqual([]);
-    expect(await liveJson(h, 'verification', verifyBody(body, answer))).toMatchObject({ outcome: 'authenticated' });
+    expect(completedEvents(receiver, reference)).toEqual([]);
+    expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toMatchObject({ outcome: 'authenticated' });
     expect(await settledOutcomes(receiver, reference, threeDsObject(reference))).toEqual(['authenticated']);
   });
 
@@ -262,7 +250,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     expect(watch.failed).toBe(1);
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).state).toBe('decoupled');
     await settledOwner(owner);
-    expect(eventsOf(receiver, reference)).toEqual([]);
+    expect(completedEvents(receiver, reference)).toEqual([]);
     objectProvider.of = provider;
     await lookDue();
     await runDurableObjectAlarm(owner);
@@ -276,7 +264,7 @@ describe('decoupled authentication, in live against the fake provider', () => {
     const h = liveHarness();
     const answer = await liveJson(h, 'authenticate', liveBody('2075', { browser: true }));
     expect(answer.outcome).toBe('challenged');
-    const saw = await expectValidMessages(aresOf(h).threeDSServerTransID as string);
+    const saw = await expectValidMessages(lastAres(h).threeDSServerTransID as string);
     expect(saw.areq.threeDSRequestorDecReqInd).toBeUndefined();
   });
 
