@@ -227,6 +227,16 @@ export function lastAres(h: StorageHarness): Json {
   return ares.body;
 }
 
+/** The fake's issuer ends the last authenticate's challenge or decoupled authentication now (its control route). */
+export async function issuerAnswers(h: StorageHarness, result: 'Y' | 'N'): Promise<void> {
+  const response = await fake(`/_fake/challenge/${lastAres(h).acsTransID as string}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ result }),
+  });
+  expect(response.status).toBe(200);
+}
+
 export function verifyBodyOf(body: Json, answer: Json): Json {
   return {
     transactionReference: body.transactionReference,

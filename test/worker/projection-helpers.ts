@@ -3,6 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { threeDsTransactionName } from '../../src/threeds/transaction-api';
 import type { ThreeDsTransaction } from '../../src/threeds/transaction/transaction-object';
 import { sessionKey, type SessionScope } from '../../src/threeds/session-record';
+import { toBase64, toBase64Url, toHex } from '../../src/bytes';
 
 type Json = Record<string, any>;
 
@@ -87,4 +88,56 @@ export function schemaLayoutOf(
         : null,
     };
   });
+}
+
+/**
+ * Every text an object stores, to scan for what must never be kept (a card number, a key,
+ * `encData`): its tables' text cells, and each BLOB as hex, base64, base64url and UTF-8 text (the
+ * runtime's own `_cf` tables left out).
+ */
+export function storedTexts(owner: DurableObjectStub): Promise<string[]> {
+  return runInDurableObject(owner, (_o, state) => {
+    const sql = state.storage.sql;
+    const tables = sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'",
+      )
+      .toArray();
+    return tables.flatMap(({ name }) =>
+      sql
+        .exec(`SELECT * FROM "${name}"`)
+        .toArray()
+        .flatMap((row) => Object.values(row))
+        .flatMap((v): string[] => {
+          if (typeof v === 'string') return [v];
+          if (!(v instanceof ArrayBuffer)) return [];
+          const b = new Uint8Array(v);
+          return [toHex(b), toBase64(b), toBase64Url(b), new TextDecoder().decode(b)];
+        }),
+    );
+  });
+}
+
+/**
+ * The paths of every `d` member of a key-shaped object (one with `kty`, `crv` or `x`) in a JSON
+ * value, looking into strings that hold JSON themselves (a key stored as a JSON string in JSON).
+ */
+export function jwkPrivateMembers(value: unknown, path = '$'): string[] {
+  if (typeof value === 'string') {
+    const inner = /^\s*[[{]/.test(value) ? parsedOrUndefined(value) : undefined;
+    return inner === undefined ? [] : jwkPrivateMembers(inner, `${path}(json)`);
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => jwkPrivateMembers(v, `${path}[${i}]`));
+  if (typeof value !== 'object' || value === null) return [];
+  const record = value as Record<string, unknown>;
+  const own = ('kty' in record || 'crv' in record || 'x' in record) && 'd' in record ? [`${path}.d`] : [];
+  return [...own, ...Object.entries(record).flatMap(([k, v]) => jwkPrivateMembers(v, `${path}.${k}`))];
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

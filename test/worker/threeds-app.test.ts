@@ -12,7 +12,7 @@ import {
 } from '../../src/emv/secure-channel';
 import { createTransaction, type ChallengeAnswer, type DirectoryServer } from '../sdk/test-sdk';
 import { burst, call, quiet, type Fetch } from './helpers';
-import { threeDsObject } from './projection-helpers';
+import { jwkPrivateMembers, storedTexts, threeDsObject } from './projection-helpers';
 import { cardFront, newReference, threeDs, transaction, verifyBody } from './threeds-helpers';
 import { restoreObjects, StorageHarness } from './faulty-env';
 import { receivingAtTestEndpoint, restoreTransport, settledOutcomes } from './event-helpers';
@@ -459,22 +459,9 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
     await c.send({ sdkCounterStoA: '000' });
     await c.send({ sdkCounterStoA: '001', challengeDataEntry: '1234' });
     expect((await verification(c.body, c.reference)).outcome).toBe('authenticated');
-    const rows = await runInDurableObject(threeDsObject(c.body.transactionReference), (_o, state) => {
-      const tables = state.storage.sql
-        .exec<{ name: string }>(
-          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'",
-        )
-        .toArray();
-      return tables.flatMap((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray());
-    });
-    const values = rows.flatMap((row) => Object.values(row));
-    const cells = values.filter((v): v is string => typeof v === 'string');
-    // Bytes stored as BLOBs are read as hex, base64 and text, so that raw key bytes are seen too.
-    const blobs = values
-      .filter((v): v is ArrayBuffer => v instanceof ArrayBuffer)
-      .map((b) => new Uint8Array(b))
-      .flatMap((b) => [toHex(b), toBase64(b), toBase64Url(b), new TextDecoder().decode(b)]);
-    const stored = [...cells, ...blobs].join('\n');
+    // Every text cell, and each BLOB in hex, base64 and text, so that raw key bytes are seen too.
+    const cells = await storedTexts(threeDsObject(c.body.transactionReference));
+    const stored = cells.join('\n');
     const logged = lines.join('\n');
     // What must be there (so that the scans below read the real rows and lines).
     expect(stored).toContain(c.ids.acsTransID);
@@ -487,36 +474,12 @@ describe("the test issuer's ACS refuses with an Erro, and the one result does no
       expect(logged).not.toContain(secret);
     }
     // No private JWK member (`d`) in any JSON a cell holds, however deeply (the SDK's public key is kept).
-    const privateMembers = [...cells, ...blobs].flatMap((cell) => jwkPrivateMembers(parsedOrUndefined(cell)));
+    const privateMembers = cells.flatMap((cell) => jwkPrivateMembers(cell));
     expect(stored).toContain('"crv":"P-256"');
     expect(privateMembers).toEqual([]);
     expect(decodeProtectedHeader(c.sdk.encData).alg).toBe('ECDH-ES');
   });
 });
-
-function parsedOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The paths of every `d` member of a key-shaped object (one with `kty`, `crv` or `x`) in a JSON
- * value, looking into strings that hold JSON themselves (a key stored as a JSON string in JSON).
- */
-function jwkPrivateMembers(value: unknown, path = '$'): string[] {
-  if (typeof value === 'string') {
-    const inner = /^\s*[[{]/.test(value) ? parsedOrUndefined(value) : undefined;
-    return inner === undefined ? [] : jwkPrivateMembers(inner, `${path}(json)`);
-  }
-  if (Array.isArray(value)) return value.flatMap((v, i) => jwkPrivateMembers(v, `${path}[${i}]`));
-  if (typeof value !== 'object' || value === null) return [];
-  const record = value as Record<string, unknown>;
-  const own = ('kty' in record || 'crv' in record || 'x' in record) && 'd' in record ? [`${path}.d`] : [];
-  return [...own, ...Object.entries(record).flatMap(([k, v]) => jwkPrivateMembers(v, `${path}.${k}`))];
-}
 
 describe("a challenge's decision lands whole or not at all", () => {
   afterEach(() => {

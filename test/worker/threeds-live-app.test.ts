@@ -13,7 +13,7 @@ import {
 } from './event-helpers';
 import { restoreObjects, type StorageHarness } from './faulty-env';
 import { burst, quiet } from './helpers';
-import { threeDsObject } from './projection-helpers';
+import { storedTexts, threeDsObject } from './projection-helpers';
 import { newReference, transaction } from './threeds-helpers';
 import {
   card,
@@ -21,6 +21,7 @@ import {
   expectValidMessages,
   fake,
   fakeTransaction,
+  issuerAnswers,
   liveHarness,
   liveJson,
   lastAres,
@@ -37,11 +38,8 @@ import {
  * and the result from the RReq, fetched by the transaction's object.
  */
 
-const DEFAULT_PROVIDER = { ...objectProvider };
-
 afterEach(async () => {
   vi.restoreAllMocks();
-  Object.assign(objectProvider, DEFAULT_PROVIDER);
   restoreObjects();
   await restoreTransport();
 });
@@ -195,12 +193,7 @@ describe('the app channel in live, against the fake provider', () => {
     });
     expect(await liveJson(h, 'verification', verifyBodyOf(body, answer))).toEqual(answer);
     // The issuer confirms in its own app (the fake's control route): the RReq is at the provider.
-    const ended = await fake(`/_fake/challenge/${lastAres(h).acsTransID as string}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ result: 'Y' }),
-    });
-    expect(ended.status).toBe(200);
+    await issuerAnswers(h, 'Y');
     const verified = await liveJson(h, 'verification', verifyBodyOf(body, answer));
     expect(verified).toMatchObject({ outcome: 'authenticated', status: 'Y' });
     expect((await transaction(reference, { via: (r) => h.fetch(r) })).result).toEqual(verified);
@@ -409,14 +402,7 @@ describe('the app channel in live, against the fake provider', () => {
     await sdk.doChallenge(answer.challenge.payload as string, { fetch: toFake, answer: cardholder({ code: '1234' }) });
     await liveJson(h, 'verification', verifyBodyOf(body, answer));
     const parameters = body.deviceData.sdk as Json;
-    const stored = await runInDurableObject(threeDsObject(body.transactionReference as string), (_o, state) => {
-      const tables = state.storage.sql
-        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf%'")
-        .toArray();
-      return tables
-        .map(({ name }) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM "${name}"`).toArray()))
-        .join('\n');
-    });
+    const stored = (await storedTexts(threeDsObject(body.transactionReference as string))).join('\n');
     const pan = body.instruction.paymentInstrument.cardNumber as string;
     const logged = lines.join('\n');
     expect(logged).toContain(`${pan.slice(0, 6)}******${pan.slice(-4)}`);

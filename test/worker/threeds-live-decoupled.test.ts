@@ -14,7 +14,7 @@ import { threeDsObject } from './projection-helpers';
 import { transaction } from './threeds-helpers';
 import {
   expectValidMessages,
-  fake,
+  issuerAnswers,
   lastAres,
   liveBody,
   liveHarness,
@@ -33,11 +33,8 @@ import type { StorageHarness } from './faulty-env';
  * looks, records it once and sends the event once; past expiresAt with none, `unavailable`.
  */
 
-const DEFAULT_PROVIDER = { ...objectProvider };
-
 afterEach(async () => {
   vi.restoreAllMocks();
-  Object.assign(objectProvider, DEFAULT_PROVIDER);
   restoreObjects();
   await restoreTransport();
 });
@@ -46,16 +43,6 @@ async function decoupled(h: StorageHarness, suffix: string, maxMinutes = 30): Pr
   const body = liveBody(suffix, { browser: true, decoupledMinutes: maxMinutes });
   const answer = await liveJson(h, 'authenticate', body);
   return { body, answer };
-}
-
-/** The fake's ACS ends the decoupled authentication now (its RReq arrives), as the control does. */
-async function issuerAnswers(h: StorageHarness, result: 'Y' | 'N'): Promise<void> {
-  const response = await fake(`/_fake/challenge/${lastAres(h).acsTransID as string}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ result }),
-  });
-  expect(response.status).toBe(200);
 }
 
 describe('decoupled authentication, in live against the fake provider', () => {
